@@ -1,0 +1,149 @@
+#include <inlining.h>
+
+#include <id_model.h>
+#include <ir/all_nodes.h>
+
+#include <algorithm>
+#include <sstream>
+
+namespace fuser {
+
+namespace {
+
+std::vector<TensorView*> consumersOf(TensorView* tv) {
+  std::vector<TensorView*> consumers;
+  for (Expr* use : tv->uses()) {
+    for (Val* out : use->outputs()) {
+      if (auto* c = dynamic_cast<TensorView*>(out)) {
+        consumers.push_back(c);
+      }
+    }
+  }
+  return consumers;
+}
+
+// Largest position and the reason it stops there.
+int64_t maxInlinePosition(
+    TensorView* tv,
+    IdModel& id_model,
+    std::string* reason) {
+  if (tv->isFusionInput()) {
+    if (reason) {
+      *reason = "it is a fusion input, which is read, not computed";
+    }
+    return 0;
+  }
+  const auto& loop = tv->getLoopDomain();
+  int64_t limit = tv->nDims();
+  for (int64_t i = 0; i < tv->nDims(); ++i) {
+    IterDomain* id = loop[static_cast<size_t>(i)];
+    if (id->isReduction()) {
+      limit = i;
+      if (reason) {
+        *reason = "loop axis " + std::to_string(i) + " (" + id->toString() +
+            ") is a reduction axis";
+      }
+      break;
+    }
+    if (id->getParallelType() == ParallelType::Vectorize) {
+      limit = i;
+      if (reason) {
+        *reason = "loop axis " + std::to_string(i) + " is vectorized";
+      }
+      break;
+    }
+  }
+  for (TensorView* consumer : consumersOf(tv)) {
+    const auto& consumer_loop = consumer->getLoopDomain();
+    int64_t mapped = 0;
+    while (mapped < limit && mapped < consumer->nDims() &&
+           id_model.loopMapped(
+               loop[static_cast<size_t>(mapped)],
+               consumer_loop[static_cast<size_t>(mapped)])) {
+      ++mapped;
+    }
+    if (mapped < limit) {
+      limit = mapped;
+      if (reason) {
+        std::stringstream ss;
+        ss << "loop axis " << mapped << " of " << tv->toString()
+           << " does not map to loop axis " << mapped << " of consumer "
+           << consumer->toString()
+           << " (schedule them alike, e.g. with TransformPropagator)";
+        *reason = ss.str();
+      }
+    }
+  }
+  return limit;
+}
+
+void inlineAtImpl(
+    TensorView* tv,
+    int64_t pos,
+    bool best_effort,
+    IdModel& id_model) {
+  const int64_t n = tv->nDims();
+  FUSER_CHECK(
+      pos >= -n - 1 && pos <= n, "inlineAt(", pos, ") of ", tv->toString(),
+      ": position out of range [", -n - 1, ", ", n, "].");
+  if (pos < 0) {
+    pos += n + 1;
+  }
+  std::string reason;
+  int64_t max_pos = maxInlinePosition(tv, id_model, &reason);
+  if (pos > max_pos) {
+    FUSER_CHECK(
+        best_effort, "Cannot inline ", tv->toString(), " at position ", pos,
+        ": the most allowed is ", max_pos, " because ", reason, ".");
+    pos = max_pos;
+  }
+  // Keep an earlier, deeper inlining only if it is still valid.
+  pos = std::max(pos, std::min(tv->getComputeAtPosition(), max_pos));
+  tv->setComputeAt(pos);
+  for (TensorView* consumer : consumersOf(tv)) {
+    consumer->setMaxProducer(std::max(consumer->getMaxProducerPosition(), pos));
+  }
+}
+
+} // namespace
+
+int64_t getMaxInlinePosition(TensorView* tv) {
+  IdModel id_model(tv->fusion());
+  return maxInlinePosition(tv, id_model, nullptr);
+}
+
+void inlineMost(const std::vector<TensorView*>& tvs) {
+  if (tvs.empty()) {
+    return;
+  }
+  IdModel id_model(tvs.front()->fusion());
+  for (TensorView* tv : tvs) {
+    if (!tv->isFusionInput()) {
+      inlineAtImpl(tv, -1, /*best_effort=*/true, id_model);
+    }
+  }
+}
+
+void inlineMost(Fusion* fusion) {
+  inlineMost(fusion->allTvs());
+}
+
+void inlineAllAt(Fusion* fusion, int64_t pos, bool best_effort) {
+  IdModel id_model(fusion);
+  for (TensorView* tv : fusion->allTvs()) {
+    if (!tv->isFusionInput()) {
+      inlineAtImpl(tv, std::min(pos, tv->nDims()), best_effort, id_model);
+    }
+  }
+}
+
+} // namespace fuser
+
+namespace fuser {
+
+void TensorView::inlineAt(int64_t pos, bool best_effort) {
+  IdModel id_model(fusion());
+  inlineAtImpl(this, pos, best_effort, id_model);
+}
+
+} // namespace fuser

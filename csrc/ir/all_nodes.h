@@ -1,0 +1,9 @@
+// Every IR node and the builder.
+#pragma once
+
+#include <dispatch.h>
+#include <ir/base_nodes.h>
+#include <ir/builder.h>
+#include <ir/interface_nodes.h>
+#include <ir/internal_base_nodes.h>
+#include <ir/internal_nodes.h>

@@ -1,0 +1,290 @@
+#include <ir/internal_nodes.h>
+
+#include <dispatch.h>
+#include <fusion.h>
+#include <ir/builder.h>
+#include <ir/cloner.h>
+
+#include <sstream>
+
+namespace fuser {
+
+namespace {
+
+std::string opLine(
+    int indent_size,
+    const Expr* expr,
+    const std::string& op,
+    const std::vector<std::string>& extra = {}) {
+  std::stringstream ss;
+  ss << indent(indent_size);
+  for (size_t i = 0; i < expr->outputs().size(); ++i) {
+    ss << (i ? ", " : "") << expr->output(i)->toString();
+  }
+  ss << "\n" << indent(indent_size) << "   = " << op << "(";
+  for (size_t i = 0; i < expr->inputs().size(); ++i) {
+    ss << (i ? ", " : "") << expr->input(i)->toInlineString();
+  }
+  for (const auto& e : extra) {
+    ss << ", " << e;
+  }
+  ss << ")\n";
+  return ss.str();
+}
+
+} // namespace
+
+// ---------------------------------------------------------------- LoadStoreOp
+LoadStoreOp::LoadStoreOp(
+    LoadStoreOpType op_type,
+    Val* out,
+    Val* in,
+    CacheOp cache_op)
+    : op_type_(op_type), cache_op_(cache_op) {
+  addOutput(out);
+  addInput(in);
+}
+
+std::string LoadStoreOp::toString(int indent_size) const {
+  std::vector<std::string> extra;
+  if (cache_op_ != CacheOp::Unspecified) {
+    extra.push_back("cache_op=" + fuser::toString(cache_op_));
+  }
+  return opLine(indent_size, this, fuser::toString(op_type_), extra);
+}
+
+bool LoadStoreOp::attributesMatch(const Expr* other) const {
+  auto* op = dynamic_cast<const LoadStoreOp*>(other);
+  return op != nullptr && op->opType() == op_type_ &&
+      op->cacheOp() == cache_op_;
+}
+
+void LoadStoreOp::accept(OptOutDispatch& visitor) {
+  visitor.handle(this);
+}
+
+Statement* LoadStoreOp::cloneWith(IrCloner& cloner) const {
+  return IrBuilder::createInContainer<LoadStoreOp>(
+      cloner.target(), op_type_, cloner.clone(out()), cloner.clone(in()),
+      cache_op_);
+}
+
+// ---------------------------------------------------------------- UnaryOp
+UnaryOp::UnaryOp(UnaryOpType op_type, Val* out, Val* in) : op_type_(op_type) {
+  addOutput(out);
+  addInput(in);
+}
+
+std::string UnaryOp::toString(int indent_size) const {
+  if (op_type_ == UnaryOpType::Cast) {
+    return opLine(
+        indent_size, this, "cast",
+        {"dtype=" + fuser::toString(out()->dtype())});
+  }
+  return opLine(indent_size, this, fuser::toString(op_type_));
+}
+
+std::string UnaryOp::toInlineString() const {
+  return fuser::toString(op_type_) + "(" + in()->toInlineString() + ")";
+}
+
+bool UnaryOp::attributesMatch(const Expr* other) const {
+  auto* op = dynamic_cast<const UnaryOp*>(other);
+  return op != nullptr && op->opType() == op_type_ &&
+      op->out()->dtype() == out()->dtype();
+}
+
+void UnaryOp::accept(OptOutDispatch& visitor) {
+  visitor.handle(this);
+}
+
+Statement* UnaryOp::cloneWith(IrCloner& cloner) const {
+  return IrBuilder::createInContainer<UnaryOp>(
+      cloner.target(), op_type_, cloner.clone(out()), cloner.clone(in()));
+}
+
+// ---------------------------------------------------------------- BinaryOp
+BinaryOp::BinaryOp(BinaryOpType op_type, Val* out, Val* lhs, Val* rhs)
+    : op_type_(op_type) {
+  addOutput(out);
+  addInput(lhs);
+  addInput(rhs);
+}
+
+std::string BinaryOp::toString(int indent_size) const {
+  if (out()->isScalar()) {
+    return indent(indent_size) + out()->toString() + " = " +
+        toInlineString() + "\n";
+  }
+  return opLine(indent_size, this, fuser::toString(op_type_));
+}
+
+std::string BinaryOp::toInlineString() const {
+  const std::string a = lhs()->toInlineString();
+  const std::string b = rhs()->toInlineString();
+  switch (op_type_) {
+    case BinaryOpType::Add:
+      return "( " + a + " + " + b + " )";
+    case BinaryOpType::Sub:
+      return "( " + a + " - " + b + " )";
+    case BinaryOpType::Mul:
+      return "( " + a + " * " + b + " )";
+    case BinaryOpType::Div:
+      return "( " + a + " / " + b + " )";
+    case BinaryOpType::Mod:
+      return "( " + a + " % " + b + " )";
+    case BinaryOpType::Lt:
+      return "( " + a + " < " + b + " )";
+    case BinaryOpType::Le:
+      return "( " + a + " <= " + b + " )";
+    case BinaryOpType::Gt:
+      return "( " + a + " > " + b + " )";
+    case BinaryOpType::Ge:
+      return "( " + a + " >= " + b + " )";
+    case BinaryOpType::Eq:
+      return "( " + a + " == " + b + " )";
+    case BinaryOpType::Ne:
+      return "( " + a + " != " + b + " )";
+    case BinaryOpType::LogicalAnd:
+      return "( " + a + " && " + b + " )";
+    case BinaryOpType::LogicalOr:
+      return "( " + a + " || " + b + " )";
+    default:
+      return fuser::toString(op_type_) + "(" + a + ", " + b + ")";
+  }
+}
+
+bool BinaryOp::attributesMatch(const Expr* other) const {
+  auto* op = dynamic_cast<const BinaryOp*>(other);
+  return op != nullptr && op->opType() == op_type_;
+}
+
+void BinaryOp::accept(OptOutDispatch& visitor) {
+  visitor.handle(this);
+}
+
+Statement* BinaryOp::cloneWith(IrCloner& cloner) const {
+  return IrBuilder::createInContainer<BinaryOp>(
+      cloner.target(), op_type_, cloner.clone(out()), cloner.clone(lhs()),
+      cloner.clone(rhs()));
+}
+
+// ---------------------------------------------------------------- TernaryOp
+TernaryOp::TernaryOp(
+    TernaryOpType op_type,
+    Val* out,
+    Val* in1,
+    Val* in2,
+    Val* in3)
+    : op_type_(op_type) {
+  addOutput(out);
+  addInput(in1);
+  addInput(in2);
+  addInput(in3);
+}
+
+std::string TernaryOp::toString(int indent_size) const {
+  return opLine(indent_size, this, fuser::toString(op_type_));
+}
+
+std::string TernaryOp::toInlineString() const {
+  return fuser::toString(op_type_) + "(" + input(0)->toInlineString() + ", " +
+      input(1)->toInlineString() + ", " + input(2)->toInlineString() + ")";
+}
+
+bool TernaryOp::attributesMatch(const Expr* other) const {
+  auto* op = dynamic_cast<const TernaryOp*>(other);
+  return op != nullptr && op->opType() == op_type_;
+}
+
+void TernaryOp::accept(OptOutDispatch& visitor) {
+  visitor.handle(this);
+}
+
+Statement* TernaryOp::cloneWith(IrCloner& cloner) const {
+  return IrBuilder::createInContainer<TernaryOp>(
+      cloner.target(), op_type_, cloner.clone(out()), cloner.clone(input(0)),
+      cloner.clone(input(1)), cloner.clone(input(2)));
+}
+
+// ---------------------------------------------------------------- BroadcastOp
+BroadcastOp::BroadcastOp(Val* out, Val* in, std::vector<bool> is_broadcast_dims)
+    : is_broadcast_dims_(std::move(is_broadcast_dims)) {
+  addOutput(out);
+  addInput(in);
+}
+
+std::string BroadcastOp::toString(int indent_size) const {
+  std::stringstream flags;
+  flags << "flags={";
+  for (size_t i = 0; i < is_broadcast_dims_.size(); ++i) {
+    flags << (i ? ", " : "") << (is_broadcast_dims_[i] ? "true" : "false");
+  }
+  flags << "}";
+  return opLine(indent_size, this, "broadcast", {flags.str()});
+}
+
+bool BroadcastOp::attributesMatch(const Expr* other) const {
+  auto* op = dynamic_cast<const BroadcastOp*>(other);
+  return op != nullptr && op->getBroadcastDimFlags() == is_broadcast_dims_;
+}
+
+void BroadcastOp::accept(OptOutDispatch& visitor) {
+  visitor.handle(this);
+}
+
+Statement* BroadcastOp::cloneWith(IrCloner& cloner) const {
+  return IrBuilder::createInContainer<BroadcastOp>(
+      cloner.target(), cloner.clone(out()), cloner.clone(in()),
+      is_broadcast_dims_);
+}
+
+// ---------------------------------------------------------------- ReductionOp
+ReductionOp::ReductionOp(ReductionOpType op_type, Val* init, Val* out, Val* in)
+    : op_type_(op_type), init_(init) {
+  addOutput(out);
+  addInput(in);
+}
+
+std::string ReductionOp::toString(int indent_size) const {
+  return opLine(
+      indent_size, this, "reduction",
+      {"op=" + fuser::toString(op_type_), "initial=" + init_->toString()});
+}
+
+bool ReductionOp::attributesMatch(const Expr* other) const {
+  auto* op = dynamic_cast<const ReductionOp*>(other);
+  return op != nullptr && op->opType() == op_type_ &&
+      op->init()->sameAs(init_);
+}
+
+void ReductionOp::accept(OptOutDispatch& visitor) {
+  visitor.handle(this);
+}
+
+Statement* ReductionOp::cloneWith(IrCloner& cloner) const {
+  return IrBuilder::createInContainer<ReductionOp>(
+      cloner.target(), op_type_, cloner.clone(init_), cloner.clone(out()),
+      cloner.clone(in()));
+}
+
+// ---------------------------------------------------------------- ViewOp
+ViewOp::ViewOp(Val* out, Val* in) {
+  addOutput(out);
+  addInput(in);
+}
+
+std::string ViewOp::toString(int indent_size) const {
+  return opLine(indent_size, this, "view");
+}
+
+void ViewOp::accept(OptOutDispatch& visitor) {
+  visitor.handle(this);
+}
+
+Statement* ViewOp::cloneWith(IrCloner& cloner) const {
+  return IrBuilder::createInContainer<ViewOp>(
+      cloner.target(), cloner.clone(out()), cloner.clone(in()));
+}
+
+} // namespace fuser

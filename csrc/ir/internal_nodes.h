@@ -1,0 +1,208 @@
+// Tensor and scalar exprs: LoadStoreOp, UnaryOp, BinaryOp, TernaryOp,
+// BroadcastOp, ReductionOp, ViewOp. Split and Merge live with IterDomain.
+#pragma once
+
+#include <ir/interface_nodes.h>
+
+#include <vector>
+
+namespace fuser {
+
+// A copy (set, cache, permute). A permute is a LoadStoreOp whose output has
+// a root domain in the input's order and a permuted logical domain.
+class LoadStoreOp : public Expr {
+ public:
+  LoadStoreOp(
+      LoadStoreOpType op_type,
+      Val* out,
+      Val* in,
+      CacheOp cache_op = CacheOp::Unspecified);
+
+  Val* out() const {
+    return output(0);
+  }
+  Val* in() const {
+    return input(0);
+  }
+  LoadStoreOpType opType() const {
+    return op_type_;
+  }
+  CacheOp cacheOp() const {
+    return cache_op_;
+  }
+
+  std::string getOpString() const override {
+    return "LoadStoreOp";
+  }
+  std::string toString(int indent_size = 0) const override;
+  bool attributesMatch(const Expr* other) const override;
+  void accept(OptOutDispatch& visitor) override;
+  Statement* cloneWith(IrCloner& cloner) const override;
+
+ private:
+  LoadStoreOpType op_type_;
+  CacheOp cache_op_;
+};
+
+class UnaryOp : public Expr {
+ public:
+  UnaryOp(UnaryOpType op_type, Val* out, Val* in);
+
+  Val* out() const {
+    return output(0);
+  }
+  Val* in() const {
+    return input(0);
+  }
+  UnaryOpType opType() const {
+    return op_type_;
+  }
+
+  std::string getOpString() const override {
+    return "UnaryOp";
+  }
+  std::string toString(int indent_size = 0) const override;
+  std::string toInlineString() const override;
+  bool attributesMatch(const Expr* other) const override;
+  void accept(OptOutDispatch& visitor) override;
+  Statement* cloneWith(IrCloner& cloner) const override;
+
+ private:
+  UnaryOpType op_type_;
+};
+
+class BinaryOp : public Expr {
+ public:
+  BinaryOp(BinaryOpType op_type, Val* out, Val* lhs, Val* rhs);
+
+  Val* out() const {
+    return output(0);
+  }
+  Val* lhs() const {
+    return input(0);
+  }
+  Val* rhs() const {
+    return input(1);
+  }
+  BinaryOpType opType() const {
+    return op_type_;
+  }
+
+  std::string getOpString() const override {
+    return "BinaryOp";
+  }
+  std::string toString(int indent_size = 0) const override;
+  std::string toInlineString() const override;
+  bool attributesMatch(const Expr* other) const override;
+  void accept(OptOutDispatch& visitor) override;
+  Statement* cloneWith(IrCloner& cloner) const override;
+
+ private:
+  BinaryOpType op_type_;
+};
+
+class TernaryOp : public Expr {
+ public:
+  TernaryOp(TernaryOpType op_type, Val* out, Val* in1, Val* in2, Val* in3);
+
+  Val* out() const {
+    return output(0);
+  }
+  TernaryOpType opType() const {
+    return op_type_;
+  }
+
+  std::string getOpString() const override {
+    return "TernaryOp";
+  }
+  std::string toString(int indent_size = 0) const override;
+  std::string toInlineString() const override;
+  bool attributesMatch(const Expr* other) const override;
+  void accept(OptOutDispatch& visitor) override;
+  Statement* cloneWith(IrCloner& cloner) const override;
+
+ private:
+  TernaryOpType op_type_;
+};
+
+// Inserts broadcast axes: is_broadcast_dims[i] says whether output logical
+// axis i is new.
+class BroadcastOp : public Expr {
+ public:
+  BroadcastOp(Val* out, Val* in, std::vector<bool> is_broadcast_dims);
+
+  Val* out() const {
+    return output(0);
+  }
+  Val* in() const {
+    return input(0);
+  }
+  const std::vector<bool>& getBroadcastDimFlags() const {
+    return is_broadcast_dims_;
+  }
+
+  std::string getOpString() const override {
+    return "BroadcastOp";
+  }
+  std::string toString(int indent_size = 0) const override;
+  bool attributesMatch(const Expr* other) const override;
+  void accept(OptOutDispatch& visitor) override;
+  Statement* cloneWith(IrCloner& cloner) const override;
+
+ private:
+  std::vector<bool> is_broadcast_dims_;
+};
+
+// Reduces the axes that are Reduction IDs in the output's logical domain.
+class ReductionOp : public Expr {
+ public:
+  ReductionOp(ReductionOpType op_type, Val* init, Val* out, Val* in);
+
+  Val* out() const {
+    return output(0);
+  }
+  Val* in() const {
+    return input(0);
+  }
+  Val* init() const {
+    return init_;
+  }
+  ReductionOpType opType() const {
+    return op_type_;
+  }
+
+  std::string getOpString() const override {
+    return "ReductionOp";
+  }
+  std::string toString(int indent_size = 0) const override;
+  bool attributesMatch(const Expr* other) const override;
+  void accept(OptOutDispatch& visitor) override;
+  Statement* cloneWith(IrCloner& cloner) const override;
+
+ private:
+  ReductionOpType op_type_;
+  Val* init_;
+};
+
+// Reshape: the output's root mirrors the input's logical domain; its logical
+// domain is derived from root by Split/Merge exprs.
+class ViewOp : public Expr {
+ public:
+  ViewOp(Val* out, Val* in);
+
+  Val* out() const {
+    return output(0);
+  }
+  Val* in() const {
+    return input(0);
+  }
+
+  std::string getOpString() const override {
+    return "ViewOp";
+  }
+  std::string toString(int indent_size = 0) const override;
+  void accept(OptOutDispatch& visitor) override;
+  Statement* cloneWith(IrCloner& cloner) const override;
+};
+
+} // namespace fuser

@@ -1,0 +1,26 @@
+// Ops that change a tensor's shape without computing: broadcast, permute,
+// reshape.
+#pragma once
+
+#include <ir/interface_nodes.h>
+
+#include <vector>
+
+namespace fuser {
+
+// Inserts a broadcast axis wherever is_broadcast_dim is true; the number of
+// false entries must equal the input's rank.
+TensorView* broadcast(TensorView* tv, const std::vector<bool>& is_broadcast_dim);
+
+// Output axis i is input axis new2old[i]. The output's root domain keeps the
+// input's order and its logical domain is the permutation of it.
+TensorView* permute(TensorView* tv, const std::vector<int64_t>& new2old);
+// Swaps two axes.
+TensorView* transpose(TensorView* tv, int64_t dim0, int64_t dim1);
+
+// Reshape to `new_sizes` (one entry may be -1). The input's extents must be
+// known constants. The output's root mirrors the input's logical domain; its
+// logical domain is made from root by a merge and splits (ViewOp).
+TensorView* reshape(TensorView* tv, const std::vector<int64_t>& new_sizes);
+
+} // namespace fuser

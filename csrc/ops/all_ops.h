@@ -1,0 +1,7 @@
+// Every user-facing op builder.
+#pragma once
+
+#include <ops/alias.h>
+#include <ops/arith.h>
+#include <ops/reduction.h>
+#include <ops/type_promotion.h>

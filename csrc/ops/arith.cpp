@@ -1,0 +1,222 @@
+#include <ops/arith.h>
+
+#include <ir/all_nodes.h>
+#include <ops/type_promotion.h>
+#include <ops/utils.h>
+
+#include <algorithm>
+
+namespace fuser {
+
+namespace {
+
+void checkOperands(const std::vector<Val*>& operands, const char* op) {
+  Fusion* fusion = FusionGuard::getCurFusion();
+  FUSER_CHECK(
+      fusion != nullptr, op,
+      ": no active Fusion; create a `FusionGuard fg(fusion.get());` first.");
+  for (Val* operand : operands) {
+    FUSER_CHECK(operand != nullptr, op, ": an operand is null.");
+    FUSER_CHECK(
+        operand->fusion() == fusion, op, ": operand ", operand->toString(),
+        " belongs to another Fusion than the active one.");
+    FUSER_CHECK(
+        operand->isScalar() || operand->isA<TensorView>(), op,
+        ": operands must be tensors or scalars; got ", operand->toString(),
+        ".");
+  }
+}
+
+bool anyTensor(const std::vector<Val*>& operands) {
+  return std::any_of(operands.begin(), operands.end(), [](Val* v) {
+    return v->isA<TensorView>();
+  });
+}
+
+// Result of an op of `dtype` over `inputs`: a tensor if any input is one.
+Val* newResult(const std::vector<Val*>& inputs, DataType dtype) {
+  if (anyTensor(inputs)) {
+    return ops::newOutputTV(inputs, dtype);
+  }
+  return IrBuilder::create<Val>(dtype);
+}
+
+bool isFloatFunction(UnaryOpType op) {
+  switch (op) {
+    case UnaryOpType::Exp:
+    case UnaryOpType::Log:
+    case UnaryOpType::Sqrt:
+    case UnaryOpType::Rsqrt:
+    case UnaryOpType::Reciprocal:
+    case UnaryOpType::Sigmoid:
+    case UnaryOpType::Tanh:
+    case UnaryOpType::Gelu:
+    case UnaryOpType::Silu:
+    case UnaryOpType::Sin:
+    case UnaryOpType::Cos:
+      return true;
+    default:
+      return false;
+  }
+}
+
+} // namespace
+
+TensorView* set(TensorView* tv) {
+  checkOperands({tv}, "set");
+  TensorView* out = ops::newOutputTV({tv}, tv->dtype());
+  IrBuilder::create<LoadStoreOp>(LoadStoreOpType::Set, out, tv);
+  return out;
+}
+
+Val* castOp(DataType dtype, Val* val) {
+  checkOperands({val}, "cast");
+  FUSER_CHECK(
+      (dtype != DataType::Null && dtype != DataType::Index) ||
+          val->isScalar(),
+      "cast: cannot cast tensor ", val->toString(), " to ", dtype, ".");
+  if (val->dtype() == dtype) {
+    if (auto* tv = dynamic_cast<TensorView*>(val)) {
+      return set(tv);
+    }
+    return val;
+  }
+  Val* out = newResult({val}, dtype);
+  IrBuilder::create<UnaryOp>(UnaryOpType::Cast, out, val);
+  return out;
+}
+
+TensorView* castOp(DataType dtype, TensorView* tv) {
+  return castOp(dtype, static_cast<Val*>(tv))->as<TensorView>();
+}
+
+Val* unaryOp(UnaryOpType op, Val* in) {
+  checkOperands({in}, toString(op).c_str());
+  FUSER_INTERNAL_ASSERT(op != UnaryOpType::Cast, "use castOp");
+  if (op == UnaryOpType::LogicalNot) {
+    Val* out = newResult({in}, DataType::Bool);
+    IrBuilder::create<UnaryOp>(op, out, in);
+    return out;
+  }
+  FUSER_CHECK(
+      !(op == UnaryOpType::Neg && in->dtype() == DataType::Bool),
+      "neg: negation of bool tensor ", in->toString(),
+      " is not supported; use logical_not instead.");
+  DataType out_type =
+      isFloatFunction(op) ? floatResultType(in->dtype()) : in->dtype();
+  DataType compute_type = computeDataType(out_type);
+  Val* x = ops::maybeCastTensor(in, compute_type);
+  Val* out = newResult({x}, compute_type);
+  IrBuilder::create<UnaryOp>(op, out, x);
+  return ops::maybeCastTensor(out, out_type);
+}
+
+TensorView* unaryOp(UnaryOpType op, TensorView* in) {
+  return unaryOp(op, static_cast<Val*>(in))->as<TensorView>();
+}
+
+#define FUSER_DEFINE_UNARY(name, op_type)    \
+  Val* name(Val* in) {                       \
+    return unaryOp(UnaryOpType::op_type, in); \
+  }                                          \
+  TensorView* name(TensorView* in) {         \
+    return unaryOp(UnaryOpType::op_type, in); \
+  }
+FUSER_DEFINE_UNARY(neg, Neg)
+FUSER_DEFINE_UNARY(abs, Abs)
+FUSER_DEFINE_UNARY(exp, Exp)
+FUSER_DEFINE_UNARY(log, Log)
+FUSER_DEFINE_UNARY(sqrt, Sqrt)
+FUSER_DEFINE_UNARY(rsqrt, Rsqrt)
+FUSER_DEFINE_UNARY(reciprocal, Reciprocal)
+FUSER_DEFINE_UNARY(relu, Relu)
+FUSER_DEFINE_UNARY(sigmoid, Sigmoid)
+FUSER_DEFINE_UNARY(tanh, Tanh)
+FUSER_DEFINE_UNARY(gelu, Gelu)
+FUSER_DEFINE_UNARY(silu, Silu)
+FUSER_DEFINE_UNARY(sin, Sin)
+FUSER_DEFINE_UNARY(cos, Cos)
+FUSER_DEFINE_UNARY(logical_not, LogicalNot)
+#undef FUSER_DEFINE_UNARY
+
+Val* binaryOp(BinaryOpType op, Val* lhs, Val* rhs) {
+  checkOperands({lhs, rhs}, toString(op).c_str());
+  DataType promoted = computeTypePromotion({lhs, rhs});
+  DataType out_type = promoted;
+  DataType compute_type = computeDataType(promoted);
+  if (isComparisonOp(op)) {
+    out_type = DataType::Bool;
+  } else if (isLogicalOp(op)) {
+    out_type = DataType::Bool;
+    compute_type = DataType::Bool;
+  } else if (op == BinaryOpType::Div) {
+    // True division, as torch.div.
+    out_type = floatResultType(promoted);
+    compute_type = computeDataType(out_type);
+  }
+  Val* a = ops::maybeCastTensor(lhs, compute_type);
+  Val* b = ops::maybeCastTensor(rhs, compute_type);
+  DataType result_type =
+      (isComparisonOp(op) || isLogicalOp(op)) ? DataType::Bool : compute_type;
+  Val* out = newResult({a, b}, result_type);
+  IrBuilder::create<BinaryOp>(op, out, a, b);
+  return ops::maybeCastTensor(out, out_type);
+}
+
+#define FUSER_DEFINE_BINARY(name, op_type)                                \
+  Val* name(Val* lhs, Val* rhs) {                                         \
+    return binaryOp(BinaryOpType::op_type, lhs, rhs);                     \
+  }                                                                       \
+  TensorView* name(TensorView* lhs, TensorView* rhs) {                    \
+    return binaryOp(BinaryOpType::op_type, lhs, rhs)->as<TensorView>();   \
+  }                                                                       \
+  TensorView* name(TensorView* lhs, Val* rhs) {                           \
+    return binaryOp(BinaryOpType::op_type, lhs, rhs)->as<TensorView>();   \
+  }                                                                       \
+  TensorView* name(Val* lhs, TensorView* rhs) {                           \
+    return binaryOp(BinaryOpType::op_type, lhs, rhs)->as<TensorView>();   \
+  }
+FUSER_DEFINE_BINARY(add, Add)
+FUSER_DEFINE_BINARY(sub, Sub)
+FUSER_DEFINE_BINARY(mul, Mul)
+FUSER_DEFINE_BINARY(div, Div)
+FUSER_DEFINE_BINARY(mod, Mod)
+FUSER_DEFINE_BINARY(pow, Pow)
+FUSER_DEFINE_BINARY(maximum, Max)
+FUSER_DEFINE_BINARY(minimum, Min)
+FUSER_DEFINE_BINARY(eq, Eq)
+FUSER_DEFINE_BINARY(ne, Ne)
+FUSER_DEFINE_BINARY(lt, Lt)
+FUSER_DEFINE_BINARY(le, Le)
+FUSER_DEFINE_BINARY(gt, Gt)
+FUSER_DEFINE_BINARY(ge, Ge)
+FUSER_DEFINE_BINARY(logical_and, LogicalAnd)
+FUSER_DEFINE_BINARY(logical_or, LogicalOr)
+#undef FUSER_DEFINE_BINARY
+
+Val* where(Val* condition, Val* a, Val* b) {
+  checkOperands({condition, a, b}, "where");
+  FUSER_CHECK(
+      condition->dtype() == DataType::Bool,
+      "where: the condition must be bool; got ", condition->toString(),
+      " of type ", condition->dtype(), ". Compare first, e.g. gt(x, 0).");
+  DataType out_type = computeTypePromotion({a, b});
+  if (condition->isA<TensorView>() && !anyTensor({a, b}) &&
+      isFloatingPointType(out_type)) {
+    // Scalar branches of a tensor result: a Python float gives the default
+    // float type, as torch.where(cond, 1.0, 0.0) does.
+    out_type = DataType::Float;
+  }
+  DataType compute_type = computeDataType(out_type);
+  Val* x = ops::maybeCastTensor(a, compute_type);
+  Val* y = ops::maybeCastTensor(b, compute_type);
+  Val* out = newResult({condition, x, y}, compute_type);
+  IrBuilder::create<TernaryOp>(TernaryOpType::Where, out, condition, x, y);
+  return ops::maybeCastTensor(out, out_type);
+}
+
+TensorView* where(TensorView* condition, Val* a, Val* b) {
+  return where(static_cast<Val*>(condition), a, b)->as<TensorView>();
+}
+
+} // namespace fuser

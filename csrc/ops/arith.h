@@ -1,0 +1,76 @@
+// Elementwise op builders: set, unary, binary, where, cast. Inputs may be
+// tensors or scalars; the result is a tensor when any input is one. Type
+// promotion follows PyTorch (ops/type_promotion.h); Half and BFloat16 are
+// computed in Float and cast back.
+#pragma once
+
+#include <ir/interface_nodes.h>
+
+namespace fuser {
+
+// A copy of `tv` (LoadStoreOp Set).
+TensorView* set(TensorView* tv);
+
+Val* castOp(DataType dtype, Val* val);
+TensorView* castOp(DataType dtype, TensorView* tv);
+// PyTorch-style spelling.
+inline TensorView* cast(TensorView* tv, DataType dtype) {
+  return castOp(dtype, tv);
+}
+inline Val* cast(Val* val, DataType dtype) {
+  return castOp(dtype, val);
+}
+
+Val* unaryOp(UnaryOpType op, Val* in);
+TensorView* unaryOp(UnaryOpType op, TensorView* in);
+
+#define FUSER_DECLARE_UNARY(name) \
+  Val* name(Val* in);             \
+  TensorView* name(TensorView* in);
+FUSER_DECLARE_UNARY(neg)
+FUSER_DECLARE_UNARY(abs)
+FUSER_DECLARE_UNARY(exp)
+FUSER_DECLARE_UNARY(log)
+FUSER_DECLARE_UNARY(sqrt)
+FUSER_DECLARE_UNARY(rsqrt)
+FUSER_DECLARE_UNARY(reciprocal)
+FUSER_DECLARE_UNARY(relu)
+FUSER_DECLARE_UNARY(sigmoid)
+FUSER_DECLARE_UNARY(tanh)
+FUSER_DECLARE_UNARY(gelu)
+FUSER_DECLARE_UNARY(silu)
+FUSER_DECLARE_UNARY(sin)
+FUSER_DECLARE_UNARY(cos)
+FUSER_DECLARE_UNARY(logical_not)
+#undef FUSER_DECLARE_UNARY
+
+Val* binaryOp(BinaryOpType op, Val* lhs, Val* rhs);
+
+#define FUSER_DECLARE_BINARY(name)                     \
+  Val* name(Val* lhs, Val* rhs);                       \
+  TensorView* name(TensorView* lhs, TensorView* rhs);  \
+  TensorView* name(TensorView* lhs, Val* rhs);         \
+  TensorView* name(Val* lhs, TensorView* rhs);
+FUSER_DECLARE_BINARY(add)
+FUSER_DECLARE_BINARY(sub)
+FUSER_DECLARE_BINARY(mul)
+FUSER_DECLARE_BINARY(div)
+FUSER_DECLARE_BINARY(mod)
+FUSER_DECLARE_BINARY(pow)
+FUSER_DECLARE_BINARY(maximum)
+FUSER_DECLARE_BINARY(minimum)
+FUSER_DECLARE_BINARY(eq)
+FUSER_DECLARE_BINARY(ne)
+FUSER_DECLARE_BINARY(lt)
+FUSER_DECLARE_BINARY(le)
+FUSER_DECLARE_BINARY(gt)
+FUSER_DECLARE_BINARY(ge)
+FUSER_DECLARE_BINARY(logical_and)
+FUSER_DECLARE_BINARY(logical_or)
+#undef FUSER_DECLARE_BINARY
+
+// where(condition, a, b): a where condition holds, else b.
+Val* where(Val* condition, Val* a, Val* b);
+TensorView* where(TensorView* condition, Val* a, Val* b);
+
+} // namespace fuser

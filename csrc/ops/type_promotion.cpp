@@ -1,0 +1,97 @@
+#include <ops/type_promotion.h>
+
+#include <ir/interface_nodes.h>
+
+namespace fuser {
+
+namespace {
+
+enum class TypeCategory { Bool = 0, Integral = 1, Floating = 2 };
+
+TypeCategory categoryOf(DataType dtype) {
+  if (isFloatingPointType(dtype)) {
+    return TypeCategory::Floating;
+  }
+  if (isIntegralType(dtype)) {
+    return TypeCategory::Integral;
+  }
+  FUSER_CHECK(
+      dtype == DataType::Bool, "Type promotion got unsupported type ", dtype,
+      ".");
+  return TypeCategory::Bool;
+}
+
+// Position in the lattice within one category.
+int rank(DataType dtype) {
+  switch (dtype) {
+    case DataType::Bool:
+      return 0;
+    case DataType::Int32:
+      return 1;
+    case DataType::Int:
+    case DataType::Index:
+      return 2;
+    case DataType::Half:
+    case DataType::BFloat16:
+      return 3;
+    case DataType::Float:
+      return 4;
+    case DataType::Double:
+      return 5;
+    case DataType::Null:
+      break;
+  }
+  FUSER_ERROR("rank of Null");
+}
+
+} // namespace
+
+DataType promoteTypes(DataType a, DataType b) {
+  if (a == b) {
+    return a;
+  }
+  if (a == DataType::Index || b == DataType::Index) {
+    DataType other = a == DataType::Index ? b : a;
+    return isFloatingPointType(other) ? other : DataType::Index;
+  }
+  // Half and BFloat16 have no common 16-bit type.
+  if ((a == DataType::Half && b == DataType::BFloat16) ||
+      (a == DataType::BFloat16 && b == DataType::Half)) {
+    return DataType::Float;
+  }
+  return rank(a) >= rank(b) ? a : b;
+}
+
+DataType computeTypePromotion(const std::vector<Val*>& operands) {
+  DataType tensor_type = DataType::Null;
+  DataType scalar_type = DataType::Null;
+  for (Val* operand : operands) {
+    DataType& slot =
+        operand->isA<TensorView>() ? tensor_type : scalar_type;
+    slot = slot == DataType::Null ? operand->dtype()
+                                  : promoteTypes(slot, operand->dtype());
+  }
+  if (tensor_type == DataType::Null) {
+    return scalar_type;
+  }
+  if (scalar_type == DataType::Null ||
+      categoryOf(scalar_type) <= categoryOf(tensor_type)) {
+    return tensor_type;
+  }
+  // A scalar of a higher category: the default type of that category.
+  return categoryOf(scalar_type) == TypeCategory::Floating ? DataType::Float
+                                                           : DataType::Int;
+}
+
+DataType computeDataType(DataType dtype) {
+  if (dtype == DataType::Half || dtype == DataType::BFloat16) {
+    return DataType::Float;
+  }
+  return dtype;
+}
+
+DataType floatResultType(DataType dtype) {
+  return isFloatingPointType(dtype) ? dtype : DataType::Float;
+}
+
+} // namespace fuser

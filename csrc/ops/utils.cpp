@@ -1,0 +1,85 @@
+#include <ops/utils.h>
+
+#include <ir/all_nodes.h>
+#include <ir/domain_traversal.h>
+#include <ops/arith.h>
+
+#include <sstream>
+
+namespace fuser::ops {
+
+std::vector<IterDomain*> freshCopies(const std::vector<IterDomain*>& ids) {
+  std::vector<IterDomain*> copies;
+  for (IterDomain* id : TensorDomain::noReductions(ids)) {
+    copies.push_back(IrBuilder::create<IterDomain>(
+        id->start(), id->extent(), id->getIterType()));
+  }
+  return copies;
+}
+
+TensorView* newOutputTV(const std::vector<Val*>& inputs, DataType dtype) {
+  std::vector<TensorView*> tvs;
+  for (Val* input : inputs) {
+    if (auto* tv = dynamic_cast<TensorView*>(input)) {
+      tvs.push_back(tv);
+    }
+  }
+  FUSER_INTERNAL_ASSERT(!tvs.empty(), "newOutputTV without tensor inputs");
+  const auto reference = TensorDomain::noReductions(tvs[0]->getLogicalDomain());
+  for (TensorView* tv : tvs) {
+    const auto logical = TensorDomain::noReductions(tv->getLogicalDomain());
+    if (logical.size() != reference.size()) {
+      std::stringstream ss;
+      ss << "Elementwise op over tensors of different ranks: "
+         << tvs[0]->toString() << " has " << reference.size() << " axes, "
+         << tv->toString() << " has " << logical.size()
+         << ". Insert broadcast(tv, {...}) to align the ranks first.";
+      FUSER_CHECK(false, ss.str());
+    }
+  }
+  std::vector<IterDomain*> out_ids;
+  for (size_t i = 0; i < reference.size(); ++i) {
+    IterDomain* chosen = nullptr;
+    for (TensorView* tv : tvs) {
+      IterDomain* id = TensorDomain::noReductions(tv->getLogicalDomain())[i];
+      if (id->isBroadcast()) {
+        continue;
+      }
+      if (chosen == nullptr) {
+        chosen = id;
+        continue;
+      }
+      Val* a = chosen->extent();
+      Val* b = id->extent();
+      if (a->isConstInt() && b->isConstInt()) {
+        FUSER_CHECK(
+            a->constIntValue() == b->constIntValue(),
+            "Elementwise op: extents of axis ", i, " do not match: ",
+            chosen->toString(), " vs ", id->toString(),
+            ". Tensors must have equal sizes or be broadcast.");
+      } else if (!a->isConstInt() && b->isConstInt()) {
+        chosen = id; // prefer the known extent
+      }
+    }
+    if (chosen == nullptr) {
+      out_ids.push_back(IrBuilder::create<IterDomain>(
+          FusionGuard::getCurFusion()->zeroVal(),
+          FusionGuard::getCurFusion()->oneVal(), IterType::Broadcast));
+    } else {
+      out_ids.push_back(IrBuilder::create<IterDomain>(
+          chosen->start(), chosen->extent(), IterType::Iteration));
+    }
+  }
+  auto* domain = IrBuilder::create<TensorDomain>(
+      out_ids, TensorDomain::getContiguityFilledWith(out_ids, true));
+  return IrBuilder::create<TensorView>(domain, dtype);
+}
+
+Val* maybeCastTensor(Val* val, DataType dtype) {
+  if (val->isA<TensorView>() && val->dtype() != dtype) {
+    return castOp(dtype, val);
+  }
+  return val;
+}
+
+} // namespace fuser::ops

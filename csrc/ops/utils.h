@@ -1,0 +1,24 @@
+// Helpers shared by the op builders.
+#pragma once
+
+#include <ir/interface_nodes.h>
+
+#include <vector>
+
+namespace fuser::ops {
+
+// A new tensor for the result of an elementwise op over `inputs`: each
+// logical axis is a broadcast only where every tensor input has a broadcast,
+// otherwise an iteration axis with the inputs' extent. Tensor inputs must
+// have the same rank (without reduction axes); extents must agree where
+// known.
+TensorView* newOutputTV(const std::vector<Val*>& inputs, DataType dtype);
+
+// Fresh copies (no definition) of `ids` without reduction axes.
+std::vector<IterDomain*> freshCopies(const std::vector<IterDomain*>& ids);
+
+// Casts `val` to `dtype` when it is a tensor of another type; scalars are
+// converted by codegen and stay as they are.
+Val* maybeCastTensor(Val* val, DataType dtype);
+
+} // namespace fuser::ops

@@ -1,0 +1,45 @@
+// Scheduling utilities shared by the schedulers.
+#pragma once
+
+#include <fusion.h>
+#include <ir/interface_nodes.h>
+
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace fuser::scheduler_utils {
+
+// Caches every tensor input that has uses (cacheAfter) and returns the
+// caches, in input order. `unroll` selects the cache op for loads that
+// will be unrolled.
+//
+// replay_allocation gives each cache its input's allocation layout. Only the
+// matmul scheduler passes true: it needs operand caches in the operand's
+// stride order so shared-memory loads vectorize. Every other scheduler
+// leaves it false and, where the layout matters (pointwise over an NHWC or
+// split-allocation input), sets the caches' allocation explicitly — a cache
+// is a different tensor with its own parallel splits, and copying a layout
+// onto it silently surprised people.
+std::vector<TensorView*> cacheInputs(
+    Fusion* fusion,
+    bool unroll,
+    bool replay_allocation = false);
+
+// For each output: if it is also used inside the fusion, fork it
+// (cacheFork) so the computed value lives in a register and the output is a
+// plain copy; then cache it (cacheBefore). Returns (cache, output) pairs.
+// Outputs keep the allocation the user gave them.
+std::vector<std::pair<TensorView*, TensorView*>> cacheAndForkOutputs(
+    Fusion* fusion,
+    bool unroll);
+
+// Gives every tensor in `tvs` (all tensors when empty) the parallel types of
+// `reference`'s loop IDs that map to their loop IDs (IdModel loop map).
+// Only types in `parallel_types` are copied when it is non-empty.
+void parallelizeAllLike(
+    TensorView* reference,
+    const std::vector<TensorView*>& tvs = {},
+    const std::unordered_set<ParallelType>& parallel_types = {});
+
+} // namespace fuser::scheduler_utils

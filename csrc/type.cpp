@@ -1,0 +1,368 @@
+#include <type.h>
+
+#include <exceptions.h>
+
+namespace fuser {
+
+bool isFloatingPointType(DataType dtype) {
+  switch (dtype) {
+    case DataType::Half:
+    case DataType::BFloat16:
+    case DataType::Float:
+    case DataType::Double:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool isIntegralType(DataType dtype) {
+  return dtype == DataType::Int32 || dtype == DataType::Int ||
+      dtype == DataType::Index;
+}
+
+bool isBooleanType(DataType dtype) {
+  return dtype == DataType::Bool;
+}
+
+int64_t dataTypeSize(DataType dtype) {
+  switch (dtype) {
+    case DataType::Bool:
+      return 1;
+    case DataType::Half:
+    case DataType::BFloat16:
+      return 2;
+    case DataType::Int32:
+    case DataType::Float:
+      return 4;
+    case DataType::Int:
+    case DataType::Index:
+    case DataType::Double:
+      return 8;
+    case DataType::Null:
+      break;
+  }
+  FUSER_ERROR("dataTypeSize of Null");
+}
+
+bool isComparisonOp(BinaryOpType op) {
+  switch (op) {
+    case BinaryOpType::Eq:
+    case BinaryOpType::Ne:
+    case BinaryOpType::Lt:
+    case BinaryOpType::Le:
+    case BinaryOpType::Gt:
+    case BinaryOpType::Ge:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool isLogicalOp(BinaryOpType op) {
+  return op == BinaryOpType::LogicalAnd || op == BinaryOpType::LogicalOr;
+}
+
+bool isParallelTypeThreadDim(ParallelType pt) {
+  return pt == ParallelType::TIDx || pt == ParallelType::TIDy ||
+      pt == ParallelType::TIDz;
+}
+
+bool isParallelTypeBlockDim(ParallelType pt) {
+  return pt == ParallelType::BIDx || pt == ParallelType::BIDy ||
+      pt == ParallelType::BIDz;
+}
+
+bool isParallelTypeDeviceDim(ParallelType pt) {
+  return pt == ParallelType::DIDx || pt == ParallelType::DIDy ||
+      pt == ParallelType::DIDz;
+}
+
+std::string toString(DataType dtype) {
+  switch (dtype) {
+    case DataType::Null:
+      return "null";
+    case DataType::Bool:
+      return "bool";
+    case DataType::Int32:
+      return "int32";
+    case DataType::Int:
+      return "int64";
+    case DataType::Index:
+      return "index";
+    case DataType::Half:
+      return "half";
+    case DataType::BFloat16:
+      return "bfloat16";
+    case DataType::Float:
+      return "float";
+    case DataType::Double:
+      return "double";
+  }
+  return "?";
+}
+
+std::string cudaTypeName(DataType dtype) {
+  switch (dtype) {
+    case DataType::Bool:
+      return "bool";
+    case DataType::Int32:
+      return "int";
+    case DataType::Int:
+      return "int64_t";
+    case DataType::Index:
+      return "nvfuser_index_t";
+    case DataType::Half:
+      return "__half";
+    case DataType::BFloat16:
+      return "__nv_bfloat16";
+    case DataType::Float:
+      return "float";
+    case DataType::Double:
+      return "double";
+    case DataType::Null:
+      break;
+  }
+  FUSER_ERROR("no CUDA type for ", toString(dtype));
+}
+
+std::string toString(ValType vtype) {
+  switch (vtype) {
+    case ValType::Scalar:
+      return "Scalar";
+    case ValType::IterDomain:
+      return "IterDomain";
+    case ValType::TensorDomain:
+      return "TensorDomain";
+    case ValType::TensorView:
+      return "TensorView";
+  }
+  return "?";
+}
+
+std::string toString(IterType itype) {
+  switch (itype) {
+    case IterType::Iteration:
+      return "Iteration";
+    case IterType::Reduction:
+      return "Reduction";
+    case IterType::Broadcast:
+      return "Broadcast";
+  }
+  return "?";
+}
+
+std::string toString(ParallelType ptype) {
+  switch (ptype) {
+    case ParallelType::Serial:
+      return "Serial";
+    case ParallelType::BIDx:
+      return "blockIdx.x";
+    case ParallelType::BIDy:
+      return "blockIdx.y";
+    case ParallelType::BIDz:
+      return "blockIdx.z";
+    case ParallelType::TIDx:
+      return "threadIdx.x";
+    case ParallelType::TIDy:
+      return "threadIdx.y";
+    case ParallelType::TIDz:
+      return "threadIdx.z";
+    case ParallelType::Vectorize:
+      return "Vectorize";
+    case ParallelType::Unroll:
+      return "Unroll";
+    case ParallelType::Unswitch:
+      return "Unswitch";
+    case ParallelType::DIDx:
+      return "deviceIdx.x";
+    case ParallelType::DIDy:
+      return "deviceIdx.y";
+    case ParallelType::DIDz:
+      return "deviceIdx.z";
+  }
+  return "?";
+}
+
+std::string parallelTypeAbbreviation(ParallelType ptype) {
+  switch (ptype) {
+    case ParallelType::Serial:
+      return "S";
+    case ParallelType::BIDx:
+      return "BIDx";
+    case ParallelType::BIDy:
+      return "BIDy";
+    case ParallelType::BIDz:
+      return "BIDz";
+    case ParallelType::TIDx:
+      return "TIDx";
+    case ParallelType::TIDy:
+      return "TIDy";
+    case ParallelType::TIDz:
+      return "TIDz";
+    case ParallelType::Vectorize:
+      return "V";
+    case ParallelType::Unroll:
+      return "UR";
+    case ParallelType::Unswitch:
+      return "US";
+    case ParallelType::DIDx:
+      return "DIDx";
+    case ParallelType::DIDy:
+      return "DIDy";
+    case ParallelType::DIDz:
+      return "DIDz";
+  }
+  return "?";
+}
+
+std::string toString(MemoryType mtype) {
+  switch (mtype) {
+    case MemoryType::Local:
+      return "Local";
+    case MemoryType::Shared:
+      return "Shared";
+    case MemoryType::Global:
+      return "Global";
+  }
+  return "?";
+}
+
+std::string toString(LoadStoreOpType op) {
+  switch (op) {
+    case LoadStoreOpType::Set:
+      return "Set";
+  }
+  return "?";
+}
+
+std::string toString(CacheOp op) {
+  switch (op) {
+    case CacheOp::Unspecified:
+      return "Unspecified";
+    case CacheOp::AllLevels:
+      return "AllLevels";
+    case CacheOp::Streaming:
+      return "Streaming";
+    case CacheOp::Global:
+      return "Global";
+  }
+  return "?";
+}
+
+std::string toString(UnaryOpType op) {
+  switch (op) {
+    case UnaryOpType::Neg:
+      return "neg";
+    case UnaryOpType::Abs:
+      return "abs";
+    case UnaryOpType::Exp:
+      return "exp";
+    case UnaryOpType::Log:
+      return "log";
+    case UnaryOpType::Sqrt:
+      return "sqrt";
+    case UnaryOpType::Rsqrt:
+      return "rsqrt";
+    case UnaryOpType::Reciprocal:
+      return "reciprocal";
+    case UnaryOpType::Relu:
+      return "relu";
+    case UnaryOpType::Sigmoid:
+      return "sigmoid";
+    case UnaryOpType::Tanh:
+      return "tanh";
+    case UnaryOpType::Gelu:
+      return "gelu";
+    case UnaryOpType::Silu:
+      return "silu";
+    case UnaryOpType::Sin:
+      return "sin";
+    case UnaryOpType::Cos:
+      return "cos";
+    case UnaryOpType::LogicalNot:
+      return "logical_not";
+    case UnaryOpType::Cast:
+      return "cast";
+  }
+  return "?";
+}
+
+std::string toString(BinaryOpType op) {
+  switch (op) {
+    case BinaryOpType::Add:
+      return "add";
+    case BinaryOpType::Sub:
+      return "sub";
+    case BinaryOpType::Mul:
+      return "mul";
+    case BinaryOpType::Div:
+      return "div";
+    case BinaryOpType::CeilDiv:
+      return "ceilDiv";
+    case BinaryOpType::Mod:
+      return "mod";
+    case BinaryOpType::Pow:
+      return "pow";
+    case BinaryOpType::Max:
+      return "maximum";
+    case BinaryOpType::Min:
+      return "minimum";
+    case BinaryOpType::Eq:
+      return "eq";
+    case BinaryOpType::Ne:
+      return "ne";
+    case BinaryOpType::Lt:
+      return "lt";
+    case BinaryOpType::Le:
+      return "le";
+    case BinaryOpType::Gt:
+      return "gt";
+    case BinaryOpType::Ge:
+      return "ge";
+    case BinaryOpType::LogicalAnd:
+      return "logical_and";
+    case BinaryOpType::LogicalOr:
+      return "logical_or";
+  }
+  return "?";
+}
+
+std::string toString(TernaryOpType op) {
+  switch (op) {
+    case TernaryOpType::Where:
+      return "where";
+  }
+  return "?";
+}
+
+std::string toString(ReductionOpType op) {
+  switch (op) {
+    case ReductionOpType::Sum:
+      return "sum";
+    case ReductionOpType::Max:
+      return "max";
+    case ReductionOpType::Min:
+      return "min";
+  }
+  return "?";
+}
+
+#define FUSER_DEFINE_STREAM_OP(T)                     \
+  std::ostream& operator<<(std::ostream& os, T val) { \
+    return os << toString(val);                       \
+  }
+FUSER_DEFINE_STREAM_OP(DataType)
+FUSER_DEFINE_STREAM_OP(ValType)
+FUSER_DEFINE_STREAM_OP(IterType)
+FUSER_DEFINE_STREAM_OP(ParallelType)
+FUSER_DEFINE_STREAM_OP(MemoryType)
+FUSER_DEFINE_STREAM_OP(LoadStoreOpType)
+FUSER_DEFINE_STREAM_OP(CacheOp)
+FUSER_DEFINE_STREAM_OP(UnaryOpType)
+FUSER_DEFINE_STREAM_OP(BinaryOpType)
+FUSER_DEFINE_STREAM_OP(TernaryOpType)
+FUSER_DEFINE_STREAM_OP(ReductionOpType)
+#undef FUSER_DEFINE_STREAM_OP
+
+} // namespace fuser

@@ -1,0 +1,137 @@
+// Enumerations shared by every layer: data types, iteration and parallel
+// types, memory types and op kinds.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+namespace fuser {
+
+enum class DataType {
+  Null,
+  Bool,
+  Int32,
+  Int, // int64
+  Index, // int32 or int64, chosen when a kernel is compiled
+  Half,
+  BFloat16,
+  Float,
+  Double,
+};
+
+enum class ValType { Scalar, IterDomain, TensorDomain, TensorView };
+
+enum class IterType { Iteration, Reduction, Broadcast };
+
+enum class ParallelType {
+  Serial,
+  BIDx,
+  BIDy,
+  BIDz,
+  TIDx,
+  TIDy,
+  TIDz,
+  Vectorize,
+  Unroll,
+  Unswitch,
+  DIDx,
+  DIDy,
+  DIDz,
+};
+
+enum class MemoryType { Local, Shared, Global };
+
+enum class LoadStoreOpType { Set };
+
+enum class CacheOp { Unspecified, AllLevels, Streaming, Global };
+
+enum class UnaryOpType {
+  Neg,
+  Abs,
+  Exp,
+  Log,
+  Sqrt,
+  Rsqrt,
+  Reciprocal,
+  Relu,
+  Sigmoid,
+  Tanh,
+  Gelu,
+  Silu,
+  Sin,
+  Cos,
+  LogicalNot,
+  Cast,
+};
+
+enum class BinaryOpType {
+  Add,
+  Sub,
+  Mul,
+  Div,
+  CeilDiv, // integer ceil division, used for extents of splits
+  Mod,
+  Pow,
+  Max,
+  Min,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  LogicalAnd,
+  LogicalOr,
+};
+
+enum class TernaryOpType { Where };
+
+enum class ReductionOpType { Sum, Max, Min };
+
+// Type queries.
+bool isFloatingPointType(DataType dtype);
+bool isIntegralType(DataType dtype); // Int32, Int, Index
+bool isBooleanType(DataType dtype);
+int64_t dataTypeSize(DataType dtype); // bytes; Index counts as 8
+
+bool isComparisonOp(BinaryOpType op);
+bool isLogicalOp(BinaryOpType op);
+
+bool isParallelTypeThreadDim(ParallelType pt);
+bool isParallelTypeBlockDim(ParallelType pt);
+bool isParallelTypeDeviceDim(ParallelType pt);
+
+std::string toString(DataType dtype);
+std::string toString(ValType vtype);
+std::string toString(IterType itype);
+std::string toString(ParallelType ptype);
+std::string toString(MemoryType mtype);
+std::string toString(LoadStoreOpType op);
+std::string toString(CacheOp op);
+std::string toString(UnaryOpType op);
+std::string toString(BinaryOpType op);
+std::string toString(TernaryOpType op);
+std::string toString(ReductionOpType op);
+
+// Short form used inside IterDomain names, e.g. "S", "TIDx", "DIDx".
+std::string parallelTypeAbbreviation(ParallelType ptype);
+
+// The CUDA C++ spelling of a data type (used by codegen).
+std::string cudaTypeName(DataType dtype);
+
+#define FUSER_DECLARE_STREAM_OP(T) std::ostream& operator<<(std::ostream&, T);
+FUSER_DECLARE_STREAM_OP(DataType)
+FUSER_DECLARE_STREAM_OP(ValType)
+FUSER_DECLARE_STREAM_OP(IterType)
+FUSER_DECLARE_STREAM_OP(ParallelType)
+FUSER_DECLARE_STREAM_OP(MemoryType)
+FUSER_DECLARE_STREAM_OP(LoadStoreOpType)
+FUSER_DECLARE_STREAM_OP(CacheOp)
+FUSER_DECLARE_STREAM_OP(UnaryOpType)
+FUSER_DECLARE_STREAM_OP(BinaryOpType)
+FUSER_DECLARE_STREAM_OP(TernaryOpType)
+FUSER_DECLARE_STREAM_OP(ReductionOpType)
+#undef FUSER_DECLARE_STREAM_OP
+
+} // namespace fuser

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Runs the whole test suite on a machine with NVIDIA GPUs. Installs nothing
+# (the GPU machine has no network): cmake, a compiler, GoogleTest, nvcc and
+# torch must already be there. Builds in build-gpu/ with all cores, runs the
+# C++ tests and the Python tests, and ends with the line
+#   GPU suite: N passed, N failed, N skipped
+# If $OUT is set, the logs and reports are copied there.
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${FUSER_GPU_BUILD_DIR:-$ROOT/build-gpu}"
+PYTHON="${FUSER_PYTHON:-python3}"
+export FUSER_BUILD_DIR="$BUILD_DIR"
+export FUSER_JOBS="${FUSER_JOBS:-$(nproc)}"
+cd "$ROOT" || exit 1
+
+LOGS="$BUILD_DIR/gpu-logs"
+RESULTS="$BUILD_DIR/test-results"
+mkdir -p "$BUILD_DIR"
+rm -rf "$LOGS" "$RESULTS"
+mkdir -p "$LOGS" "$RESULTS"
+summary_args=()
+status=0
+
+finish() {
+  echo "== Summary"
+  "$PYTHON" tools/summarize_results.py --prefix "GPU suite:" "${summary_args[@]}" || status=1
+  if [ -n "${OUT:-}" ]; then
+    mkdir -p "$OUT/gpu-logs"
+    cp -r "$LOGS/." "$OUT/gpu-logs/" 2>/dev/null || true
+    cp -r "$RESULTS/." "$OUT/gpu-logs/" 2>/dev/null || true
+  fi
+  exit "$status"
+}
+
+echo "== GPUs"
+nvidia-smi -L 2>&1 | tee "$LOGS/nvidia-smi.txt" || echo "nvidia-smi failed"
+
+echo "== Build ($BUILD_DIR, -j$FUSER_JOBS)"
+start=$(date +%s)
+if ! bash tools/build.sh >"$LOGS/build.log" 2>&1; then
+  tail -n 100 "$LOGS/build.log"
+  echo "build failed after $(( $(date +%s) - start ))s (full log: gpu-logs/build.log)"
+  summary_args+=(--check "build=0")
+  status=1
+  finish
+fi
+echo "built in $(( $(date +%s) - start ))s"
+
+ctest_tests="$(cd "$BUILD_DIR" && ctest -N | sed -n 's/^ *Test *#[0-9]*: *//p')"
+if [ -n "$ctest_tests" ]; then
+  echo "== C++ tests"
+  (cd "$BUILD_DIR" && ctest -V) 2>&1 | tee "$LOGS/ctest.log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  for name in $ctest_tests; do
+    if [ -f "$RESULTS/$name.json" ]; then
+      summary_args+=(--gtest "$RESULTS/$name.json")
+    else
+      summary_args+=(--missing "$name")
+    fi
+  done
+fi
+
+if [ -d tests/python ] && [ -n "$(find tests/python -name 'test_*.py' -o -name '*_test.py' | head -n 1)" ]; then
+  echo "== Python tests"
+  if ! "$PYTHON" -c "import pytest" >/dev/null 2>&1; then
+    echo "pytest is not installed here"
+    summary_args+=(--missing pytest)
+    status=1
+  else
+    "$PYTHON" -m pytest tests/python -q --junitxml="$RESULTS/pytest.xml" 2>&1 | tee "$LOGS/pytest.log"
+    rc=${PIPESTATUS[0]}
+    [ "$rc" -eq 5 ] && rc=0
+    if [ "$rc" -ne 0 ]; then
+      status=1
+      [ -f "$RESULTS/pytest.xml" ] || summary_args+=(--missing pytest)
+    fi
+    [ -f "$RESULTS/pytest.xml" ] && summary_args+=(--junit "$RESULTS/pytest.xml")
+  fi
+fi
+
+finish

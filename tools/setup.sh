@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Installs what a fresh Debian 12 machine needs to build and test fuser:
+# the compiler, CMake, Ninja, GoogleTest/GoogleMock, Google Benchmark, fmt
+# (apt) and torch 2.11.0, pytest and numpy (pip). Idempotent: prints nothing
+# when everything is already there. The CUDA toolkit (nvcc, NVRTC) is expected
+# to be installed already.
+set -euo pipefail
+
+TORCH_VERSION="2.11.0"
+APT_PACKAGES=(g++ cmake ninja-build libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev)
+PYTHON="${FUSER_PYTHON:-python3}"
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then
+    "$@"
+  elif command -v sudo >/dev/null 2>&1; then
+    sudo "$@"
+  else
+    echo "setup.sh: need root (or sudo) to run: $*" >&2
+    exit 1
+  fi
+}
+
+# --- Debian packages -------------------------------------------------------
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  if ! dpkg -s "$pkg" >/dev/null 2>&1; then
+    missing+=("$pkg")
+  fi
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup.sh: installing ${missing[*]}"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi
+
+# --- Python packages -------------------------------------------------------
+if ! command -v "$PYTHON" >/dev/null 2>&1; then
+  echo "setup.sh: $PYTHON not found; install Python 3 first" >&2
+  exit 1
+fi
+
+pip_install() {
+  if [ "$(id -u)" -eq 0 ] || [ -n "${VIRTUAL_ENV:-}" ] || [ -w "$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" ]; then
+    "$PYTHON" -m pip install -q --root-user-action=ignore "$@"
+  else
+    "$PYTHON" -m pip install -q --user "$@"
+  fi
+}
+
+# (The version is read from the package metadata: importing torch takes seconds.)
+if ! "$PYTHON" -c "import importlib.metadata as m; assert m.version('torch').startswith('${TORCH_VERSION}')" >/dev/null 2>&1; then
+  echo "setup.sh: installing torch==${TORCH_VERSION} (large download)"
+  pip_install "torch==${TORCH_VERSION}"
+fi
+
+py_missing=()
+"$PYTHON" -c "import pytest" >/dev/null 2>&1 || py_missing+=(pytest)
+"$PYTHON" -c "import numpy" >/dev/null 2>&1 || py_missing+=(numpy)
+if [ "${#py_missing[@]}" -gt 0 ]; then
+  echo "setup.sh: installing ${py_missing[*]}"
+  pip_install "${py_missing[@]}"
+fi
+
+# --- CUDA toolkit (not installed here; only checked) -----------------------
+if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ] && [ -z "${CUDACXX:-}" ]; then
+  echo "setup.sh: warning: nvcc not found; torch's CMake config needs the CUDA toolkit (set CUDACXX or add it to PATH)" >&2
+fi

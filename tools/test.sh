@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: installs what is missing (tools/setup.sh), builds
+# (tools/build.sh), runs the C++ tests through ctest, the Python tests under
+# tests/python, and the external consumer checks (tools/check_external.sh).
+# The last line is the summary "N passed, N failed, N skipped"; the exit code
+# is non-zero if anything failed.
+#   FUSER_SKIP_EXTERNAL=1  skip the external consumer checks
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${FUSER_BUILD_DIR:-$ROOT/build}"
+PYTHON="${FUSER_PYTHON:-python3}"
+export FUSER_BUILD_DIR="$BUILD_DIR"
+cd "$ROOT" || exit 1
+
+bash tools/setup.sh || { echo "setup.sh failed"; exit 1; }
+if ! bash tools/build.sh; then
+  echo "build failed"
+  echo "0 passed, 1 failed, 0 skipped"
+  exit 1
+fi
+
+RESULTS="$BUILD_DIR/test-results"
+rm -rf "$RESULTS"
+mkdir -p "$RESULTS"
+summary_args=()
+status=0
+
+# --- C++ tests (ctest; each gtest binary writes $RESULTS/<test name>.json) --
+ctest_tests="$(cd "$BUILD_DIR" && ctest -N | sed -n 's/^ *Test *#[0-9]*: *//p')"
+if [ -n "$ctest_tests" ]; then
+  echo "== C++ tests"
+  (cd "$BUILD_DIR" && ctest -V) || status=1
+  for name in $ctest_tests; do
+    if [ -f "$RESULTS/$name.json" ]; then
+      summary_args+=(--gtest "$RESULTS/$name.json")
+    else
+      summary_args+=(--missing "$name")
+    fi
+  done
+else
+  echo "== C++ tests: none (no tests/cpp/test_*.cpp)"
+fi
+
+# --- Python tests ------------------------------------------------------------
+if [ -d tests/python ] && [ -n "$(find tests/python -name 'test_*.py' -o -name '*_test.py' | head -n 1)" ]; then
+  echo "== Python tests"
+  "$PYTHON" -m pytest tests/python -q --junitxml="$RESULTS/pytest.xml"
+  rc=$?
+  if [ "$rc" -eq 5 ]; then
+    rc=0  # no tests collected
+  fi
+  if [ "$rc" -ne 0 ]; then
+    status=1
+    [ -f "$RESULTS/pytest.xml" ] || summary_args+=(--missing pytest)
+  fi
+  [ -f "$RESULTS/pytest.xml" ] && summary_args+=(--junit "$RESULTS/pytest.xml")
+fi
+
+# --- External consumers (add_subdirectory, find_package) ---------------------
+if [ "${FUSER_SKIP_EXTERNAL:-0}" != 1 ]; then
+  for check in add_subdirectory find_package; do
+    if bash tools/check_external.sh "$check"; then
+      summary_args+=(--check "external:$check=1")
+    else
+      summary_args+=(--check "external:$check=0")
+      status=1
+    fi
+  done
+fi
+
+echo "== Summary"
+"$PYTHON" tools/summarize_results.py "${summary_args[@]}" || status=1
+exit "$status"
