@@ -102,7 +102,11 @@ void Fusion::registerStatement(Statement* stmt) {
     FUSER_INTERNAL_ASSERT(
         inContainer(input), "input of ", expr->getOpString(),
         " belongs to another Fusion");
-    input->uses_.push_back(expr);
+    // An expr reading a value twice (add(tv, tv)) is one use of it.
+    auto& uses = input->uses_;
+    if (std::find(uses.begin(), uses.end(), expr) == uses.end()) {
+      uses.push_back(expr);
+    }
   }
   for (Val* output : expr->outputs()) {
     FUSER_INTERNAL_ASSERT(
@@ -157,7 +161,10 @@ void Fusion::replaceInput(Expr* expr, Val* old_val, Val* new_val) {
   FUSER_INTERNAL_ASSERT(found, old_val->toString(), " is not an input");
   auto& uses = old_val->uses_;
   uses.erase(std::remove(uses.begin(), uses.end(), expr), uses.end());
-  new_val->uses_.push_back(expr);
+  auto& new_uses = new_val->uses_;
+  if (std::find(new_uses.begin(), new_uses.end(), expr) == new_uses.end()) {
+    new_uses.push_back(expr);
+  }
 }
 
 void Fusion::replaceOutputOfExpr(Expr* expr, Val* old_val, Val* new_val) {

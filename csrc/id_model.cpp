@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 #include <tuple>
+#include <unordered_set>
 
 namespace fuser {
 
@@ -34,8 +35,34 @@ bool DisjointIdSets::join(IterDomain* a, IterDomain* b) {
   return true;
 }
 
+namespace {
+
+// The Split/Merge exprs of every tensor's root -> logical, logical ->
+// allocation and logical -> loop paths, without repeats.
+std::vector<Expr*> collectIdExprs(Fusion* fusion) {
+  std::vector<Expr*> id_exprs;
+  std::unordered_set<Expr*> seen;
+  for (TensorView* tv : fusion->allTvs()) {
+    auto add = [&](const std::vector<IterDomain*>& from,
+                   const std::vector<IterDomain*>& to) {
+      for (Expr* e : getExprsBetween(from, to)) {
+        if (seen.insert(e).second) {
+          id_exprs.push_back(e);
+        }
+      }
+    };
+    add(tv->getMaybeRootDomain(), tv->getLogicalDomain());
+    add(tv->getLogicalDomain(), tv->getMaybeAllocationDomain());
+    add(tv->getLogicalDomain(), tv->getLoopDomain());
+  }
+  return id_exprs;
+}
+
+} // namespace
+
 IdModel::IdModel(Fusion* fusion) {
   build(fusion, exact_, /*permissive=*/false);
+  id_exprs_ = collectIdExprs(fusion);
   build(fusion, loop_, /*permissive=*/true);
 }
 
@@ -54,21 +81,7 @@ std::string attributeKey(Expr* expr) {
 } // namespace
 
 void IdModel::build(Fusion* fusion, DisjointIdSets& sets, bool permissive) {
-  std::vector<Expr*> id_exprs;
-  for (TensorView* tv : fusion->allTvs()) {
-    auto add = [&](const std::vector<IterDomain*>& from,
-                   const std::vector<IterDomain*>& to) {
-      for (Expr* e : getExprsBetween(from, to)) {
-        id_exprs.push_back(e);
-      }
-    };
-    add(tv->getMaybeRootDomain(), tv->getLogicalDomain());
-    add(tv->getLogicalDomain(), tv->getMaybeAllocationDomain());
-    add(tv->getLogicalDomain(), tv->getLoopDomain());
-    for (IterDomain* id : tv->getLoopDomain()) {
-      sets.find(id);
-    }
-  }
+  const std::vector<Expr*> id_exprs = collectIdExprs(fusion);
   for (Expr* expr : fusion->exprs()) {
     for (Val* out : expr->outputs()) {
       auto* consumer = dynamic_cast<TensorView*>(out);

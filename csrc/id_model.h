@@ -40,10 +40,19 @@ class IdModel {
   bool loopMapped(IterDomain* a, IterDomain* b) {
     return loop_.same(a, b);
   }
+  // Representative of `id`'s exact set.
+  IterDomain* exactGroup(IterDomain* id) {
+    return exact_.find(id);
+  }
+  // Every Split/Merge between the domains of the fusion's tensors.
+  const std::vector<Expr*>& idExprs() const {
+    return id_exprs_;
+  }
 
  private:
   void build(Fusion* fusion, DisjointIdSets& sets, bool permissive);
 
+  std::vector<Expr*> id_exprs_;
   DisjointIdSets exact_;
   DisjointIdSets loop_;
 };

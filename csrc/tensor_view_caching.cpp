@@ -103,16 +103,26 @@ TensorView* TensorView::cacheBefore(
       loop.push_back(id);
     }
   }
+  Contiguity contiguity;
+  if (hasAllocation()) {
+    contiguity = getContiguity();
+  } else {
+    for (size_t i = 0; i < getLogicalDomain().size(); ++i) {
+      if (!getLogicalDomain()[i]->isReduction()) {
+        contiguity.push_back(getContiguity()[i]);
+      }
+    }
+  }
   TensorDomain* kept = nullptr;
   try {
     kept = IrBuilder::create<TensorDomain>(
         std::vector<IterDomain*>{}, logical, getAllocationDomain(), loop,
-        getContiguity());
+        contiguity);
   } catch (const UserError&) {
     // The loop went through reduction axes; restart it from logical.
     kept = IrBuilder::create<TensorDomain>(
         std::vector<IterDomain*>{}, logical, getAllocationDomain(), logical,
-        getContiguity());
+        contiguity);
   }
   // The domain's logical IDs change (root and reductions dropped), so set
   // it directly rather than through setDomain's logical check.

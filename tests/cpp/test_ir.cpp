@@ -213,6 +213,30 @@ TEST_F(IrTest, DefinitionsAndUses) {
   EXPECT_EQ(tv3->getMemoryType(), MemoryType::Global);
 }
 
+// An expr that reads a value twice is one use of it, and replacing that
+// input replaces both operands.
+TEST_F(IrTest, ValueReadTwiceIsOneUse) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* tv0 = makeContigConcreteTensor({4});
+  TensorView* tv1 = add(tv0, tv0);
+  Expr* def = tv1->definition();
+  EXPECT_EQ(def->inputs(), (std::vector<Val*>{tv0, tv0}));
+  EXPECT_EQ(tv0->uses(), (std::vector<Expr*>{def}));
+
+  TensorView* tv2 = makeContigConcreteTensor({4});
+  fusion->replaceInput(def, tv0, tv2);
+  EXPECT_EQ(def->inputs(), (std::vector<Val*>{tv2, tv2}));
+  EXPECT_TRUE(tv0->uses().empty());
+  EXPECT_EQ(tv2->uses(), (std::vector<Expr*>{def}));
+
+  // Replacing one of two different inputs keeps the other's use.
+  TensorView* tv3 = add(tv1, tv2);
+  fusion->replaceInput(tv3->definition(), tv1, tv2);
+  EXPECT_EQ(tv2->uses(), (std::vector<Expr*>{def, tv3->definition()}));
+  EXPECT_TRUE(tv1->uses().empty());
+}
+
 TEST_F(IrTest, FusionInputOutputMisuse) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());

@@ -1,0 +1,181 @@
+#include <device_lower/kernel_ir.h>
+
+#include <dispatch.h>
+#include <ir/cloner.h>
+
+#include <sstream>
+
+namespace fuser::kir {
+
+TensorIndex::TensorIndex(TensorView* view, Val* index)
+    : Val(view->dtype()), view_(view), index_(index) {}
+
+std::string TensorIndex::toString(int indent_size) const {
+  return indent(indent_size) + toInlineString();
+}
+
+std::string TensorIndex::toInlineString() const {
+  return "T" + std::to_string(view_->name()) + "[" +
+      index_->toInlineString() + "]";
+}
+
+void TensorIndex::accept(OptOutDispatch& visitor) {
+  visitor.handle(static_cast<Val*>(this));
+}
+
+Statement* TensorIndex::cloneWith(IrCloner& cloner) const {
+  return IrBuilder::createInContainer<TensorIndex>(
+      cloner.target(), cloner.clone(view_), cloner.clone(index_));
+}
+
+NamedScalar::NamedScalar(std::string name, DataType dtype)
+    : Val(dtype), name_(std::move(name)) {}
+
+std::string NamedScalar::toString(int indent_size) const {
+  return indent(indent_size) + name_;
+}
+
+std::string NamedScalar::toInlineString() const {
+  return name_;
+}
+
+bool NamedScalar::sameAs(const Statement* other) const {
+  auto* named = dynamic_cast<const NamedScalar*>(other);
+  return named != nullptr && named->scalarName() == name_;
+}
+
+void NamedScalar::accept(OptOutDispatch& visitor) {
+  visitor.handle(static_cast<Val*>(this));
+}
+
+Statement* NamedScalar::cloneWith(IrCloner& cloner) const {
+  return IrBuilder::createInContainer<NamedScalar>(
+      cloner.target(), name_, dtype());
+}
+
+ForLoop::ForLoop(IterDomain* iter_domain, Val* index, Val* start, Val* stop)
+    : iter_domain_(iter_domain), index_(index), start_(start), stop_(stop) {}
+
+void ForLoop::setIterDomain(IterDomain* id) {
+  iter_domain_ = id;
+}
+
+bool ForLoop::isTrivial() const {
+  if (iter_domain_->isThread() || iter_domain_->isDeviceDim() ||
+      iter_domain_->getParallelType() == ParallelType::Vectorize) {
+    return true;
+  }
+  return stop_->isConstInt() && start_->isConstInt() &&
+      stop_->constIntValue() - start_->constIntValue() == 1;
+}
+
+namespace {
+
+std::string scopeToString(const Scope& scope, int indent_size) {
+  std::stringstream ss;
+  for (Expr* expr : scope.exprs()) {
+    ss << expr->toString(indent_size);
+  }
+  return ss.str();
+}
+
+} // namespace
+
+std::string ForLoop::toString(int indent_size) const {
+  std::stringstream ss;
+  ss << indent(indent_size) << "FOR " << index_->toInlineString() << " in "
+     << iter_domain_->toString() << ":\n"
+     << scopeToString(body_, indent_size + 1);
+  return ss.str();
+}
+
+void ForLoop::accept(OptOutDispatch& visitor) {
+  visitor.handle(static_cast<Expr*>(this));
+}
+
+Statement* ForLoop::cloneWith(IrCloner&) const {
+  FUSER_ERROR("kernel IR is not cloned");
+}
+
+IfThenElse::IfThenElse(Val* predicate) : predicate_(predicate) {}
+
+std::string IfThenElse::toString(int indent_size) const {
+  std::stringstream ss;
+  ss << indent(indent_size) << "IF "
+     << (predicate_ ? predicate_->toInlineString() : std::string("<pending>"))
+     << ":\n"
+     << scopeToString(then_body_, indent_size + 1);
+  if (!else_body_.empty()) {
+    ss << indent(indent_size) << "ELSE:\n"
+       << scopeToString(else_body_, indent_size + 1);
+  }
+  return ss.str();
+}
+
+void IfThenElse::accept(OptOutDispatch& visitor) {
+  visitor.handle(static_cast<Expr*>(this));
+}
+
+Statement* IfThenElse::cloneWith(IrCloner&) const {
+  FUSER_ERROR("kernel IR is not cloned");
+}
+
+Allocate::Allocate(TensorView* buffer, MemoryType memory_type, Val* size)
+    : buffer_(buffer), memory_type_(memory_type), size_(size) {}
+
+std::string Allocate::toString(int indent_size) const {
+  std::stringstream ss;
+  ss << indent(indent_size) << "ALLOCATE T" << buffer_->name() << " "
+     << memory_type_ << " " << buffer_->dtype() << "["
+     << size_->toInlineString() << "]\n";
+  return ss.str();
+}
+
+void Allocate::accept(OptOutDispatch& visitor) {
+  visitor.handle(static_cast<Expr*>(this));
+}
+
+Statement* Allocate::cloneWith(IrCloner&) const {
+  FUSER_ERROR("kernel IR is not cloned");
+}
+
+std::string BlockSync::toString(int indent_size) const {
+  return indent(indent_size) + "BLOCKSYNC\n";
+}
+
+void BlockSync::accept(OptOutDispatch& visitor) {
+  visitor.handle(static_cast<Expr*>(this));
+}
+
+Statement* BlockSync::cloneWith(IrCloner&) const {
+  FUSER_ERROR("kernel IR is not cloned");
+}
+
+Val* parallelIndex(ParallelType pt) {
+  std::string name = toString(pt);
+  return IrBuilder::create<NamedScalar>(name, DataType::Index);
+}
+
+Val* parallelExtent(ParallelType pt) {
+  FUSER_INTERNAL_ASSERT(
+      isParallelTypeThreadDim(pt) || isParallelTypeBlockDim(pt),
+      "no launch extent for ", pt);
+  std::string name = toString(pt);
+  // threadIdx.x -> blockDim.x, blockIdx.x -> gridDim.x
+  if (isParallelTypeThreadDim(pt)) {
+    name = "blockDim" + name.substr(name.find('.'));
+  } else {
+    name = "gridDim" + name.substr(name.find('.'));
+  }
+  return IrBuilder::create<NamedScalar>(name, DataType::Index);
+}
+
+std::string toString(const std::vector<Expr*>& exprs) {
+  std::stringstream ss;
+  for (Expr* expr : exprs) {
+    ss << expr->toString(0);
+  }
+  return ss.str();
+}
+
+} // namespace fuser::kir

@@ -1,0 +1,219 @@
+// Kernel IR: the loop-nest form a fusion is lowered to (DESIGN §5).
+//
+// Kernel IR nodes live in the lowered copy of the fusion next to the fusion
+// IR nodes they refer to. Tensor exprs keep their fusion IR classes
+// (UnaryOp, LoadStoreOp, ...) but read and write TensorIndex operands after
+// index lowering. Structure (loops, branches, allocations) is expressed with
+// the nodes below; they have no data inputs or outputs.
+#pragma once
+
+#include <ir/all_nodes.h>
+
+#include <string>
+#include <vector>
+
+namespace fuser::kir {
+
+// Element `index` of a tensor, in the tensor's memory (global: the linear
+// offset from the allocation domain; local/shared: the buffer offset).
+class TensorIndex : public Val {
+ public:
+  TensorIndex(TensorView* view, Val* index);
+
+  TensorView* view() const {
+    return view_;
+  }
+  Val* index() const {
+    return index_;
+  }
+
+  std::string toString(int indent_size = 0) const override;
+  std::string toInlineString() const override;
+  void accept(OptOutDispatch& visitor) override;
+  Statement* cloneWith(IrCloner& cloner) const override;
+
+ private:
+  TensorView* view_;
+  Val* index_;
+};
+
+// A scalar known to the generated code by name: threadIdx.x, blockDim.x,
+// T0.logical_size[1], T0.alloc_stride[0], ...
+class NamedScalar : public Val {
+ public:
+  NamedScalar(std::string name, DataType dtype);
+
+  const std::string& scalarName() const {
+    return name_;
+  }
+
+  std::string toString(int indent_size = 0) const override;
+  std::string toInlineString() const override;
+  bool sameAs(const Statement* other) const override;
+  void accept(OptOutDispatch& visitor) override;
+  Statement* cloneWith(IrCloner& cloner) const override;
+
+ private:
+  std::string name_;
+};
+
+// A list of exprs; loops and branches own one.
+class Scope {
+ public:
+  const std::vector<Expr*>& exprs() const {
+    return exprs_;
+  }
+  std::vector<Expr*>& mutableExprs() {
+    return exprs_;
+  }
+  void push_back(Expr* expr) {
+    exprs_.push_back(expr);
+  }
+  bool empty() const {
+    return exprs_.empty();
+  }
+
+ private:
+  std::vector<Expr*> exprs_;
+};
+
+// One loop of the nest, made for a loop IterDomain. Thread- and
+// block-parallel loops print no `for`: their index is threadIdx/blockIdx.
+class ForLoop : public Expr {
+ public:
+  ForLoop(IterDomain* iter_domain, Val* index, Val* start, Val* stop);
+
+  IterDomain* iterDomain() const {
+    return iter_domain_;
+  }
+  // The ID whose extent the loop runs over; it may be replaced by a more
+  // concrete loop-mapped ID when another tensor shares the loop.
+  void setIterDomain(IterDomain* id);
+  Val* index() const {
+    return index_;
+  }
+  Val* start() const {
+    return start_;
+  }
+  Val* stop() const {
+    return stop_;
+  }
+  void setStop(Val* stop) {
+    stop_ = stop;
+  }
+  ParallelType parallelType() const {
+    return iter_domain_->getParallelType();
+  }
+  bool isThreadParallel() const {
+    return iter_domain_->isThread();
+  }
+  // Loops that the codegen does not emit as a `for`.
+  bool isTrivial() const;
+
+  Scope& body() {
+    return body_;
+  }
+  const Scope& body() const {
+    return body_;
+  }
+
+  std::string getOpString() const override {
+    return "ForLoop";
+  }
+  std::string toString(int indent_size = 0) const override;
+  void accept(OptOutDispatch& visitor) override;
+  Statement* cloneWith(IrCloner& cloner) const override;
+
+ private:
+  IterDomain* iter_domain_;
+  Val* index_;
+  Val* start_;
+  Val* stop_;
+  Scope body_;
+};
+
+class IfThenElse : public Expr {
+ public:
+  explicit IfThenElse(Val* predicate);
+
+  Val* predicate() const {
+    return predicate_;
+  }
+  void setPredicate(Val* predicate) {
+    predicate_ = predicate;
+  }
+  Scope& thenBody() {
+    return then_body_;
+  }
+  const Scope& thenBody() const {
+    return then_body_;
+  }
+  Scope& elseBody() {
+    return else_body_;
+  }
+  const Scope& elseBody() const {
+    return else_body_;
+  }
+
+  std::string getOpString() const override {
+    return "IfThenElse";
+  }
+  std::string toString(int indent_size = 0) const override;
+  void accept(OptOutDispatch& visitor) override;
+  Statement* cloneWith(IrCloner& cloner) const override;
+
+ private:
+  Val* predicate_;
+  Scope then_body_;
+  Scope else_body_;
+};
+
+// A register or shared-memory buffer for a tensor that is not global.
+class Allocate : public Expr {
+ public:
+  Allocate(TensorView* buffer, MemoryType memory_type, Val* size);
+
+  TensorView* buffer() const {
+    return buffer_;
+  }
+  MemoryType memoryType() const {
+    return memory_type_;
+  }
+  Val* size() const {
+    return size_;
+  }
+
+  std::string getOpString() const override {
+    return "Allocate";
+  }
+  std::string toString(int indent_size = 0) const override;
+  void accept(OptOutDispatch& visitor) override;
+  Statement* cloneWith(IrCloner& cloner) const override;
+
+ private:
+  TensorView* buffer_;
+  MemoryType memory_type_;
+  Val* size_;
+};
+
+// __syncthreads().
+class BlockSync : public Expr {
+ public:
+  BlockSync() = default;
+  std::string getOpString() const override {
+    return "BlockSync";
+  }
+  std::string toString(int indent_size = 0) const override;
+  void accept(OptOutDispatch& visitor) override;
+  Statement* cloneWith(IrCloner& cloner) const override;
+};
+
+// Names of the special scalars codegen prints for parallel indices and
+// extents (threadIdx.x, blockDim.x, ...).
+Val* parallelIndex(ParallelType pt);
+Val* parallelExtent(ParallelType pt);
+
+// Prints a list of kernel IR exprs, one line each, nested by scope.
+std::string toString(const std::vector<Expr*>& exprs);
+
+} // namespace fuser::kir

@@ -1,0 +1,93 @@
+// Lowering: a scheduled fusion -> kernel IR (DESIGN §5).
+//
+// GpuLower copies the fusion (lowering adds nodes freely), builds the
+// analyses the passes share (IdModel, extents of kernel arguments), then runs
+// the ordered pass list of lower.cpp. Each pass is a free function in its
+// own file under pass/; FUSER_DUMP=lower_passes times them and
+// FUSER_DUMP=kernel_ir prints the result.
+#pragma once
+
+#include <device_lower/kernel_ir.h>
+#include <fusion.h>
+#include <id_model.h>
+#include <ir/cloner.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace fuser {
+
+// What the runtime must check before a vectorized access is legal: the
+// tensor's pointer is aligned to the vector, its innermost allocation
+// stride is 1, and `extent` is divisible by the width.
+struct VectorizationCheck {
+  int64_t tensor_position = -1; // position among kernel tensor parameters
+  TensorView* tv = nullptr;
+  int64_t width = 1;
+  Val* extent = nullptr;
+};
+
+// The result of lowering, owned by one object: the lowered fusion copy and
+// everything the code generator and runtime need.
+struct LoweredKernel {
+  std::unique_ptr<Fusion> fusion;
+  std::vector<Expr*> exprs; // top-level kernel IR
+  // Kernel parameters: fusion inputs then outputs, in the lowered copy.
+  std::vector<Val*> parameters;
+  // Launch extent of each used thread/block parallel type.
+  std::map<ParallelType, Val*> launch_extents;
+  std::vector<VectorizationCheck> vectorization_checks;
+  DataType index_type = DataType::Int;
+  std::string kernel_name = "fuser_kernel";
+};
+
+class GpuLower {
+ public:
+  explicit GpuLower(const Fusion* fusion, DataType index_type = DataType::Int);
+  ~GpuLower();
+
+  // Runs the pass list once.
+  std::unique_ptr<LoweredKernel> run();
+
+  // The lowering in progress (passes read the shared analyses from it).
+  static GpuLower* current();
+
+  Fusion* fusion() const {
+    return kernel_->fusion.get();
+  }
+  LoweredKernel& kernel() {
+    return *kernel_;
+  }
+  IdModel& idModel() {
+    return *id_model_;
+  }
+  DataType indexType() const {
+    return kernel_->index_type;
+  }
+
+  // `value` with every symbolic extent of a kernel tensor parameter replaced
+  // by the argument field it is read from (T0.logical_size[1]).
+  Val* resolveExtent(Val* value);
+
+  // The extent a loop over `id` runs to.
+  Val* loopExtent(IterDomain* id);
+
+ private:
+  void bindParameterExtents();
+
+  std::unique_ptr<LoweredKernel> kernel_;
+  std::unique_ptr<IdModel> id_model_;
+  std::unordered_map<const Val*, Val*> extent_substitutions_;
+  std::unordered_map<const Val*, Val*> resolved_;
+  GpuLower* previous_ = nullptr;
+};
+
+// Lower `fusion` as it is scheduled now and print its CUDA C++.
+std::string generateCudaKernel(
+    const Fusion* fusion,
+    DataType index_type = DataType::Int);
+
+} // namespace fuser

@@ -1,0 +1,36 @@
+// The lowering passes, in the order lower.cpp runs them. Each takes and
+// returns the top-level kernel IR exprs; each lives in its own file.
+#pragma once
+
+#include <ir/base_nodes.h>
+
+#include <vector>
+
+namespace fuser {
+
+// pass/expr_sort.cpp: tensor exprs in an order where every producer comes
+// before its consumers and inlined producers sit right before them.
+std::vector<Expr*> sortExprsForInlining(const std::vector<Expr*>& exprs);
+
+// pass/loop_nests.cpp: wraps each tensor expr in loops over its output's
+// loop domain, sharing the loops allowed by inlining.
+std::vector<Expr*> generateLoopNests(const std::vector<Expr*>& exprs);
+
+// pass/allocations.cpp: register/shared buffers for non-global tensors and
+// reduction initializations.
+std::vector<Expr*> insertAllocations(const std::vector<Expr*>& exprs);
+
+// pass/predicate_placement.cpp: wraps each tensor expr in an IfThenElse
+// whose predicate is filled in later.
+std::vector<Expr*> placePredicates(const std::vector<Expr*>& exprs);
+
+// pass/index_lowering.cpp: tensor operands -> TensorIndex (the indexer).
+std::vector<Expr*> lowerIndices(const std::vector<Expr*>& exprs);
+
+// pass/predicate_generation.cpp: fills in the predicates.
+std::vector<Expr*> generatePredicates(const std::vector<Expr*>& exprs);
+
+// pass/cleanup.cpp: removes always-true branches and empty scopes.
+std::vector<Expr*> cleanUpKernel(const std::vector<Expr*>& exprs);
+
+} // namespace fuser

@@ -1,0 +1,203 @@
+#include <expr_evaluator.h>
+
+#include <ir/all_nodes.h>
+
+#include <cmath>
+
+namespace fuser {
+
+void ExpressionEvaluator::bind(const Val* value, ScalarValue concrete) {
+  bindings_[value] = concrete;
+  cache_.clear();
+}
+
+void ExpressionEvaluator::bind(const std::string& name, ScalarValue concrete) {
+  named_bindings_[name] = concrete;
+  cache_.clear();
+}
+
+namespace {
+
+ScalarValue castTo(const ScalarValue& v, DataType dtype) {
+  if (isIntegralType(dtype)) {
+    return ScalarValue(v.asInt());
+  }
+  if (isFloatingPointType(dtype)) {
+    return ScalarValue(v.asDouble());
+  }
+  if (dtype == DataType::Bool) {
+    return ScalarValue(v.asBool());
+  }
+  return v;
+}
+
+} // namespace
+
+ScalarValue evaluateBinaryOp(
+    BinaryOpType op,
+    const ScalarValue& a,
+    const ScalarValue& b,
+    DataType out_type) {
+  const bool integral = !a.isDouble() && !b.isDouble();
+  auto result = [&](double d, int64_t i) {
+    return integral ? castTo(ScalarValue(i), out_type)
+                    : castTo(ScalarValue(d), out_type);
+  };
+  switch (op) {
+    case BinaryOpType::Add:
+      return result(a.asDouble() + b.asDouble(), a.asInt() + b.asInt());
+    case BinaryOpType::Sub:
+      return result(a.asDouble() - b.asDouble(), a.asInt() - b.asInt());
+    case BinaryOpType::Mul:
+      return result(a.asDouble() * b.asDouble(), a.asInt() * b.asInt());
+    case BinaryOpType::Div:
+      FUSER_CHECK(!integral || b.asInt() != 0, "Division by zero.");
+      return result(
+          a.asDouble() / b.asDouble(), integral ? a.asInt() / b.asInt() : 0);
+    case BinaryOpType::CeilDiv:
+      FUSER_CHECK(b.asInt() != 0, "Division by zero in ceilDiv.");
+      return castTo(
+          ScalarValue((a.asInt() + b.asInt() - 1) / b.asInt()), out_type);
+    case BinaryOpType::Mod:
+      FUSER_CHECK(!integral || b.asInt() != 0, "Modulo by zero.");
+      return result(
+          std::fmod(a.asDouble(), b.asDouble()),
+          integral ? a.asInt() % b.asInt() : 0);
+    case BinaryOpType::Pow:
+      return castTo(ScalarValue(std::pow(a.asDouble(), b.asDouble())), out_type);
+    case BinaryOpType::Max:
+      return result(
+          std::max(a.asDouble(), b.asDouble()), std::max(a.asInt(), b.asInt()));
+    case BinaryOpType::Min:
+      return result(
+          std::min(a.asDouble(), b.asDouble()), std::min(a.asInt(), b.asInt()));
+    case BinaryOpType::Eq:
+      return ScalarValue(integral ? a.asInt() == b.asInt()
+                                  : a.asDouble() == b.asDouble());
+    case BinaryOpType::Ne:
+      return ScalarValue(integral ? a.asInt() != b.asInt()
+                                  : a.asDouble() != b.asDouble());
+    case BinaryOpType::Lt:
+      return ScalarValue(integral ? a.asInt() < b.asInt()
+                                  : a.asDouble() < b.asDouble());
+    case BinaryOpType::Le:
+      return ScalarValue(integral ? a.asInt() <= b.asInt()
+                                  : a.asDouble() <= b.asDouble());
+    case BinaryOpType::Gt:
+      return ScalarValue(integral ? a.asInt() > b.asInt()
+                                  : a.asDouble() > b.asDouble());
+    case BinaryOpType::Ge:
+      return ScalarValue(integral ? a.asInt() >= b.asInt()
+                                  : a.asDouble() >= b.asDouble());
+    case BinaryOpType::LogicalAnd:
+      return ScalarValue(a.asBool() && b.asBool());
+    case BinaryOpType::LogicalOr:
+      return ScalarValue(a.asBool() || b.asBool());
+  }
+  FUSER_ERROR("unknown binary op");
+}
+
+ScalarValue evaluateUnaryOp(
+    UnaryOpType op,
+    const ScalarValue& a,
+    DataType out_type) {
+  const double x = a.asDouble();
+  switch (op) {
+    case UnaryOpType::Neg:
+      return a.isDouble() ? castTo(ScalarValue(-x), out_type)
+                          : castTo(ScalarValue(-a.asInt()), out_type);
+    case UnaryOpType::Abs:
+      return a.isDouble() ? castTo(ScalarValue(std::fabs(x)), out_type)
+                          : castTo(ScalarValue(std::llabs(a.asInt())), out_type);
+    case UnaryOpType::Exp:
+      return castTo(ScalarValue(std::exp(x)), out_type);
+    case UnaryOpType::Log:
+      return castTo(ScalarValue(std::log(x)), out_type);
+    case UnaryOpType::Sqrt:
+      return castTo(ScalarValue(std::sqrt(x)), out_type);
+    case UnaryOpType::Rsqrt:
+      return castTo(ScalarValue(1.0 / std::sqrt(x)), out_type);
+    case UnaryOpType::Reciprocal:
+      return castTo(ScalarValue(1.0 / x), out_type);
+    case UnaryOpType::Relu:
+      return a.isDouble() ? castTo(ScalarValue(x > 0 ? x : 0.0), out_type)
+                          : castTo(ScalarValue(std::max<int64_t>(a.asInt(), 0)),
+                                   out_type);
+    case UnaryOpType::Sigmoid:
+      return castTo(ScalarValue(1.0 / (1.0 + std::exp(-x))), out_type);
+    case UnaryOpType::Tanh:
+      return castTo(ScalarValue(std::tanh(x)), out_type);
+    case UnaryOpType::Gelu:
+      return castTo(
+          ScalarValue(0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)))),
+          out_type);
+    case UnaryOpType::Silu:
+      return castTo(ScalarValue(x / (1.0 + std::exp(-x))), out_type);
+    case UnaryOpType::Sin:
+      return castTo(ScalarValue(std::sin(x)), out_type);
+    case UnaryOpType::Cos:
+      return castTo(ScalarValue(std::cos(x)), out_type);
+    case UnaryOpType::LogicalNot:
+      return ScalarValue(!a.asBool());
+    case UnaryOpType::Cast:
+      return castTo(a, out_type);
+  }
+  FUSER_ERROR("unknown unary op");
+}
+
+std::optional<ScalarValue> ExpressionEvaluator::evaluate(const Val* value) {
+  if (value == nullptr) {
+    return std::nullopt;
+  }
+  if (value->isConst()) {
+    return value->value();
+  }
+  if (auto it = bindings_.find(value); it != bindings_.end()) {
+    return it->second;
+  }
+  if (!named_bindings_.empty()) {
+    if (auto it = named_bindings_.find(value->toString());
+        it != named_bindings_.end()) {
+      return it->second;
+    }
+  }
+  if (auto it = cache_.find(value); it != cache_.end()) {
+    return it->second;
+  }
+  Expr* def = value->definition();
+  if (def == nullptr || !value->isScalar()) {
+    return std::nullopt;
+  }
+  std::optional<ScalarValue> result;
+  if (auto* bop = dynamic_cast<BinaryOp*>(def)) {
+    auto a = evaluate(bop->lhs());
+    auto b = evaluate(bop->rhs());
+    if (a && b) {
+      result = evaluateBinaryOp(bop->opType(), *a, *b, value->dtype());
+    }
+  } else if (auto* uop = dynamic_cast<UnaryOp*>(def)) {
+    auto a = evaluate(uop->in());
+    if (a) {
+      result = evaluateUnaryOp(uop->opType(), *a, value->dtype());
+    }
+  } else if (auto* top = dynamic_cast<TernaryOp*>(def)) {
+    auto c = evaluate(top->input(0));
+    if (c) {
+      result = evaluate(c->asBool() ? top->input(1) : top->input(2));
+    }
+  }
+  if (result) {
+    cache_[value] = *result;
+  }
+  return result;
+}
+
+ScalarValue ExpressionEvaluator::evaluateOrThrow(const Val* value) {
+  auto result = evaluate(value);
+  FUSER_CHECK(
+      result.has_value(), "Cannot evaluate ", value->toInlineString(),
+      ": a value it depends on is not bound.");
+  return *result;
+}
+
+} // namespace fuser
