@@ -56,7 +56,10 @@ int64_t maxInlinePosition(
   for (TensorView* consumer : consumersOf(tv)) {
     const auto& consumer_loop = consumer->getLoopDomain();
     int64_t mapped = 0;
+    // A vectorized consumer axis must stay a loop of its own copy.
     while (mapped < limit && mapped < consumer->nDims() &&
+           consumer_loop[static_cast<size_t>(mapped)]->getParallelType() !=
+               ParallelType::Vectorize &&
            id_model.loopMapped(
                loop[static_cast<size_t>(mapped)],
                consumer_loop[static_cast<size_t>(mapped)])) {

@@ -16,7 +16,7 @@ std::string TensorIndex::toString(int indent_size) const {
 
 std::string TensorIndex::toInlineString() const {
   return "T" + std::to_string(view_->name()) + "[" +
-      index_->toInlineString() + "]";
+      (index_ == nullptr ? std::string("?") : index_->toInlineString()) + "]";
 }
 
 void TensorIndex::accept(OptOutDispatch& visitor) {
@@ -25,7 +25,8 @@ void TensorIndex::accept(OptOutDispatch& visitor) {
 
 Statement* TensorIndex::cloneWith(IrCloner& cloner) const {
   return IrBuilder::createInContainer<TensorIndex>(
-      cloner.target(), cloner.clone(view_), cloner.clone(index_));
+      cloner.target(), cloner.clone(view_),
+      index_ == nullptr ? nullptr : cloner.clone(index_));
 }
 
 NamedScalar::NamedScalar(std::string name, DataType dtype)

@@ -92,6 +92,9 @@ class ForLoop : public Expr {
   Val* index() const {
     return index_;
   }
+  void setIndex(Val* index) {
+    index_ = index;
+  }
   Val* start() const {
     return start_;
   }

@@ -97,6 +97,11 @@ Val* GpuLower::loopExtent(IterDomain* id) {
   return resolveExtent(id->extent());
 }
 
+Val* GpuLower::launchExtent(ParallelType pt) const {
+  auto it = kernel_->launch_extents.find(pt);
+  return it == kernel_->launch_extents.end() ? nullptr : it->second;
+}
+
 std::unique_ptr<LoweredKernel> GpuLower::run() {
   FusionGuard fg(fusion());
   using Pass = std::vector<Expr*> (*)(const std::vector<Expr*>&);
@@ -116,6 +121,10 @@ std::unique_ptr<LoweredKernel> GpuLower::run() {
   for (const auto& [name, pass] : passes) {
     auto start = std::chrono::steady_clock::now();
     exprs = pass(exprs);
+    if (pass == generateLoopNests) {
+      // Launch sizes follow from the loops; indexing needs them.
+      kernel_->launch_extents = computeLaunchExtents(exprs);
+    }
     if (isDebugDumpEnabled(DebugDumpOption::LowerPasses)) {
       auto us = std::chrono::duration_cast<std::chrono::microseconds>(
                     std::chrono::steady_clock::now() - start)
@@ -124,7 +133,6 @@ std::unique_ptr<LoweredKernel> GpuLower::run() {
     }
   }
   kernel_->exprs = exprs;
-  kernel_->launch_extents = computeLaunchExtents(exprs);
   if (isDebugDumpEnabled(DebugDumpOption::KernelIr)) {
     std::cout << "[kernel_ir]\n" << kir::toString(exprs) << std::flush;
   }

@@ -75,6 +75,10 @@ class GpuLower {
   // The extent a loop over `id` runs to.
   Val* loopExtent(IterDomain* id);
 
+  // The launch size of a thread/block parallel type (nullptr if unused);
+  // known once the loop nests exist.
+  Val* launchExtent(ParallelType pt) const;
+
  private:
   void bindParameterExtents();
 

@@ -1,0 +1,293 @@
+#include <device_lower/index/indexer.h>
+
+#include <device_lower/lower.h>
+#include <ir/domain_traversal.h>
+
+#include <algorithm>
+
+namespace fuser {
+
+bool isVectorizedCopyLoop(const kir::ForLoop* loop) {
+  if (loop->parallelType() != ParallelType::Vectorize) {
+    return false;
+  }
+  const auto& body = loop->body().exprs();
+  if (body.size() != 1) {
+    return false;
+  }
+  Expr* expr = body[0];
+  if (auto* branch = dynamic_cast<kir::IfThenElse*>(expr)) {
+    if (branch->thenBody().exprs().size() != 1 ||
+        !branch->elseBody().empty()) {
+      return false;
+    }
+    expr = branch->thenBody().exprs()[0];
+  }
+  auto* copy = dynamic_cast<LoadStoreOp*>(expr);
+  // Before index lowering operands are tensors, after it TensorIndexes.
+  return copy != nullptr &&
+      (copy->in()->isA<TensorView>() || copy->in()->isA<kir::TensorIndex>());
+}
+
+Indexer::Indexer(const std::vector<kir::ForLoop*>& loops, bool vectorized_copy)
+    : loops_(loops) {
+  Fusion* fusion = FusionGuard::getCurFusion();
+  // doc/indexing.md §1: each loop gives its ID's group an index.
+  for (size_t i = 0; i < loops.size(); ++i) {
+    kir::ForLoop* loop = loops[i];
+    Val* index = loop->index();
+    if (vectorized_copy && i + 1 == loops.size() &&
+        loop->parallelType() == ParallelType::Vectorize) {
+      index = fusion->zeroVal();
+    }
+    setKnown(loop->iterDomain(), index);
+    // A thread index is only known to stay below the loop's extent when the
+    // launch is sized exactly for it.
+    bool bounded = !index->isConst();
+    if (loop->isThreadParallel()) {
+      Val* launch = GpuLower::current()->launchExtent(loop->parallelType());
+      bounded = launch != nullptr && launch->sameAs(loop->stop());
+    }
+    if (bounded) {
+      ranges_[index] = ValueRange{loop->start(), loop->stop()};
+    }
+  }
+}
+
+Val* Indexer::known(IterDomain* id) {
+  auto it = known_.find(GpuLower::current()->idModel().exactGroup(id));
+  return it == known_.end() ? nullptr : it->second;
+}
+
+void Indexer::setKnown(IterDomain* id, Val* index) {
+  known_.emplace(GpuLower::current()->idModel().exactGroup(id), index);
+}
+
+// doc/indexing.md §3: the four propagation rules.
+bool Indexer::propagateOnce() {
+  GpuLower* lower = GpuLower::current();
+  bool progress = false;
+  for (Expr* expr : lower->idModel().idExprs()) {
+    std::vector<Val*> in_index;
+    std::vector<Val*> out_index;
+    for (Val* v : expr->inputs()) {
+      in_index.push_back(known(v->as<IterDomain>()));
+    }
+    for (Val* v : expr->outputs()) {
+      out_index.push_back(known(v->as<IterDomain>()));
+    }
+    auto all = [](const std::vector<Val*>& v) {
+      return std::all_of(v.begin(), v.end(), [](Val* x) { return x; });
+    };
+    auto any_missing = [](const std::vector<Val*>& v) {
+      return std::any_of(v.begin(), v.end(), [](Val* x) { return !x; });
+    };
+    if (auto* split = dynamic_cast<Split*>(expr)) {
+      Val* inner_extent = lower->loopExtent(split->inner());
+      if (all(in_index) && any_missing(out_index)) {
+        setKnown(split->outer(), IrBuilder::divExpr(in_index[0], inner_extent));
+        setKnown(split->inner(), IrBuilder::modExpr(in_index[0], inner_extent));
+        progress = true;
+      } else if (all(out_index) && any_missing(in_index)) {
+        setKnown(
+            split->in(),
+            IrBuilder::addExpr(
+                IrBuilder::mulExpr(out_index[0], inner_extent), out_index[1]));
+        progress = true;
+      }
+    } else if (auto* merge = dynamic_cast<Merge*>(expr)) {
+      Val* inner_extent = lower->loopExtent(merge->inner());
+      if (all(in_index) && any_missing(out_index)) {
+        setKnown(
+            merge->out(),
+            IrBuilder::addExpr(
+                IrBuilder::mulExpr(in_index[0], inner_extent), in_index[1]));
+        progress = true;
+      } else if (all(out_index) && any_missing(in_index)) {
+        setKnown(merge->outer(), IrBuilder::divExpr(out_index[0], inner_extent));
+        setKnown(merge->inner(), IrBuilder::modExpr(out_index[0], inner_extent));
+        progress = true;
+      }
+    }
+  }
+  return progress;
+}
+
+Val* Indexer::indexOf(IterDomain* id) {
+  if (id->isBroadcast() || id->isDeviceDim()) {
+    return FusionGuard::getCurFusion()->zeroVal();
+  }
+  // doc/indexing.md §2: grow the known set until the group is reached.
+  while (known(id) == nullptr && propagateOnce()) {
+  }
+  return known(id);
+}
+
+Val* Indexer::index(TensorView* tv) {
+  return tv->getMemoryType() == MemoryType::Global ? globalIndex(tv)
+                                                   : bufferIndex(tv);
+}
+
+namespace {
+
+struct AllocationAxis {
+  IterDomain* id;
+  std::optional<bool> contiguous;
+  size_t stride_position; // where the kernel argument keeps its stride
+};
+
+// doc/indexing.md §4: a contiguous outer/inner pair of one split is the
+// split's input.
+std::vector<AllocationAxis> foldContiguousSplits(
+    std::vector<AllocationAxis> axes) {
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (size_t k = 0; k + 1 < axes.size(); ++k) {
+      auto* split = dynamic_cast<Split*>(axes[k].id->definition());
+      if (split == nullptr || split->outer() != axes[k].id ||
+          split->inner() != axes[k + 1].id || axes[k].contiguous != true ||
+          axes[k].id->isDeviceDim() || axes[k + 1].id->isDeviceDim()) {
+        continue;
+      }
+      axes[k] = AllocationAxis{
+          split->in(), axes[k + 1].contiguous, axes[k + 1].stride_position};
+      axes.erase(axes.begin() + static_cast<int64_t>(k) + 1);
+      changed = true;
+      break;
+    }
+  }
+  return axes;
+}
+
+} // namespace
+
+Val* Indexer::globalIndex(TensorView* tv) {
+  GpuLower* lower = GpuLower::current();
+  const auto& allocation = tv->getMaybeAllocationDomain();
+  const auto& contiguity = tv->getContiguity();
+  std::vector<AllocationAxis> axes;
+  size_t position = 0;
+  for (size_t i = 0; i < allocation.size(); ++i) {
+    if (allocation[i]->isReduction()) {
+      continue;
+    }
+    axes.push_back({allocation[i], contiguity[i], position++});
+  }
+  axes = foldContiguousSplits(std::move(axes));
+
+  // Strides right to left: a contiguous axis's stride is the next axis's
+  // extent times its stride; others come from the kernel argument.
+  Val* linear = FusionGuard::getCurFusion()->zeroVal();
+  Val* next_stride = nullptr;
+  Val* next_extent = nullptr;
+  for (size_t k = axes.size(); k-- > 0;) {
+    const AllocationAxis& axis = axes[k];
+    if (axis.id->isBroadcast() || axis.id->isDeviceDim()) {
+      continue; // no memory along this axis (doc/indexing.md §4)
+    }
+    Val* stride = nullptr;
+    if (axis.contiguous == true) {
+      stride = next_stride == nullptr
+          ? FusionGuard::getCurFusion()->oneVal()
+          : IrBuilder::mulExpr(next_extent, next_stride);
+    } else {
+      stride = IrBuilder::create<kir::NamedScalar>(
+          "T" + std::to_string(tv->name()) + ".alloc_stride[" +
+              std::to_string(axis.stride_position) + "]",
+          DataType::Index);
+    }
+    Val* idx = indexOf(axis.id);
+    FUSER_INTERNAL_ASSERT(
+        idx != nullptr, "no path from the loops to ", axis.id->toString(),
+        " of ", tv->toString());
+    linear = IrBuilder::addExpr(linear, IrBuilder::mulExpr(idx, stride));
+    next_stride = stride;
+    next_extent = lower->loopExtent(axis.id);
+  }
+  return simplifyExpr(linear, ranges_);
+}
+
+Val* Indexer::bufferIndex(TensorView* tv) {
+  GpuLower* lower = GpuLower::current();
+  const auto& loop = tv->getLoopDomain();
+  Val* linear = FusionGuard::getCurFusion()->zeroVal();
+  Val* stride = FusionGuard::getCurFusion()->oneVal();
+  for (size_t i = loop.size();
+       i-- > static_cast<size_t>(tv->getComputeAtPosition());) {
+    IterDomain* id = loop[i];
+    if (id->isReduction() || id->isBroadcast() || id->isDeviceDim() ||
+        (tv->getMemoryType() == MemoryType::Local && id->isThread()) ||
+        (tv->getMemoryType() == MemoryType::Shared && id->isBlockDim())) {
+      continue;
+    }
+    Val* idx = indexOf(id);
+    FUSER_INTERNAL_ASSERT(
+        idx != nullptr, "no path from the loops to ", id->toString(), " of ",
+        tv->toString());
+    linear = IrBuilder::addExpr(linear, IrBuilder::mulExpr(idx, stride));
+    stride = IrBuilder::mulExpr(stride, lower->loopExtent(id));
+  }
+  return simplifyExpr(linear, ranges_);
+}
+
+Val* Indexer::predicate(TensorView* consumer, bool include_reduction_axes) {
+  GpuLower* lower = GpuLower::current();
+  Fusion* fusion = FusionGuard::getCurFusion();
+  Val* condition = IrBuilder::create<Val>(ScalarValue(true), DataType::Bool);
+  auto require_below = [&](Val* idx, Val* extent) {
+    Val* simple = simplifyExpr(idx, ranges_);
+    if (provenLessThan(simple, extent, ranges_)) {
+      return;
+    }
+    condition = IrBuilder::binaryExpr(
+        BinaryOpType::LogicalAnd, condition,
+        IrBuilder::binaryExpr(BinaryOpType::Lt, simple, extent));
+  };
+  // Logical indices in range.
+  for (IterDomain* id : consumer->getLogicalDomain()) {
+    if (id->isBroadcast() || id->isDeviceDim() ||
+        (id->isReduction() && !include_reduction_axes)) {
+      continue;
+    }
+    Val* idx = indexOf(id);
+    FUSER_INTERNAL_ASSERT(
+        idx != nullptr, "no path from the loops to ", id->toString());
+    require_below(idx, lower->loopExtent(id));
+  }
+  // Split inputs on the loop path that a non-dividing split may overrun.
+  for (Expr* expr : getExprsBetween(
+           consumer->getLogicalDomain(), consumer->getLoopDomain())) {
+    auto* split = dynamic_cast<Split*>(expr);
+    if (split == nullptr || split->in()->isBroadcast() ||
+        (split->in()->isReduction() && !include_reduction_axes)) {
+      continue;
+    }
+    const auto& logical = consumer->getLogicalDomain();
+    if (std::find(logical.begin(), logical.end(), split->in()) !=
+        logical.end()) {
+      continue; // covered above
+    }
+    Val* extent = lower->loopExtent(split->in());
+    Val* factor = split->factor();
+    if (extent->isConstInt() && factor->isConstInt() &&
+        extent->constIntValue() % factor->constIntValue() == 0) {
+      continue;
+    }
+    Val* idx = indexOf(split->in());
+    if (idx != nullptr) {
+      require_below(idx, extent);
+    }
+  }
+  // A thread index can exceed this loop's extent when the launch is sized
+  // for a larger one.
+  for (kir::ForLoop* loop : loops_) {
+    if (loop->isThreadParallel()) {
+      require_below(loop->index(), loop->stop());
+    }
+  }
+  (void)fusion;
+  return simplifyExpr(condition, ranges_);
+}
+
+} // namespace fuser

@@ -1,0 +1,130 @@
+// Tensor operands -> TensorIndex (DESIGN §5). Every tensor a tensor expr
+// reads or writes becomes an element access at the offset the indexer
+// computes from the enclosing loops; copies that only move data (set,
+// broadcast, permute, reshape) become plain element copies.
+#include <device_lower/passes.h>
+
+#include <device_lower/index/indexer.h>
+#include <device_lower/lower.h>
+
+namespace fuser {
+
+namespace {
+
+int64_t parameterPosition(TensorView* tv) {
+  const auto& params = GpuLower::current()->kernel().parameters;
+  int64_t tensor_position = 0;
+  for (Val* param : params) {
+    if (param == tv) {
+      return tensor_position;
+    }
+    if (param->isA<TensorView>()) {
+      ++tensor_position;
+    }
+  }
+  return -1;
+}
+
+// The runtime conditions of a vectorized access (doc/indexing.md §5).
+void recordVectorization(kir::ForLoop* loop, TensorView* tv) {
+  if (tv->getMemoryType() != MemoryType::Global) {
+    return;
+  }
+  GpuLower* lower = GpuLower::current();
+  IterDomain* id = loop->iterDomain();
+  FUSER_CHECK(
+      loop->stop()->isConstInt(), "Vectorized axis ", id->toString(),
+      " needs a constant extent; split by a constant factor first.");
+  const int64_t width = loop->stop()->constIntValue();
+  const int64_t bytes = width * dataTypeSize(tv->dtype());
+  FUSER_CHECK(
+      width > 0 && (width & (width - 1)) == 0 && bytes <= 16,
+      "Vectorized axis ", id->toString(), " of ", tv->toString(),
+      ": width ", width, " x ", dataTypeSize(tv->dtype()),
+      " bytes must be a power of two of at most 16 bytes.");
+  Val* extent = lower->loopExtent(id);
+  if (auto* split = dynamic_cast<Split*>(id->definition())) {
+    extent = lower->loopExtent(split->in());
+  }
+  lower->kernel().vectorization_checks.push_back(
+      {parameterPosition(tv), tv, width, extent});
+}
+
+Expr* lowerExpr(Expr* expr, const std::vector<kir::ForLoop*>& loops) {
+  GpuLower* lower = GpuLower::current();
+  const bool vectorized =
+      !loops.empty() && isVectorizedCopyLoop(loops.back());
+  Indexer indexer(loops, vectorized);
+  auto lowerOperand = [&](Val* v) -> Val* {
+    if (auto* ti = dynamic_cast<kir::TensorIndex*>(v)) {
+      if (ti->index() != nullptr) {
+        return ti;
+      }
+      return IrBuilder::create<kir::TensorIndex>(
+          ti->view(), indexer.index(ti->view()));
+    }
+    if (auto* tv = dynamic_cast<TensorView*>(v)) {
+      if (vectorized) {
+        recordVectorization(loops.back(), tv);
+      }
+      return IrBuilder::create<kir::TensorIndex>(tv, indexer.index(tv));
+    }
+    return lower->resolveExtent(v);
+  };
+  Val* out = lowerOperand(expr->output(0));
+  if (auto* uop = dynamic_cast<UnaryOp*>(expr)) {
+    return IrBuilder::create<UnaryOp>(
+        uop->opType(), out, lowerOperand(uop->in()));
+  }
+  if (auto* bop = dynamic_cast<BinaryOp*>(expr)) {
+    return IrBuilder::create<BinaryOp>(
+        bop->opType(), out, lowerOperand(bop->lhs()),
+        lowerOperand(bop->rhs()));
+  }
+  if (auto* top = dynamic_cast<TernaryOp*>(expr)) {
+    return IrBuilder::create<TernaryOp>(
+        top->opType(), out, lowerOperand(top->input(0)),
+        lowerOperand(top->input(1)), lowerOperand(top->input(2)));
+  }
+  if (auto* rop = dynamic_cast<ReductionOp*>(expr)) {
+    return IrBuilder::create<ReductionOp>(
+        rop->opType(), lower->resolveExtent(rop->init()), out,
+        lowerOperand(rop->in()));
+  }
+  CacheOp cache_op = CacheOp::Unspecified;
+  if (auto* ldst = dynamic_cast<LoadStoreOp*>(expr)) {
+    cache_op = ldst->cacheOp();
+  } else {
+    FUSER_INTERNAL_ASSERT(
+        expr->isA<BroadcastOp>() || expr->isA<ViewOp>(),
+        "cannot lower ", expr->toString());
+  }
+  return IrBuilder::create<LoadStoreOp>(
+      LoadStoreOpType::Set, out, lowerOperand(expr->input(0)), cache_op);
+}
+
+void lowerScope(std::vector<Expr*>& scope, std::vector<kir::ForLoop*>& loops) {
+  for (Expr*& expr : scope) {
+    if (auto* loop = dynamic_cast<kir::ForLoop*>(expr)) {
+      loops.push_back(loop);
+      lowerScope(loop->body().mutableExprs(), loops);
+      loops.pop_back();
+    } else if (auto* branch = dynamic_cast<kir::IfThenElse*>(expr)) {
+      lowerScope(branch->thenBody().mutableExprs(), loops);
+      lowerScope(branch->elseBody().mutableExprs(), loops);
+    } else if (!expr->isA<kir::Allocate>() && !expr->isA<kir::BlockSync>()) {
+      expr = lowerExpr(expr, loops);
+    }
+  }
+}
+
+} // namespace
+
+std::vector<Expr*> lowerIndices(const std::vector<Expr*>& exprs) {
+  std::vector<Expr*> result = exprs;
+  std::vector<kir::ForLoop*> loops;
+  lowerScope(result, loops);
+  return result;
+}
+
+} // namespace fuser

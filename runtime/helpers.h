@@ -1,0 +1,136 @@
+// Device helpers the generated kernels call: integer math, the activation
+// functions, casts between the floating types, and vector copies.
+#ifndef FUSER_RUNTIME_HELPERS_H
+#define FUSER_RUNTIME_HELPERS_H
+
+__device__ __forceinline__ nvfuser_index_t ceilDiv(nvfuser_index_t a,
+                                                   nvfuser_index_t b) {
+  return (a + b - 1) / b;
+}
+
+template <typename T>
+__device__ __forceinline__ T fuserMax(T a, T b) {
+  return a > b ? a : b;
+}
+__device__ __forceinline__ float fuserMax(float a, float b) {
+  // NaN propagates, as in PyTorch.
+  return (a != a) ? a : ((b != b) ? b : fmaxf(a, b));
+}
+__device__ __forceinline__ double fuserMax(double a, double b) {
+  return (a != a) ? a : ((b != b) ? b : fmax(a, b));
+}
+
+template <typename T>
+__device__ __forceinline__ T fuserMin(T a, T b) {
+  return a < b ? a : b;
+}
+__device__ __forceinline__ float fuserMin(float a, float b) {
+  return (a != a) ? a : ((b != b) ? b : fminf(a, b));
+}
+__device__ __forceinline__ double fuserMin(double a, double b) {
+  return (a != a) ? a : ((b != b) ? b : fmin(a, b));
+}
+
+template <typename T>
+__device__ __forceinline__ T relu(T x) {
+  return x > T(0) ? x : T(0);
+}
+__device__ __forceinline__ float sigmoid(float x) {
+  return 1.0f / (1.0f + expf(-x));
+}
+__device__ __forceinline__ double sigmoid(double x) {
+  return 1.0 / (1.0 + exp(-x));
+}
+// The exact (erf) GELU, PyTorch's default.
+__device__ __forceinline__ float gelu(float x) {
+  return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f));
+}
+__device__ __forceinline__ double gelu(double x) {
+  return 0.5 * x * (1.0 + erf(x * 0.70710678118654752440));
+}
+__device__ __forceinline__ float silu(float x) {
+  return x / (1.0f + expf(-x));
+}
+__device__ __forceinline__ double silu(double x) {
+  return x / (1.0 + exp(-x));
+}
+__device__ __forceinline__ float reciprocal(float x) {
+  return 1.0f / x;
+}
+__device__ __forceinline__ double reciprocal(double x) {
+  return 1.0 / x;
+}
+
+// Casts; the 16-bit types convert through float.
+template <typename To, typename From>
+struct CastImpl {
+  __device__ __forceinline__ static To apply(From x) {
+    return static_cast<To>(x);
+  }
+};
+template <typename From>
+struct CastImpl<__half, From> {
+  __device__ __forceinline__ static __half apply(From x) {
+    return __float2half(static_cast<float>(x));
+  }
+};
+template <typename To>
+struct CastImpl<To, __half> {
+  __device__ __forceinline__ static To apply(__half x) {
+    return static_cast<To>(__half2float(x));
+  }
+};
+template <>
+struct CastImpl<__half, __half> {
+  __device__ __forceinline__ static __half apply(__half x) {
+    return x;
+  }
+};
+template <typename From>
+struct CastImpl<__nv_bfloat16, From> {
+  __device__ __forceinline__ static __nv_bfloat16 apply(From x) {
+    return __float2bfloat16(static_cast<float>(x));
+  }
+};
+template <typename To>
+struct CastImpl<To, __nv_bfloat16> {
+  __device__ __forceinline__ static To apply(__nv_bfloat16 x) {
+    return static_cast<To>(__bfloat162float(x));
+  }
+};
+template <>
+struct CastImpl<__nv_bfloat16, __nv_bfloat16> {
+  __device__ __forceinline__ static __nv_bfloat16 apply(__nv_bfloat16 x) {
+    return x;
+  }
+};
+template <>
+struct CastImpl<__half, __nv_bfloat16> {
+  __device__ __forceinline__ static __half apply(__nv_bfloat16 x) {
+    return __float2half(__bfloat162float(x));
+  }
+};
+template <>
+struct CastImpl<__nv_bfloat16, __half> {
+  __device__ __forceinline__ static __nv_bfloat16 apply(__half x) {
+    return __float2bfloat16(__half2float(x));
+  }
+};
+template <typename To, typename From>
+__device__ __forceinline__ To castTo(From x) {
+  return CastImpl<To, From>::apply(x);
+}
+
+// N elements of T moved as one access of sizeof(T) * N bytes; both
+// pointers must be aligned to that (the runtime checks global pointers).
+template <typename T, int N>
+struct alignas(sizeof(T) * N) AlignedVector {
+  T data[N];
+};
+template <typename T, int N>
+__device__ __forceinline__ void vectorizedCopy(T* dst, const T* src) {
+  *reinterpret_cast<AlignedVector<T, N>*>(dst) =
+      *reinterpret_cast<const AlignedVector<T, N>*>(src);
+}
+
+#endif // FUSER_RUNTIME_HELPERS_H
