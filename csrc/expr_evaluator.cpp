@@ -194,9 +194,28 @@ std::optional<ScalarValue> ExpressionEvaluator::evaluate(const Val* value) {
 
 ScalarValue ExpressionEvaluator::evaluateOrThrow(const Val* value) {
   auto result = evaluate(value);
-  FUSER_CHECK(
-      result.has_value(), "Cannot evaluate ", value->toInlineString(),
-      ": a value it depends on is not bound.");
+  if (!result.has_value()) {
+    // Name the unbound input (the header promises it): follow the first
+    // input that does not evaluate down to a value without definition.
+    const Val* missing = value;
+    while (missing->definition() != nullptr) {
+      const Val* next = nullptr;
+      for (const Val* input : missing->definition()->inputs()) {
+        if (!evaluate(input).has_value()) {
+          next = input;
+          break;
+        }
+      }
+      if (next == nullptr) {
+        break;
+      }
+      missing = next;
+    }
+    FUSER_CHECK(
+        false, "Cannot evaluate ", value->toInlineString(), ": ",
+        missing->toString(), " is not bound. Bind it with "
+        "ExpressionEvaluator::bind before evaluating.");
+  }
   return *result;
 }
 

@@ -11,6 +11,13 @@
 //   launch_params    grid/block sizes of every launch
 //   nvrtc            NVRTC options and log
 //   kernel_cache     compile-cache hits and misses
+//
+// Other environment variables fuser reads (not dump options):
+//   FUSER_KERNEL_CACHE_DIR  a directory for compiled kernels (cubins) that
+//                           outlives the process; unset: memory cache only
+//                           (csrc/runtime/nvrtc_compile.h)
+//   CUDA_HOME               where to find cuda_fp16.h / cuda_bf16.h for NVRTC
+//                           ($CUDA_HOME/include) before the default places
 #pragma once
 
 #include <string>

@@ -38,7 +38,7 @@ nvidia-smi -L 2>&1 | tee "$LOGS/nvidia-smi.txt" || echo "nvidia-smi failed"
 
 echo "== Build ($BUILD_DIR, -j$FUSER_JOBS)"
 start=$(date +%s)
-if ! bash tools/build.sh >"$LOGS/build.log" 2>&1; then
+if ! bash tools/build.sh -DFUSER_BUILD_BENCHMARKS=ON >"$LOGS/build.log" 2>&1; then
   tail -n 100 "$LOGS/build.log"
   echo "build failed after $(( $(date +%s) - start ))s (full log: gpu-logs/build.log)"
   summary_args+=(--check "build=0")
@@ -77,6 +77,16 @@ if [ -d tests/python ] && [ -n "$(find tests/python -name 'test_*.py' -o -name '
     fi
     [ -f "$RESULTS/pytest.xml" ] && summary_args+=(--junit "$RESULTS/pytest.xml")
   fi
+fi
+
+# Benchmarks are measurements, not tests: they print their figures and
+# write CSV next to the test reports; they never change the summary.
+if [ "${FUSER_GPU_SKIP_BENCH:-0}" != "1" ]; then
+  for bench in "$BUILD_DIR"/bench_*; do
+    [ -x "$bench" ] || continue
+    echo "== Benchmark $(basename "$bench")"
+    "$bench" --csv "$RESULTS/$(basename "$bench").csv" 2>&1 | tee -a "$LOGS/bench.log"
+  done
 fi
 
 finish

@@ -108,6 +108,12 @@ bool Val::sameAs(const Statement* other) const {
     return false;
   }
   if (isConst() && other_val->isConst()) {
+    // Integer constants are equal by value whatever their integer type: a
+    // split factor 4 (Index) and a literal 4 (Int) are the same number in
+    // index math (doc/indexing.md §"Simplification").
+    if (isIntegralType(dtype_) && isIntegralType(other_val->dtype())) {
+      return value_ == other_val->value();
+    }
     return dtype_ == other_val->dtype() && value_ == other_val->value();
   }
   if (definition_ != nullptr && other_val->definition() != nullptr) {

@@ -3,13 +3,17 @@
 // domain (DESIGN §1).
 //
 // AllocationDomainIrTest holds the IR-level tests; they need no GPU.
+// AllocationDomainTest runs fusions on the GPU (skipped without one).
 
 #include <fusion.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <ir/all_nodes.h>
 #include <ops/all_ops.h>
+#include <runtime/fusion_executor_cache.h>
 #include <tests/cpp/utils.h>
+
+#include <ATen/ATen.h>
 
 #include <memory>
 #include <optional>
@@ -490,6 +494,237 @@ TEST_F(AllocationDomainIrTest, AllocationSurvivesFusionCopy) {
 
   // The printouts of the copy and the original are the same.
   EXPECT_EQ(copy.toString(), fusion->toString());
+}
+
+// ----------------------------------------------------------------------------
+// On the GPU: fusions with split, permuted and sharded allocations run
+// through FusionExecutorCache and match ATen.
+
+class AllocationDomainTest : public FuserTest {};
+
+namespace {
+
+template <typename F>
+std::string runtimeErrorOf(F&& f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "<no user error>";
+}
+
+} // namespace
+
+TEST_F(AllocationDomainTest, InputAllocationIsSplit_Concrete) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+
+  TensorView* in = makeContigConcreteTensor({6});
+  TensorView* out = set(in);
+  fusion->addInput(in);
+  fusion->addOutput(out);
+
+  auto [outer, inner] = IterDomain::split(
+      in->axis(0), IrBuilder::create<Val>(2, DataType::Index), true);
+  in->setAllocationDomain({outer, inner}, true);
+
+  FusionExecutorCache executor_cache(std::move(fusion));
+  auto options = at::TensorOptions().dtype(at::kFloat).device(at::kCUDA);
+  at::Tensor in_tensor = at::randn({6}, options);
+  auto out_tensors = executor_cache.runFusionWithInputs({in_tensor});
+
+  testValidate(
+      executor_cache.fusion(), out_tensors, {in_tensor}, __LINE__, __FILE__);
+}
+
+TEST_F(AllocationDomainTest, SymbolicInputAllocationSplitByFour) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* in = makeContigTensor(1);
+  TensorView* out = set(in);
+  fusion->addInput(in);
+  fusion->addOutput(out);
+  auto [outer, inner] = IterDomain::split(
+      in->axis(0), IrBuilder::create<Val>(4, DataType::Index), true);
+  in->setAllocationDomain({outer, inner}, true);
+
+  FusionExecutorCache executor_cache(std::move(fusion));
+  auto options = at::TensorOptions().dtype(at::kFloat).device(at::kCUDA);
+  for (int64_t size : {int64_t(8), int64_t(4096), int64_t(1) << 20}) {
+    at::Tensor in_tensor = at::randn({size}, options);
+    auto outputs = executor_cache.runFusionWithInputs({in_tensor});
+    testValidate(
+        executor_cache.fusion(), outputs, {in_tensor}, __LINE__, __FILE__);
+    EXPECT_TRUE(at::equal(outputs[0], in_tensor));
+  }
+}
+
+TEST_F(AllocationDomainTest, TwoDimensionalSplitAllocationPointwise) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* in = makeContigTensor(2); // [M, N]
+  fusion->addInput(in);
+  TensorView* out = add(
+      mul(in, IrBuilder::create<Val>(2.0)), IrBuilder::create<Val>(1.0));
+  fusion->addOutput(out);
+  const auto& l = in->getLogicalDomain();
+  auto [outer, inner] = IterDomain::split(
+      l[0], IrBuilder::create<Val>(4, DataType::Index), true);
+  in->setAllocationDomain({outer, inner, l[1]}, true); // [M/4, 4, N]
+
+  FusionExecutorCache executor_cache(std::move(fusion));
+  auto options = at::TensorOptions().dtype(at::kFloat).device(at::kCUDA);
+  at::Tensor in_tensor = at::randn({64, 33}, options);
+  auto outputs = executor_cache.runFusionWithInputs({in_tensor});
+  testValidate(
+      executor_cache.fusion(), outputs, {in_tensor}, __LINE__, __FILE__);
+}
+
+TEST_F(AllocationDomainTest, OutputAllocationIsSplit) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* in = makeContigTensor(2);
+  TensorView* out = relu(in);
+  fusion->addInput(in);
+  fusion->addOutput(out);
+  auto [outer, inner] = IterDomain::split(
+      out->axis(1), IrBuilder::create<Val>(8, DataType::Index), true);
+  out->setAllocationDomain({out->axis(0), outer, inner}, true);
+
+  FusionExecutorCache executor_cache(std::move(fusion));
+  auto options = at::TensorOptions().dtype(at::kFloat).device(at::kCUDA);
+  at::Tensor in_tensor = at::randn({5, 64}, options);
+  auto outputs = executor_cache.runFusionWithInputs({in_tensor});
+  ASSERT_EQ(outputs.size(), 1u);
+  EXPECT_EQ(outputs[0].sizes(), in_tensor.sizes());
+  EXPECT_TRUE(outputs[0].is_contiguous());
+  testValidate(
+      executor_cache.fusion(), outputs, {in_tensor}, __LINE__, __FILE__);
+}
+
+TEST_F(AllocationDomainTest, NhwcInput) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* in = makeContigTensor(4); // NCHW logical
+  TensorView* out = relu(in);
+  fusion->addInput(in);
+  fusion->addOutput(out);
+  const auto& l = in->getLogicalDomain();
+  in->setAllocationDomain({l[0], l[2], l[3], l[1]}, true);
+
+  FusionExecutorCache executor_cache(std::move(fusion));
+  auto options = at::TensorOptions().dtype(at::kFloat).device(at::kCUDA);
+  at::Tensor nhwc = at::randn({2, 3, 4, 5}, options)
+                        .contiguous(at::MemoryFormat::ChannelsLast);
+  auto outputs = executor_cache.runFusionWithInputs({nhwc});
+  testValidate(executor_cache.fusion(), outputs, {nhwc}, __LINE__, __FILE__);
+
+  at::Tensor nchw = at::randn({2, 3, 4, 5}, options);
+  std::string message =
+      runtimeErrorOf([&] { executor_cache.runFusionWithInputs({nchw}); });
+  EXPECT_THAT(message, HasSubstr("Input 0"));
+  EXPECT_THAT(message, HasSubstr("channels_last"));
+  // The cache is still usable.
+  outputs = executor_cache.runFusionWithInputs({nhwc});
+  testValidate(executor_cache.fusion(), outputs, {nhwc}, __LINE__, __FILE__);
+}
+
+TEST_F(AllocationDomainTest, NonDivisibleSplitRejectedThenValidRuns) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* in = makeContigTensor(1);
+  TensorView* out = set(in);
+  fusion->addInput(in);
+  fusion->addOutput(out);
+  auto [outer, inner] = IterDomain::split(
+      in->axis(0), IrBuilder::create<Val>(4, DataType::Index), true);
+  in->setAllocationDomain({outer, inner}, true);
+
+  FusionExecutorCache executor_cache(std::move(fusion));
+  auto options = at::TensorOptions().dtype(at::kFloat).device(at::kCUDA);
+  at::Tensor bad = at::randn({10}, options);
+  std::string message =
+      runtimeErrorOf([&] { executor_cache.runFusionWithInputs({bad}); });
+  EXPECT_THAT(message, HasSubstr("divisible"));
+  EXPECT_THAT(message, HasSubstr("Input 0"));
+  at::Tensor good = at::randn({12}, options);
+  auto outputs = executor_cache.runFusionWithInputs({good});
+  testValidate(executor_cache.fusion(), outputs, {good}, __LINE__, __FILE__);
+}
+
+TEST_F(AllocationDomainTest, RankAndDtypeMismatchRejected) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* in = makeContigTensor(2);
+  TensorView* out = neg(in);
+  fusion->addInput(in);
+  fusion->addOutput(out);
+  FusionExecutorCache executor_cache(std::move(fusion));
+  auto options = at::TensorOptions().dtype(at::kFloat).device(at::kCUDA);
+  std::string rank_message = runtimeErrorOf([&] {
+    executor_cache.runFusionWithInputs({at::randn({4, 4, 4}, options)});
+  });
+  EXPECT_THAT(rank_message, HasSubstr("rank"));
+  std::string dtype_message = runtimeErrorOf([&] {
+    executor_cache.runFusionWithInputs(
+        {at::randn({4, 4}, options.dtype(at::kHalf))});
+  });
+  EXPECT_THAT(dtype_message, HasSubstr("dtype"));
+  at::Tensor good = at::randn({4, 4}, options);
+  auto outputs = executor_cache.runFusionWithInputs({good});
+  testValidate(executor_cache.fusion(), outputs, {good}, __LINE__, __FILE__);
+}
+
+TEST_F(AllocationDomainTest, SameSignatureReusesRuntime) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* a = makeContigTensor(2);
+  TensorView* b = makeContigTensor(2);
+  fusion->addInput(a);
+  fusion->addInput(b);
+  fusion->addOutput(add(a, b));
+  FusionExecutorCache executor_cache(std::move(fusion));
+  auto options = at::TensorOptions().dtype(at::kFloat).device(at::kCUDA);
+  at::Tensor a0 = at::randn({32, 48}, options);
+  at::Tensor b0 = at::randn({32, 48}, options);
+  auto out0 = executor_cache.runFusionWithInputs({a0, b0});
+  FusionKernelRuntime* first = executor_cache.getMostRecentKernelRuntime();
+  at::Tensor a1 = at::randn({32, 48}, options);
+  at::Tensor b1 = at::randn({32, 48}, options);
+  auto out1 = executor_cache.runFusionWithInputs({a1, b1});
+  EXPECT_EQ(executor_cache.getMostRecentKernelRuntime(), first);
+  EXPECT_EQ(executor_cache.numRuntimes(), 1u);
+  EXPECT_EQ(first->runCount(), 2);
+  testValidate(executor_cache.fusion(), out1, {a1, b1}, __LINE__, __FILE__);
+  EXPECT_FALSE(first->kernelCode().empty());
+}
+
+TEST_F(AllocationDomainTest, ShardedInputRankLocalShard) {
+  // One rank's view of logical [M, N] sharded on DIDx{2}: the kernel sees
+  // the local M/2 rows and writes the local M/2 rows of the output.
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* in = makeContigTensor(2);
+  TensorView* out = set(in);
+  fusion->addInput(in);
+  fusion->addOutput(out);
+  for (TensorView* tv : {in, out}) {
+    auto [did, local] = IterDomain::split(
+        tv->axis(0), IrBuilder::create<Val>(2, DataType::Index), false);
+    did->parallelize(ParallelType::DIDx);
+    tv->setAllocationDomain({did, local, tv->axis(1)}, true);
+  }
+  out->split(0, 2, /*inner_split=*/false);
+  out->axis(0)->parallelize(ParallelType::DIDx);
+
+  FusionExecutorCache executor_cache(std::move(fusion));
+  auto options = at::TensorOptions().dtype(at::kFloat).device(at::kCUDA);
+  at::Tensor shard = at::randn({4, 6}, options); // M = 8 globally
+  auto outputs = executor_cache.runFusionWithInputs({shard});
+  ASSERT_EQ(outputs.size(), 1u);
+  EXPECT_EQ(outputs[0].sizes(), shard.sizes());
+  EXPECT_TRUE(at::equal(outputs[0], shard));
 }
 
 }  // namespace fuser

@@ -1,18 +1,27 @@
 #include <tests/cpp/utils.h>
 
+#include <expr_evaluator.h>
+#include <runtime/allocation_inference.h>
+#include <runtime/aten_evaluator.h>
+
+#include <ATen/ATen.h>
 #include <ATen/Context.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <unordered_set>
 
 namespace fuser {
 
 namespace {
 
 TensorView* makeTensor(
-    const std::vector<int64_t>& shape,
-    DataType dtype,
-    bool contiguous) {
+    const std::vector<int64_t>& shape, DataType dtype, bool contiguous) {
   Fusion* fusion = FusionGuard::getCurFusion();
   FUSER_CHECK(
-      fusion != nullptr, "Making a tensor needs an active Fusion (FusionGuard).");
+      fusion != nullptr,
+      "Making a tensor needs an active Fusion (FusionGuard).");
   std::vector<IterDomain*> ids;
   for (int64_t size : shape) {
     FUSER_CHECK(
@@ -23,9 +32,9 @@ TensorView* makeTensor(
           fusion->zeroVal(), fusion->oneVal(), IterType::Broadcast));
       continue;
     }
-    Val* extent = size == -1
-        ? IrBuilder::create<Val>(DataType::Index)
-        : IrBuilder::create<Val>(ScalarValue(size), DataType::Index);
+    Val* extent =
+        size == -1 ? IrBuilder::create<Val>(DataType::Index)
+                   : IrBuilder::create<Val>(ScalarValue(size), DataType::Index);
     ids.push_back(IrBuilder::create<IterDomain>(fusion->zeroVal(), extent));
   }
   auto* domain = IrBuilder::create<TensorDomain>(
@@ -35,7 +44,8 @@ TensorView* makeTensor(
 
 } // namespace
 
-TensorView* makeContigConcreteTensor(std::vector<int64_t> shape, DataType dtype) {
+TensorView* makeContigConcreteTensor(
+    std::vector<int64_t> shape, DataType dtype) {
   return makeTensor(shape, dtype, true);
 }
 
@@ -44,15 +54,213 @@ TensorView* makeConcreteTensor(std::vector<int64_t> shape, DataType dtype) {
 }
 
 TensorView* makeContigTensor(int64_t ndims, DataType dtype) {
-  return makeTensor(std::vector<int64_t>(static_cast<size_t>(ndims), -1), dtype, true);
+  return makeTensor(
+      std::vector<int64_t>(static_cast<size_t>(ndims), -1), dtype, true);
 }
 
 TensorView* makeSymbolicTensor(int64_t ndims, DataType dtype) {
-  return makeTensor(std::vector<int64_t>(static_cast<size_t>(ndims), -1), dtype, false);
+  return makeTensor(
+      std::vector<int64_t>(static_cast<size_t>(ndims), -1), dtype, false);
 }
 
 bool deviceAvailable() {
   return at::globalContext().hasCUDA();
+}
+
+namespace {
+
+// The largest number of elements one reduction feeding `out` combines
+// (1 when none does). Rounding error grows with it.
+int64_t largestReductionSize(Val* out, ExpressionEvaluator& ee) {
+  int64_t largest = 1;
+  std::unordered_set<Val*> visited;
+  std::vector<Val*> stack = {out};
+  while (!stack.empty()) {
+    Val* val = stack.back();
+    stack.pop_back();
+    if (!visited.insert(val).second || val->definition() == nullptr ||
+        val->isFusionInput()) {
+      continue;
+    }
+    Expr* def = val->definition();
+    if (auto* rop = dynamic_cast<ReductionOp*>(def)) {
+      int64_t reduced = 1;
+      for (IterDomain* id : rop->out()->as<TensorView>()->getLogicalDomain()) {
+        if (id->isReduction()) {
+          auto extent = ee.evaluate(id->extent());
+          reduced *=
+              extent.has_value() ? std::max<int64_t>(extent->asInt(), 1) : 1;
+        }
+      }
+      largest = std::max(largest, reduced);
+    }
+    for (Val* input : def->inputs()) {
+      if (input->isA<TensorView>()) {
+        stack.push_back(input);
+      }
+    }
+  }
+  return largest;
+}
+
+struct Tolerance {
+  double atol = 0.0;
+  double rtol = 0.0;
+};
+
+Tolerance toleranceFor(at::ScalarType type, int64_t reduction_size) {
+  double base = 0.0;
+  switch (type) {
+    case at::ScalarType::Float:
+      base = 1e-5;
+      break;
+    case at::ScalarType::Half:
+      base = 1e-3;
+      break;
+    case at::ScalarType::BFloat16:
+      base = 1e-2;
+      break;
+    case at::ScalarType::Double:
+      base = 1e-12;
+      break;
+    default:
+      return {}; // integers and bools: exact
+  }
+  const double scale =
+      std::max(1.0, std::sqrt(static_cast<double>(reduction_size)));
+  return {base * scale, base * scale};
+}
+
+std::string sizesToString(at::IntArrayRef sizes) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    os << (i == 0 ? "" : ", ") << sizes[i];
+  }
+  os << "]";
+  return os.str();
+}
+
+std::vector<int64_t> unravel(int64_t flat, at::IntArrayRef sizes) {
+  std::vector<int64_t> coordinates(sizes.size(), 0);
+  for (size_t i = sizes.size(); i-- > 0;) {
+    coordinates[i] = flat % sizes[i];
+    flat /= sizes[i];
+  }
+  return coordinates;
+}
+
+// Compares one output; returns "" when it matches, else the description.
+std::string compareOutput(
+    const at::Tensor& got, const at::Tensor& expected, Tolerance tolerance) {
+  std::ostringstream os;
+  if (!got.defined()) {
+    return "the output is an undefined tensor";
+  }
+  if (got.sizes() != expected.sizes()) {
+    os << "sizes differ: got " << sizesToString(got.sizes()) << ", expected "
+       << sizesToString(expected.sizes());
+    return os.str();
+  }
+  if (got.scalar_type() != expected.scalar_type()) {
+    os << "dtypes differ: got " << c10::toString(got.scalar_type())
+       << ", expected " << c10::toString(expected.scalar_type());
+    return os.str();
+  }
+  if (got.numel() == 0) {
+    return "";
+  }
+  const at::Tensor a = got.detach().to(at::kCPU).to(at::kDouble).contiguous();
+  const at::Tensor b =
+      expected.detach().to(at::kCPU).to(at::kDouble).contiguous();
+  // Equal values (infinities included) and NaN against NaN count as exact.
+  const at::Tensor same =
+      at::eq(a, b).logical_or(at::isnan(a).logical_and(at::isnan(b)));
+  const at::Tensor error = at::where(
+      same, at::zeros_like(a),
+      at::nan_to_num(at::abs(a - b), /*nan=*/INFINITY, /*posinf=*/INFINITY));
+  // An infinite expected value allows no slack (only an equal value, which
+  // `same` already accepts, matches it).
+  const at::Tensor allowed =
+      tolerance.atol +
+      tolerance.rtol * at::nan_to_num(at::abs(b), /*nan=*/0.0, /*posinf=*/0.0);
+  const at::Tensor excess = error - allowed;
+  const int64_t worst = excess.argmax().item<int64_t>();
+  if (excess.view(-1)[worst].item<double>() <= 0.0) {
+    return "";
+  }
+  const auto coordinates = unravel(worst, a.sizes());
+  os << "max abs error " << error.max().item<double>() << " (atol "
+     << tolerance.atol << ", rtol " << tolerance.rtol << ", "
+     << at::gt(excess, 0.0).sum().item<int64_t>() << " of " << a.numel()
+     << " elements out of tolerance); worst element at "
+     << sizesToString(coordinates) << ": got "
+     << a.view(-1)[worst].item<double>() << ", expected "
+     << b.view(-1)[worst].item<double>();
+  return os.str();
+}
+
+void validateOutputs(
+    Fusion* fusion, const std::vector<at::Tensor>& outputs,
+    const std::vector<at::Tensor>& expected, ExpressionEvaluator& ee, int line,
+    const char* file, const std::string& err_msg) {
+  if (outputs.size() != expected.size()) {
+    ADD_FAILURE_AT(file, line)
+        << "testValidate: got " << outputs.size() << " outputs, expected "
+        << expected.size() << ". " << err_msg;
+    return;
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    Val* out = i < fusion->outputs().size() ? fusion->outputs()[i] : nullptr;
+    const int64_t reduction_size =
+        out != nullptr ? largestReductionSize(out, ee) : 1;
+    const Tolerance tolerance =
+        toleranceFor(expected[i].scalar_type(), reduction_size);
+    const std::string mismatch =
+        compareOutput(outputs[i], expected[i], tolerance);
+    if (!mismatch.empty()) {
+      ADD_FAILURE_AT(file, line)
+          << "testValidate: output " << i << " ("
+          << (out != nullptr ? out->toString() : std::string("?"))
+          << ") differs from the reference: " << mismatch << ". " << err_msg;
+    }
+  }
+}
+
+} // namespace
+
+void testValidate(
+    Fusion* fusion, const std::vector<at::Tensor>& outputs,
+    const std::vector<c10::IValue>& inputs, int line, const char* file,
+    std::string err_msg) {
+  ExpressionEvaluator ee;
+  std::vector<at::Tensor> expected;
+  try {
+    expected = evaluateFusionWithATen(fusion, inputs, ee);
+  } catch (const std::exception& e) {
+    ADD_FAILURE_AT(file, line)
+        << "testValidate: the ATen evaluation of the fusion failed: "
+        << e.what() << " " << err_msg;
+    return;
+  }
+  validateOutputs(fusion, outputs, expected, ee, line, file, err_msg);
+}
+
+void testValidate(
+    Fusion* fusion, const std::vector<at::Tensor>& outputs,
+    const std::vector<c10::IValue>& inputs,
+    const std::vector<at::Tensor>& expected_outputs, int line, const char* file,
+    std::string err_msg) {
+  ExpressionEvaluator ee;
+  try {
+    bindFusionInputs(fusion, inputs, ee, /*require_cuda=*/false);
+  } catch (const std::exception& e) {
+    ADD_FAILURE_AT(file, line)
+        << "testValidate: binding the inputs failed: " << e.what() << " "
+        << err_msg;
+    return;
+  }
+  validateOutputs(fusion, outputs, expected_outputs, ee, line, file, err_msg);
 }
 
 void FuserTest::SetUp() {

@@ -5,9 +5,13 @@
 #include <fusion.h>
 #include <ir/all_nodes.h>
 
+#include <ATen/core/Tensor.h>
+#include <ATen/core/ivalue.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 namespace fuser {
@@ -15,18 +19,14 @@ namespace fuser {
 // Contiguous tensor with the given sizes; a size of 1 makes a broadcast
 // axis, -1 a symbolic extent.
 TensorView* makeContigConcreteTensor(
-    std::vector<int64_t> shape,
-    DataType dtype = DataType::Float);
+    std::vector<int64_t> shape, DataType dtype = DataType::Float);
 // Same sizes rule, non-contiguous (strides come from the at::Tensor).
 TensorView* makeConcreteTensor(
-    std::vector<int64_t> shape,
-    DataType dtype = DataType::Float);
+    std::vector<int64_t> shape, DataType dtype = DataType::Float);
 // `ndims` symbolic extents, contiguous.
 TensorView* makeContigTensor(int64_t ndims, DataType dtype = DataType::Float);
 // `ndims` symbolic extents, non-contiguous.
-TensorView* makeSymbolicTensor(
-    int64_t ndims,
-    DataType dtype = DataType::Float);
+TensorView* makeSymbolicTensor(int64_t ndims, DataType dtype = DataType::Float);
 
 // True when a CUDA device can run kernels.
 bool deviceAvailable();
@@ -40,5 +40,45 @@ class FuserTest : public ::testing::Test {
 
 // Base fixture for IR-only tests: runs everywhere.
 class FuserIrTest : public ::testing::Test {};
+
+// Checks `outputs` (what the fusion produced for `inputs`) against an ATen
+// evaluation of `fusion` on the same inputs (csrc/runtime/aten_evaluator.h),
+// run on the inputs' device. Each output must have the reference's sizes and
+// dtype and match it within a dtype-aware tolerance |got - expected| <=
+// atol + rtol * |expected|: float 1e-5, half 1e-3, bfloat16 1e-2, double
+// 1e-12 (both atol and rtol), scaled by sqrt(n) where n is the largest
+// number of elements a reduction feeding the output combines; integers and
+// bools must be equal; NaNs must be NaN in both. A mismatch is a gtest
+// non-fatal failure reported at file:line, naming the output, the max abs
+// error and the worst element (coordinates, both values); `err_msg` is
+// appended.
+//
+// `inputs` as a braced list ({t0, 2.0}) or a std::vector<c10::IValue>
+// selects this overload; a std::vector<at::Tensor> lvalue the one below.
+void testValidate(
+    Fusion* fusion, const std::vector<at::Tensor>& outputs,
+    const std::vector<c10::IValue>& inputs, int line, const char* file,
+    std::string err_msg = "");
+
+// For inputs held in a std::vector<at::Tensor>. A template so that a braced
+// list (from which T cannot be deduced) never makes the call ambiguous.
+template <typename T, std::enable_if_t<std::is_same_v<T, at::Tensor>, int> = 0>
+void testValidate(
+    Fusion* fusion, const std::vector<at::Tensor>& outputs,
+    const std::vector<T>& inputs, int line, const char* file,
+    std::string err_msg = "") {
+  testValidate(
+      fusion, outputs, std::vector<c10::IValue>(inputs.begin(), inputs.end()),
+      line, file, std::move(err_msg));
+}
+
+// Checks `outputs` against given `expected_outputs` (instead of an ATen
+// evaluation of the fusion) with the same tolerances; `fusion` and
+// `inputs` size the tolerances.
+void testValidate(
+    Fusion* fusion, const std::vector<at::Tensor>& outputs,
+    const std::vector<c10::IValue>& inputs,
+    const std::vector<at::Tensor>& expected_outputs, int line, const char* file,
+    std::string err_msg = "");
 
 } // namespace fuser

@@ -160,10 +160,8 @@ std::vector<AllocationAxis> foldContiguousSplits(
   return axes;
 }
 
-} // namespace
-
-Val* Indexer::globalIndex(TensorView* tv) {
-  GpuLower* lower = GpuLower::current();
+// `tv`'s allocation axes without reductions, contiguous split pairs folded.
+std::vector<AllocationAxis> foldedAllocationAxes(TensorView* tv) {
   const auto& allocation = tv->getMaybeAllocationDomain();
   const auto& contiguity = tv->getContiguity();
   std::vector<AllocationAxis> axes;
@@ -174,7 +172,92 @@ Val* Indexer::globalIndex(TensorView* tv) {
     }
     axes.push_back({allocation[i], contiguity[i], position++});
   }
-  axes = foldContiguousSplits(std::move(axes));
+  return foldContiguousSplits(std::move(axes));
+}
+
+// The k such that `id` linearizes axes [k, end) of `axes` (its index is
+// their row-major linear index), or -1: `id` maps to axes[end - 1], or is a
+// merge whose inner part linearizes [j, end) and outer part [k, j).
+// Broadcast parts of a merge contribute nothing.
+int64_t linearizedFrom(
+    IterDomain* id,
+    const std::vector<IterDomain*>& axes,
+    int64_t end) {
+  if (end <= 0) {
+    return -1;
+  }
+  IdModel& id_model = GpuLower::current()->idModel();
+  if (id_model.exactMapped(id, axes[static_cast<size_t>(end - 1)])) {
+    return end - 1;
+  }
+  auto* merge = dynamic_cast<Merge*>(id->definition());
+  if (merge == nullptr) {
+    return -1;
+  }
+  if (merge->inner()->isBroadcast()) {
+    return linearizedFrom(merge->outer(), axes, end);
+  }
+  if (merge->outer()->isBroadcast()) {
+    return linearizedFrom(merge->inner(), axes, end);
+  }
+  const int64_t inner_from = linearizedFrom(merge->inner(), axes, end);
+  return inner_from < 0 ? -1
+                        : linearizedFrom(merge->outer(), axes, inner_from);
+}
+
+} // namespace
+
+bool isConsecutiveInMemory(TensorView* tv, IterDomain* id) {
+  // The lanes are consecutive indices of `id`, and of the input of the
+  // inner split that made it.
+  std::vector<IterDomain*> walked = {id};
+  if (auto* split = dynamic_cast<Split*>(id->definition());
+      split != nullptr && split->inner() == id && split->innerSplit()) {
+    walked.push_back(split->in());
+  }
+  // The axes, innermost last, that are laid out row-major with unit
+  // stride: the contiguous innermost suffix of the allocation (axes that
+  // take no memory skipped), or the innermost buffer axis.
+  std::vector<IterDomain*> linear;
+  if (tv->getMemoryType() == MemoryType::Global) {
+    const std::vector<AllocationAxis> axes = foldedAllocationAxes(tv);
+    for (size_t k = axes.size(); k-- > 0;) {
+      if (axes[k].id->isBroadcast() || axes[k].id->isDeviceDim()) {
+        continue;
+      }
+      if (axes[k].contiguous != true) {
+        break;
+      }
+      linear.insert(linear.begin(), axes[k].id);
+    }
+  } else {
+    const auto& loop = tv->getLoopDomain();
+    for (size_t i = loop.size(); i-- > 0;) {
+      IterDomain* axis = loop[i];
+      if (axis->isReduction() || axis->isBroadcast() ||
+          axis->isDeviceDim() ||
+          (tv->getMemoryType() == MemoryType::Local && axis->isThread()) ||
+          (tv->getMemoryType() == MemoryType::Shared && axis->isBlockDim())) {
+        continue;
+      }
+      if (i >= static_cast<size_t>(tv->getComputeAtPosition())) {
+        linear.push_back(axis);
+      }
+      break;
+    }
+  }
+  for (IterDomain* candidate : walked) {
+    if (linearizedFrom(
+            candidate, linear, static_cast<int64_t>(linear.size())) >= 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+Val* Indexer::globalIndex(TensorView* tv) {
+  GpuLower* lower = GpuLower::current();
+  std::vector<AllocationAxis> axes = foldedAllocationAxes(tv);
 
   // Strides right to left: a contiguous axis's stride is the next axis's
   // extent times its stride; others come from the kernel argument.

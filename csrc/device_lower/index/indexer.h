@@ -52,4 +52,12 @@ class Indexer {
 // vector access.
 bool isVectorizedCopyLoop(const kir::ForLoop* loop);
 
+// Whether consecutive indices of the loop ID `id` (the lanes of a vector
+// access starting at lane 0) are consecutive elements of `tv` in memory:
+// `id`, or the input of the inner split that made it, is the row-major
+// linearization (a chain of merges) of the innermost contiguous allocation
+// axes of a global `tv`, or the innermost axis of a buffer
+// (doc/indexing.md §5). Needs a lowering in progress.
+bool isConsecutiveInMemory(TensorView* tv, IterDomain* id);
+
 } // namespace fuser

@@ -27,11 +27,20 @@ int64_t parameterPosition(TensorView* tv) {
 
 // The runtime conditions of a vectorized access (doc/indexing.md §5).
 void recordVectorization(kir::ForLoop* loop, TensorView* tv) {
+  IterDomain* id = loop->iterDomain();
+  // One vector access from lane 0 reads or writes `width` consecutive
+  // elements; anything else would silently touch the wrong ones.
+  FUSER_CHECK(
+      isConsecutiveInMemory(tv, id), "Vectorized axis ", id->toString(),
+      " does not walk consecutive elements of ", tv->toString(),
+      " in memory. Vectorize only an inner split of the innermost axes of "
+      "the allocation domain, and only where they are contiguous (the "
+      "contiguity flags of a global tensor, e.g. makeContigTensor rather "
+      "than makeSymbolicTensor), or schedule without vectorization.");
   if (tv->getMemoryType() != MemoryType::Global) {
     return;
   }
   GpuLower* lower = GpuLower::current();
-  IterDomain* id = loop->iterDomain();
   FUSER_CHECK(
       loop->stop()->isConstInt(), "Vectorized axis ", id->toString(),
       " needs a constant extent; split by a constant factor first.");

@@ -1,15 +1,23 @@
 // Loop nests from loop domains (DESIGN §5). Each tensor expr runs inside one
 // loop per loop ID of its output. Its outer loops, up to its produce
-// position, are the ones its inlined producers opened: an open loop at
-// depth i is shared when an expr that ran in it is inlined deeper than i
-// and the loop maps to the output's loop ID in the IdModel loop map. A shared loop
-// takes the most concrete of the IDs that share it (a loop an inlined
-// broadcast opened iterates the consumer's full extent).
+// position or its own compute-at position (whichever is larger), may be
+// ones opened before it: an open loop at depth i is shared when an expr that
+// ran in it is inlined deeper than i, the loop maps to the output's loop ID
+// in the IdModel loop map, and no producer of the expr was computed in that
+// loop past its own compute-at position (it must be complete before it is
+// read). The compute-at position counts because an expr inlined into a
+// consumer runs in the consumer's loops, which a sibling producer inlined
+// into the same consumer may have opened already (a + broadcast(b): the
+// copy of a and the broadcast of b share the consumer's loops, though
+// neither has an inlined producer). A shared loop takes the most concrete
+// of the IDs that share it (a loop an inlined broadcast opened iterates the
+// consumer's full extent).
 #include <device_lower/passes.h>
 
 #include <device_lower/lower.h>
 
 #include <algorithm>
+#include <unordered_set>
 
 namespace fuser {
 
@@ -64,6 +72,8 @@ std::vector<Expr*> generateLoopNests(const std::vector<Expr*>& exprs) {
   std::vector<kir::ForLoop*> open;
   // Whether open[i] may be shared (an expr in it is inlined past depth i).
   std::vector<bool> shareable;
+  // The tensors computed inside open[i] so far.
+  std::vector<std::unordered_set<TensorView*>> computed;
   for (Expr* expr : exprs) {
     TensorView* out = outputTv(expr);
     for (IterDomain* id : out->getLoopDomain()) {
@@ -75,16 +85,32 @@ std::vector<Expr*> generateLoopNests(const std::vector<Expr*>& exprs) {
           "generator yet. Keep reduction axes serial.");
     }
     const auto& loop = out->getLoopDomain();
-    const auto produce_pos =
-        static_cast<size_t>(out->getMaxProducerPosition());
+    // (The compute-at position of a tensor nothing reads does not count.)
+    const auto share_pos = static_cast<size_t>(std::max(
+        out->getMaxProducerPosition(),
+        out->uses().empty() ? int64_t{0} : out->getComputeAtPosition()));
+    // Whether a producer of `expr` was computed in open[depth] without
+    // being inlined that deep.
+    auto reads_unfinished = [&](size_t depth) {
+      for (Val* in : expr->inputs()) {
+        auto* producer = dynamic_cast<TensorView*>(in);
+        if (producer != nullptr && computed[depth].count(producer) &&
+            static_cast<int64_t>(depth) >= producer->getComputeAtPosition()) {
+          return true;
+        }
+      }
+      return false;
+    };
     size_t reuse = 0;
-    while (reuse < open.size() && reuse < produce_pos && reuse < loop.size() &&
+    while (reuse < open.size() && reuse < share_pos && reuse < loop.size() &&
            shareable[reuse] &&
-           id_model.loopMapped(open[reuse]->iterDomain(), loop[reuse])) {
+           id_model.loopMapped(open[reuse]->iterDomain(), loop[reuse]) &&
+           !reads_unfinished(reuse)) {
       ++reuse;
     }
     open.resize(reuse);
     shareable.resize(reuse);
+    computed.resize(reuse);
     for (size_t i = 0; i < reuse; ++i) {
       kir::ForLoop* shared = open[i];
       if (concreteness(loop[i]) > concreteness(shared->iterDomain())) {
@@ -103,6 +129,10 @@ std::vector<Expr*> generateLoopNests(const std::vector<Expr*>& exprs) {
       }
       open.push_back(new_loop);
       shareable.push_back(false);
+      computed.emplace_back();
+    }
+    for (auto& tensors : computed) {
+      tensors.insert(out);
     }
     for (size_t i = 0;
          i < static_cast<size_t>(out->getComputeAtPosition()); ++i) {

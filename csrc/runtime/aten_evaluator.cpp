@@ -1,0 +1,392 @@
+#include <runtime/aten_evaluator.h>
+
+#include <ir/all_nodes.h>
+#include <ir/domain_traversal.h>
+#include <runtime/allocation_inference.h>
+#include <runtime/aten_types.h>
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace fuser {
+
+namespace {
+
+at::Scalar toAtenScalar(const ScalarValue& value) {
+  if (value.isDouble()) {
+    return at::Scalar(value.asDouble());
+  }
+  if (value.isBool()) {
+    return at::Scalar(value.asBool());
+  }
+  return at::Scalar(value.asInt());
+}
+
+class AtenEvaluator {
+ public:
+  AtenEvaluator(ExpressionEvaluator& ee, at::TensorOptions options)
+      : ee_(ee), options_(options) {}
+
+  void bindTensor(const Val* tv, const at::Tensor& tensor) {
+    tensors_[tv] = tensor;
+  }
+
+  void evaluate(Expr* expr) {
+    // Scalar exprs are evaluated on demand by the ExpressionEvaluator.
+    if (!expr->output(0)->isA<TensorView>()) {
+      return;
+    }
+    auto* out = expr->output(0)->as<TensorView>();
+    at::Tensor result = compute(expr, out);
+    const at::ScalarType type = toAtenType(out->dtype());
+    if (result.scalar_type() != type) {
+      result = result.to(type);
+    }
+    const auto rank =
+        TensorDomain::noReductions(out->getLogicalDomain()).size();
+    FUSER_INTERNAL_ASSERT(
+        result.dim() == static_cast<int64_t>(rank), "ATen evaluation of ",
+        expr->toString(), " gave a tensor of rank ", result.dim(), " for ",
+        out->toString(), ", whose rank is ", rank);
+    tensors_[out] = result;
+  }
+
+  at::Tensor output(Val* val) {
+    if (val->isA<TensorView>()) {
+      return tensorOf(val);
+    }
+    return scalarTensor(val);
+  }
+
+ private:
+  at::Tensor tensorOf(const Val* val) const {
+    auto it = tensors_.find(val);
+    FUSER_INTERNAL_ASSERT(
+        it != tensors_.end(), "ATen evaluation: ", val->toString(),
+        " is used before it is computed");
+    return it->second;
+  }
+
+  at::Tensor scalarTensor(const Val* val) {
+    return at::scalar_tensor(
+        toAtenScalar(ee_.evaluateOrThrow(val)),
+        options_.dtype(toAtenType(val->dtype())));
+  }
+
+  // A tensor for an operand: the computed tensor of a TensorView, or a
+  // 0-dim tensor of a scalar's value and type (ATen promotes a 0-dim
+  // operand like a Python scalar, and the result is cast to the IR's type).
+  at::Tensor operand(const Val* val) {
+    return val->isA<TensorView>() ? tensorOf(val) : scalarTensor(val);
+  }
+
+  at::Tensor compute(Expr* expr, TensorView* out) {
+    if (auto* op = dynamic_cast<LoadStoreOp*>(expr)) {
+      at::Tensor in = tensorOf(op->in());
+      if (out->hasRoot()) {
+        // A permute (or another root -> logical transform of a copy).
+        return replayAxes(
+                   in, TensorDomain::noReductions(out->getRootDomain()),
+                   TensorDomain::noReductions(out->getLogicalDomain()),
+                   at::Scalar(0))
+            .clone();
+      }
+      return in.clone();
+    }
+    if (auto* op = dynamic_cast<UnaryOp*>(expr)) {
+      return computeUnary(op->opType(), operand(op->in()), out);
+    }
+    if (auto* op = dynamic_cast<BinaryOp*>(expr)) {
+      return computeBinary(
+          op->opType(), operand(op->lhs()), operand(op->rhs()), out);
+    }
+    if (auto* op = dynamic_cast<TernaryOp*>(expr)) {
+      FUSER_INTERNAL_ASSERT(op->opType() == TernaryOpType::Where);
+      return at::where(
+          operand(op->input(0)).to(at::ScalarType::Bool), operand(op->input(1)),
+          operand(op->input(2)));
+    }
+    if (auto* op = dynamic_cast<BroadcastOp*>(expr)) {
+      at::Tensor result = tensorOf(op->in());
+      const auto& flags = op->getBroadcastDimFlags();
+      for (size_t i = 0; i < flags.size(); ++i) {
+        if (flags[i]) {
+          result = result.unsqueeze(static_cast<int64_t>(i));
+        }
+      }
+      return result;
+    }
+    if (auto* op = dynamic_cast<ReductionOp*>(expr)) {
+      return computeReduction(op, out);
+    }
+    if (auto* op = dynamic_cast<ViewOp*>(expr)) {
+      std::vector<int64_t> sizes;
+      for (IterDomain* id :
+           TensorDomain::noReductions(out->getLogicalDomain())) {
+        sizes.push_back(ee_.evaluateOrThrow(id->extent()).asInt());
+      }
+      return tensorOf(op->in()).reshape(sizes);
+    }
+    FUSER_ERROR(
+        "ATen evaluation of ", expr->getOpString(),
+        " is not implemented: ", expr->toString());
+  }
+
+  at::Tensor computeUnary(
+      UnaryOpType op, const at::Tensor& x, TensorView* out) {
+    switch (op) {
+      case UnaryOpType::Neg:
+        return at::neg(x);
+      case UnaryOpType::Abs:
+        return at::abs(x);
+      case UnaryOpType::Exp:
+        return at::exp(x);
+      case UnaryOpType::Log:
+        return at::log(x);
+      case UnaryOpType::Sqrt:
+        return at::sqrt(x);
+      case UnaryOpType::Rsqrt:
+        return at::rsqrt(x);
+      case UnaryOpType::Reciprocal:
+        return at::reciprocal(x);
+      case UnaryOpType::Relu:
+        return at::relu(x);
+      case UnaryOpType::Sigmoid:
+        return at::sigmoid(x);
+      case UnaryOpType::Tanh:
+        return at::tanh(x);
+      case UnaryOpType::Gelu:
+        // The exact (erf) form, as UnaryOpType::Gelu means.
+        return at::gelu(x, "none");
+      case UnaryOpType::Silu:
+        return at::silu(x);
+      case UnaryOpType::Sin:
+        return at::sin(x);
+      case UnaryOpType::Cos:
+        return at::cos(x);
+      case UnaryOpType::LogicalNot:
+        return at::logical_not(x);
+      case UnaryOpType::Cast:
+        return x.to(toAtenType(out->dtype()));
+    }
+    FUSER_ERROR("unknown unary op ", op);
+  }
+
+  at::Tensor computeBinary(
+      BinaryOpType op, const at::Tensor& a, const at::Tensor& b,
+      TensorView* out) {
+    const bool integral =
+        isIntegralType(out->dtype()) || isBooleanType(out->dtype());
+    switch (op) {
+      case BinaryOpType::Add:
+        return at::add(a, b);
+      case BinaryOpType::Sub:
+        return at::sub(a, b);
+      case BinaryOpType::Mul:
+        return at::mul(a, b);
+      case BinaryOpType::Div:
+        // True division for floating-point results; an integer result
+        // truncates, as C++ (and the generated kernel) does.
+        return integral ? at::div(a, b, "trunc") : at::div(a, b);
+      case BinaryOpType::CeilDiv:
+        return integral ? at::neg(at::div(at::neg(a), b, "floor"))
+                        : at::ceil(at::div(a, b));
+      case BinaryOpType::Mod:
+        // C semantics (the sign of the dividend), as fmod and % in CUDA.
+        return at::fmod(a, b);
+      case BinaryOpType::Pow:
+        return at::pow(a, b);
+      case BinaryOpType::Max:
+        return at::maximum(a, b);
+      case BinaryOpType::Min:
+        return at::minimum(a, b);
+      case BinaryOpType::Eq:
+        return at::eq(a, b);
+      case BinaryOpType::Ne:
+        return at::ne(a, b);
+      case BinaryOpType::Lt:
+        return at::lt(a, b);
+      case BinaryOpType::Le:
+        return at::le(a, b);
+      case BinaryOpType::Gt:
+        return at::gt(a, b);
+      case BinaryOpType::Ge:
+        return at::ge(a, b);
+      case BinaryOpType::LogicalAnd:
+        return at::logical_and(a, b);
+      case BinaryOpType::LogicalOr:
+        return at::logical_or(a, b);
+    }
+    FUSER_ERROR("unknown binary op ", op);
+  }
+
+  // The input of a reduction holds the output's root axes (reduced ones
+  // included). After an rFactor the output's logical domain splits some of
+  // them, so the tensor is reshaped along root -> logical first; then the
+  // logical Reduction axes are reduced and dropped.
+  at::Tensor computeReduction(ReductionOp* op, TensorView* out) {
+    const ScalarValue init = ee_.evaluateOrThrow(op->init());
+    const std::vector<IterDomain*>& logical = out->getLogicalDomain();
+    at::Tensor x = tensorOf(op->in());
+    if (out->hasRoot()) {
+      x = replayAxes(x, out->getRootDomain(), logical, toAtenScalar(init));
+    }
+    FUSER_INTERNAL_ASSERT(
+        x.dim() == static_cast<int64_t>(logical.size()),
+        "ATen evaluation: ", out->toString(), " has ", logical.size(),
+        " logical axes but its reduction input has rank ", x.dim());
+    std::vector<int64_t> dims;
+    std::vector<int64_t> kept_sizes;
+    for (size_t i = 0; i < logical.size(); ++i) {
+      if (logical[i]->isReduction()) {
+        dims.push_back(static_cast<int64_t>(i));
+      } else {
+        kept_sizes.push_back(x.size(static_cast<int64_t>(i)));
+      }
+    }
+    if (dims.empty()) {
+      return x;
+    }
+    const at::ScalarType type = toAtenType(out->dtype());
+    const at::Tensor init_tensor =
+        at::scalar_tensor(toAtenScalar(init), options_.dtype(type));
+    switch (op->opType()) {
+      case ReductionOpType::Sum: {
+        at::Tensor total = at::sum(x, dims, /*keepdim=*/false, type);
+        return init.asDouble() == 0.0 ? total : at::add(total, init_tensor);
+      }
+      case ReductionOpType::Max:
+      case ReductionOpType::Min: {
+        // amax/amin reject empty reductions; the result is then the init.
+        if (x.numel() == 0) {
+          return at::full(kept_sizes, toAtenScalar(init), options_.dtype(type));
+        }
+        const bool is_max = op->opType() == ReductionOpType::Max;
+        at::Tensor reduced = is_max ? at::amax(x, dims, /*keepdim=*/false)
+                                    : at::amin(x, dims, /*keepdim=*/false);
+        return is_max ? at::maximum(reduced, init_tensor)
+                      : at::minimum(reduced, init_tensor);
+      }
+    }
+    FUSER_ERROR("unknown reduction ", op->opType());
+  }
+
+  // `t`'s axes are `from`, in order. Applies the Split/Merge exprs between
+  // `from` and `to` as reshapes (a non-divisible split pads the end of the
+  // axis with `pad_value`) and returns the tensor with the axes of `to`, in
+  // that order.
+  at::Tensor replayAxes(
+      at::Tensor t, std::vector<IterDomain*> axes,
+      const std::vector<IterDomain*>& to, const at::Scalar& pad_value) {
+    FUSER_INTERNAL_ASSERT(
+        t.dim() == static_cast<int64_t>(axes.size()), "ATen evaluation: a ",
+        "tensor of rank ", t.dim(), " for the axes ", idsToString(axes));
+    auto position = [&](IterDomain* id) {
+      auto it = std::find(axes.begin(), axes.end(), id);
+      FUSER_INTERNAL_ASSERT(
+          it != axes.end(), "ATen evaluation: ", id->toString(),
+          " is not among ", idsToString(axes));
+      return static_cast<int64_t>(it - axes.begin());
+    };
+    for (Expr* expr : getExprsBetween(axes, to)) {
+      if (auto* split = dynamic_cast<Split*>(expr)) {
+        const int64_t p = position(split->in());
+        const int64_t size = t.size(p);
+        const int64_t factor = ee_.evaluateOrThrow(split->factor()).asInt();
+        const int64_t rest = (size + factor - 1) / factor;
+        const int64_t outer = split->innerSplit() ? rest : factor;
+        const int64_t inner = split->innerSplit() ? factor : rest;
+        if (outer * inner != size) {
+          std::vector<int64_t> padding(2 * static_cast<size_t>(t.dim() - p), 0);
+          padding.back() = outer * inner - size;
+          t = at::constant_pad_nd(t, padding, pad_value);
+        }
+        std::vector<int64_t> sizes = t.sizes().vec();
+        sizes[static_cast<size_t>(p)] = inner;
+        sizes.insert(sizes.begin() + p, outer);
+        t = t.reshape(sizes);
+        axes[static_cast<size_t>(p)] = split->inner();
+        axes.insert(axes.begin() + p, split->outer());
+        continue;
+      }
+      auto* merge = expr->as<Merge>();
+      // Bring the inner axis right after the outer one, then fuse them.
+      const int64_t inner_position = position(merge->inner());
+      std::vector<int64_t> order;
+      std::vector<IterDomain*> reordered;
+      for (int64_t i = 0; i < t.dim(); ++i) {
+        if (i == inner_position) {
+          continue;
+        }
+        order.push_back(i);
+        reordered.push_back(axes[static_cast<size_t>(i)]);
+        if (axes[static_cast<size_t>(i)] == merge->outer()) {
+          order.push_back(inner_position);
+          reordered.push_back(merge->inner());
+        }
+      }
+      t = t.permute(order);
+      axes = reordered;
+      const int64_t p = position(merge->outer());
+      std::vector<int64_t> sizes = t.sizes().vec();
+      sizes[static_cast<size_t>(p)] *= sizes[static_cast<size_t>(p) + 1];
+      sizes.erase(sizes.begin() + p + 1);
+      t = t.reshape(sizes);
+      axes.erase(axes.begin() + p + 1);
+      axes[static_cast<size_t>(p)] = merge->out();
+    }
+    std::vector<int64_t> order;
+    for (IterDomain* id : to) {
+      order.push_back(position(id));
+    }
+    FUSER_INTERNAL_ASSERT(
+        order.size() == axes.size(), "ATen evaluation: ", idsToString(to),
+        " does not cover ", idsToString(axes));
+    return t.permute(order);
+  }
+
+  ExpressionEvaluator& ee_;
+  at::TensorOptions options_;
+  std::unordered_map<const Val*, at::Tensor> tensors_;
+};
+
+} // namespace
+
+std::vector<at::Tensor> evaluateFusionWithATen(
+    Fusion* fusion, const std::vector<c10::IValue>& inputs) {
+  ExpressionEvaluator ee;
+  return evaluateFusionWithATen(fusion, inputs, ee);
+}
+
+std::vector<at::Tensor> evaluateFusionWithATen(
+    Fusion* fusion, const std::vector<c10::IValue>& inputs,
+    ExpressionEvaluator& ee) {
+  FUSER_CHECK(fusion != nullptr, "evaluateFusionWithATen: the fusion is null.");
+  bindFusionInputs(fusion, inputs, ee, /*require_cuda=*/false);
+
+  at::TensorOptions options = at::TensorOptions().device(at::kCPU);
+  for (const c10::IValue& input : inputs) {
+    if (input.isTensor() && input.toTensor().dim() > 0) {
+      options = options.device(input.toTensor().device());
+      break;
+    }
+  }
+  AtenEvaluator evaluator(ee, options);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (fusion->inputs()[i]->isA<TensorView>()) {
+      evaluator.bindTensor(fusion->inputs()[i], inputs[i].toTensor());
+    }
+  }
+  for (Expr* expr : fusion->exprs()) {
+    evaluator.evaluate(expr);
+  }
+  std::vector<at::Tensor> outputs;
+  for (Val* out : fusion->outputs()) {
+    outputs.push_back(evaluator.output(out));
+  }
+  return outputs;
+}
+
+} // namespace fuser

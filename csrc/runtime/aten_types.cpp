@@ -1,0 +1,57 @@
+#include <runtime/aten_types.h>
+
+#include <exceptions.h>
+
+namespace fuser {
+
+at::ScalarType toAtenType(DataType dtype) {
+  switch (dtype) {
+    case DataType::Bool:
+      return at::ScalarType::Bool;
+    case DataType::Int32:
+      return at::ScalarType::Int;
+    case DataType::Int:
+    case DataType::Index:
+      return at::ScalarType::Long;
+    case DataType::Half:
+      return at::ScalarType::Half;
+    case DataType::BFloat16:
+      return at::ScalarType::BFloat16;
+    case DataType::Float:
+      return at::ScalarType::Float;
+    case DataType::Double:
+      return at::ScalarType::Double;
+    case DataType::Null:
+      break;
+  }
+  FUSER_ERROR("DataType ", dtype, " has no ATen scalar type");
+}
+
+DataType fromAtenType(at::ScalarType type) {
+  switch (type) {
+    case at::ScalarType::Bool:
+      return DataType::Bool;
+    case at::ScalarType::Int:
+      return DataType::Int32;
+    case at::ScalarType::Long:
+      return DataType::Int;
+    case at::ScalarType::Half:
+      return DataType::Half;
+    case at::ScalarType::BFloat16:
+      return DataType::BFloat16;
+    case at::ScalarType::Float:
+      return DataType::Float;
+    case at::ScalarType::Double:
+      return DataType::Double;
+    default:
+      break;
+  }
+  FUSER_CHECK(
+      false, "Tensors of type ", c10::toString(type),
+      " are not supported; fuser handles bool, int32, int64, float16, "
+      "bfloat16, float32 and float64. Convert the tensor first, e.g. "
+      "t.to(torch.float32).");
+  return DataType::Null;
+}
+
+} // namespace fuser

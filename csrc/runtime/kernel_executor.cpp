@@ -1,0 +1,296 @@
+#include <runtime/kernel_executor.h>
+
+#include <codegen/codegen.h>
+#include <options.h>
+#include <runtime/allocation_inference.h>
+#include <runtime/aten_types.h>
+#include <runtime/driver_api.h>
+#include <runtime/nvrtc_compile.h>
+#include <runtime/output_allocation.h>
+
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include <cstring>
+#include <iostream>
+#include <sstream>
+
+namespace fuser {
+
+std::string LaunchParams::toString() const {
+  std::stringstream ss;
+  ss << "grid(" << grid[0] << ", " << grid[1] << ", " << grid[2]
+     << ") block(" << block[0] << ", " << block[1] << ", " << block[2] << ")";
+  return ss.str();
+}
+
+KernelExecutor::~KernelExecutor() {
+  if (module_ != nullptr && driverAvailable()) {
+    driverApi().cuModuleUnload(module_);
+  }
+}
+
+bool fitsInt32Indexing(const std::vector<c10::IValue>& inputs) {
+  constexpr int64_t kLimit = std::numeric_limits<int32_t>::max();
+  for (const auto& input : inputs) {
+    if (!input.isTensor()) {
+      continue;
+    }
+    const at::Tensor& t = input.toTensor();
+    int64_t max_offset = 0;
+    for (int64_t d = 0; d < t.dim(); ++d) {
+      max_offset += (t.size(d) - 1) * std::abs(t.stride(d));
+    }
+    // Outputs are about as large as inputs; leave room for them.
+    if (t.numel() > kLimit / 2 || max_offset > kLimit / 2) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void KernelExecutor::compile(
+    const Fusion* fusion,
+    const std::vector<c10::IValue>& inputs) {
+  device_ = 0;
+  for (const auto& input : inputs) {
+    if (input.isTensor() && input.toTensor().is_cuda()) {
+      device_ = input.toTensor().get_device();
+      break;
+    }
+  }
+  const DataType index_type =
+      fitsInt32Indexing(inputs) ? DataType::Int32 : DataType::Int;
+  {
+    GpuLower lower(fusion, index_type);
+    kernel_ = lower.run();
+    source_ = codegen::generateCudaKernel(*kernel_);
+  }
+  ensureCurrentContext(device_);
+  CompiledModule compiled = compileToCubin(
+      source_, kernel_->kernel_name, deviceComputeCapability(device_),
+      /*use_arch_specific=*/true);
+  FUSER_CUDA_SAFE_CALL(
+      driverApi().cuModuleLoadData(&module_, compiled.cubin.data()));
+  FUSER_CUDA_SAFE_CALL(driverApi().cuModuleGetFunction(
+      &function_, module_, compiled.lowered_name.c_str()));
+}
+
+namespace {
+
+// Appends `value` to `buffer` at its natural alignment.
+template <typename T>
+void append(std::vector<char>& buffer, T value) {
+  size_t offset = (buffer.size() + alignof(T) - 1) / alignof(T) * alignof(T);
+  buffer.resize(offset + sizeof(T));
+  std::memcpy(buffer.data() + offset, &value, sizeof(T));
+}
+
+void appendIndex(std::vector<char>& buffer, int64_t value, DataType type) {
+  if (type == DataType::Int32) {
+    append<int32_t>(buffer, static_cast<int32_t>(value));
+  } else {
+    append<int64_t>(buffer, value);
+  }
+}
+
+// Tensor<T, LogicalRank, AllocRank>: the pointer, the logical sizes, the
+// allocation strides, padded to the pointer's alignment (runtime/tensor.h).
+std::vector<char> tensorArgument(
+    const at::Tensor& tensor,
+    const std::vector<int64_t>& logical_sizes,
+    const std::vector<int64_t>& alloc_strides,
+    DataType index_type) {
+  std::vector<char> buffer;
+  append<void*>(buffer, tensor.data_ptr());
+  for (int64_t size : logical_sizes) {
+    appendIndex(buffer, size, index_type);
+  }
+  for (int64_t stride : alloc_strides) {
+    appendIndex(buffer, stride, index_type);
+  }
+  buffer.resize((buffer.size() + alignof(void*) - 1) / alignof(void*) *
+                alignof(void*));
+  return buffer;
+}
+
+std::vector<char> scalarArgument(const c10::IValue& value, Val* param,
+                                 DataType index_type) {
+  std::vector<char> buffer;
+  switch (param->dtype()) {
+    case DataType::Double:
+      append<double>(buffer, value.toDouble());
+      break;
+    case DataType::Float:
+      append<float>(buffer, static_cast<float>(value.toDouble()));
+      break;
+    case DataType::Int:
+      append<int64_t>(buffer, value.toInt());
+      break;
+    case DataType::Int32:
+      append<int32_t>(buffer, static_cast<int32_t>(value.toInt()));
+      break;
+    case DataType::Index:
+      appendIndex(buffer, value.toInt(), index_type);
+      break;
+    case DataType::Bool:
+      append<bool>(buffer, value.toBool());
+      break;
+    default:
+      FUSER_CHECK(false, "Scalar input ", param->toString(), " of type ",
+                  param->dtype(), " cannot be passed to a kernel.");
+  }
+  return buffer;
+}
+
+// The kernel sees global logical sizes (a sharded axis counts every
+// device's part), as the extents are bound.
+std::vector<int64_t> globalLogicalSizes(TensorView* tv,
+                                        ExpressionEvaluator& ee) {
+  std::vector<int64_t> sizes;
+  for (IterDomain* id : TensorDomain::noReductions(tv->getLogicalDomain())) {
+    sizes.push_back(id->isBroadcast() ? 1
+                                      : ee.evaluateOrThrow(id->extent()).asInt());
+  }
+  return sizes;
+}
+
+void bindTensorFields(ExpressionEvaluator& ee, TensorView* tv,
+                      const std::vector<int64_t>& sizes,
+                      const std::vector<int64_t>& strides) {
+  const std::string prefix = "T" + std::to_string(tv->name());
+  for (size_t j = 0; j < sizes.size(); ++j) {
+    ee.bind(prefix + ".logical_size[" + std::to_string(j) + "]", sizes[j]);
+  }
+  for (size_t k = 0; k < strides.size(); ++k) {
+    ee.bind(prefix + ".alloc_stride[" + std::to_string(k) + "]", strides[k]);
+  }
+}
+
+} // namespace
+
+std::vector<at::Tensor> KernelExecutor::run(
+    const std::vector<c10::IValue>& inputs) {
+  FUSER_INTERNAL_ASSERT(isCompiled(), "run before compile");
+  Fusion* fusion = kernel_->fusion.get();
+  FUSER_CHECK(
+      inputs.size() == fusion->inputs().size(), "The fusion takes ",
+      fusion->inputs().size(), " inputs, got ", inputs.size(), ".");
+  ExpressionEvaluator ee;
+  bindFusionInputs(fusion, inputs, ee, /*require_cuda=*/true);
+
+  std::vector<std::vector<char>> arguments;
+  std::vector<at::Tensor> outputs;
+  for (size_t i = 0; i < fusion->inputs().size(); ++i) {
+    Val* param = fusion->inputs()[i];
+    if (auto* tv = dynamic_cast<TensorView*>(param)) {
+      const at::Tensor& tensor = inputs[i].toTensor();
+      auto layout = inferAllocationSizesAndStrides(
+          tv, tensor, ee, static_cast<int64_t>(i));
+      std::vector<int64_t> sizes = globalLogicalSizes(tv, ee);
+      bindTensorFields(ee, tv, sizes, layout.strides);
+      arguments.push_back(
+          tensorArgument(tensor, sizes, layout.strides, indexType()));
+    } else {
+      arguments.push_back(scalarArgument(inputs[i], param, indexType()));
+    }
+  }
+  at::TensorOptions options = at::TensorOptions().device(at::kCUDA, device_);
+  for (Val* param : fusion->outputs()) {
+    auto* tv = param->as<TensorView>();
+    at::Tensor out =
+        allocateOutput(tv, ee, options.dtype(toAtenType(tv->dtype())));
+    auto layout = inferAllocationSizesAndStrides(tv, out, ee, -1);
+    std::vector<int64_t> sizes = globalLogicalSizes(tv, ee);
+    bindTensorFields(ee, tv, sizes, layout.strides);
+    arguments.push_back(tensorArgument(out, sizes, layout.strides, indexType()));
+    outputs.push_back(out);
+  }
+
+  // The conditions vectorized accesses rely on (doc/indexing.md §5).
+  for (const VectorizationCheck& check : kernel_->vectorization_checks) {
+    const int64_t extent = ee.evaluateOrThrow(check.extent).asInt();
+    FUSER_CHECK(
+        extent % check.width == 0, "Vectorized access of ",
+        check.tv->toString(), " by ", check.width,
+        " needs the extent ", extent, " to be divisible by ", check.width,
+        "; pass sizes divisible by ", check.width,
+        " or schedule without vectorization.");
+  }
+
+  launch_params_ = LaunchParams();
+  for (const auto& [pt, extent] : kernel_->launch_extents) {
+    const int64_t value = ee.evaluateOrThrow(extent).asInt();
+    switch (pt) {
+      case ParallelType::BIDx:
+        launch_params_.grid[0] = value;
+        break;
+      case ParallelType::BIDy:
+        launch_params_.grid[1] = value;
+        break;
+      case ParallelType::BIDz:
+        launch_params_.grid[2] = value;
+        break;
+      case ParallelType::TIDx:
+        launch_params_.block[0] = value;
+        break;
+      case ParallelType::TIDy:
+        launch_params_.block[1] = value;
+        break;
+      case ParallelType::TIDz:
+        launch_params_.block[2] = value;
+        break;
+      default:
+        break;
+    }
+  }
+  if (isDebugDumpEnabled(DebugDumpOption::LaunchParams)) {
+    std::cout << "[launch_params] " << launch_params_.toString() << "\n";
+  }
+  for (int64_t g : launch_params_.grid) {
+    if (g == 0) {
+      return outputs; // nothing to compute
+    }
+  }
+
+  // Pointers to each argument, as cuLaunchKernel expects.
+  std::vector<void*> argument_pointers;
+  for (auto& argument : arguments) {
+    argument_pointers.push_back(argument.data());
+  }
+  // The argument layout above depends on the vectorization checks passing:
+  // check pointer alignment now that the data pointers are known.
+  for (const VectorizationCheck& check : kernel_->vectorization_checks) {
+    if (check.tensor_position < 0) {
+      continue;
+    }
+    void* data = nullptr;
+    std::memcpy(&data, arguments.at(static_cast<size_t>(check.tensor_position)).data(),
+                sizeof(void*));
+    const auto bytes =
+        static_cast<uintptr_t>(check.width * dataTypeSize(check.tv->dtype()));
+    FUSER_CHECK(
+        reinterpret_cast<uintptr_t>(data) % bytes == 0, "Vectorized access of ",
+        check.tv->toString(), " needs its data pointer aligned to ", bytes,
+        " bytes; the tensor at ", data,
+        " is not (a view with an offset?). Pass a .contiguous() copy or "
+        "schedule without vectorization.");
+  }
+
+  c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device_));
+  ensureCurrentContext(device_);
+  CUstream stream = c10::cuda::getCurrentCUDAStream(
+                        static_cast<c10::DeviceIndex>(device_))
+                        .stream();
+  FUSER_CUDA_SAFE_CALL(driverApi().cuLaunchKernel(
+      function_, static_cast<unsigned>(launch_params_.grid[0]),
+      static_cast<unsigned>(launch_params_.grid[1]),
+      static_cast<unsigned>(launch_params_.grid[2]),
+      static_cast<unsigned>(launch_params_.block[0]),
+      static_cast<unsigned>(launch_params_.block[1]),
+      static_cast<unsigned>(launch_params_.block[2]), 0, stream,
+      argument_pointers.data(), nullptr));
+  return outputs;
+}
+
+} // namespace fuser

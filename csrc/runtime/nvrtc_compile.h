@@ -1,0 +1,68 @@
+// Compiling generated CUDA C++ to a cubin with NVRTC, with an in-memory
+// cache and an optional on-disk cache. DESIGN §6 "Compile". NVRTC needs no
+// GPU, so everything here works on a CPU-only machine.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fuser {
+
+struct CompiledModule {
+  // The device code, for cuModuleLoadData.
+  std::vector<char> cubin;
+  // NVRTC's log (warnings; empty when there were none).
+  std::string log;
+  // The architecture compiled for, e.g. "sm_90a".
+  std::string arch;
+  // The symbol of `kernel_name` in the cubin, for cuModuleGetFunction (the
+  // name itself for extern "C" kernels, the mangled name otherwise).
+  std::string lowered_name;
+};
+
+// Compiles `source` for compute capability `compute_capability` (e.g. 90)
+// with `--std=c++17`, the CUDA toolkit headers on the include path, and
+// `extra_options`. With `use_arch_specific` the target is the
+// architecture-specific variant (sm_90a), which Hopper-only instructions
+// (wgmma, TMA) need.
+//
+// Results are cached by source, architecture, options and NVRTC version: in
+// memory for the process (thread-safe), and on disk when the environment
+// variable FUSER_KERNEL_CACHE_DIR names a directory. A compile error is an
+// InternalError (generated code that does not compile is a fuser bug) whose
+// message holds the NVRTC log and the numbered source.
+//
+// FUSER_DUMP=nvrtc prints the options and log of each compilation;
+// FUSER_DUMP=kernel_cache prints cache hits and misses.
+CompiledModule compileToCubin(
+    const std::string& source, const std::string& kernel_name,
+    int compute_capability, bool use_arch_specific,
+    const std::vector<std::string>& extra_options = {});
+
+// "sm_90a" for (90, true), "sm_86" for (86, false).
+std::string nvrtcArchName(int compute_capability, bool use_arch_specific);
+
+// `source` with a right-aligned line number before each line
+// ("   12 | code"), for error messages.
+std::string numberedSource(const std::string& source);
+
+// The directory passed to NVRTC with -I for cuda_fp16.h / cuda_bf16.h (NVRTC
+// has no built-in copy), or "" when none is found. Looked up once, in order:
+// $CUDA_HOME/include, the include/ folder beside the loaded libnvrtc,
+// /usr/local/cuda/include, and the toolkit fuser was built with.
+const std::string& cudaToolkitIncludeDir();
+
+// Counters of the compile cache since the last clearKernelCache().
+struct KernelCacheStats {
+  int64_t memory_hits = 0;
+  int64_t disk_hits = 0;
+  int64_t misses = 0; // actual NVRTC compilations
+};
+KernelCacheStats kernelCacheStats();
+
+// Empties the in-memory cache and resets the counters (the disk cache is
+// left alone). For tests.
+void clearKernelCache();
+
+} // namespace fuser

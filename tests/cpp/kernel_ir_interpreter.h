@@ -1,0 +1,680 @@
+// A CPU interpreter of lowered kernel IR, for the indexing tests
+// (tests/cpp/test_indexing.cpp includes it; it is not part of any library).
+//
+// It runs a LoweredKernel the way a GPU would, one (blockIdx, threadIdx)
+// at a time over the launch extents: serial loops iterate, thread- and
+// block-parallel loops take the bound thread/block index, loops with a
+// constant index run once, and a vectorized copy moves `width` consecutive
+// elements from its lane-0 offsets. Predicates and indices are evaluated
+// with ExpressionEvaluator after binding the kernel arguments
+// (T<n>.logical_size[j], T<n>.alloc_stride[k]) from TensorLayouts that the
+// test defines itself, independently of fuser.
+//
+// Values are provenances, not numbers: an element of a global input holds
+// {(input, logical coordinate)}, an op's result is the union of its
+// operands' provenances. So after the run, an output element holds exactly
+// the input elements it was computed from, which the test compares with
+// what the fusion computes at that element's logical coordinate.
+//
+// Everything questionable is recorded as an error: accesses outside a
+// tensor's elements (past the end or into the gaps of a strided layout),
+// reads of local buffer elements never written, values that cannot be
+// evaluated, unsupported kernel IR.
+#pragma once
+
+#include <device_lower/index/indexer.h>
+#include <device_lower/kernel_ir.h>
+#include <device_lower/lower.h>
+#include <expr_evaluator.h>
+#include <ir/all_nodes.h>
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fuser::kir_test {
+
+using Coord = std::vector<int64_t>;
+
+inline std::string str(const Coord& c) {
+  std::stringstream ss;
+  ss << "(";
+  for (size_t i = 0; i < c.size(); ++i) {
+    ss << (i ? ", " : "") << c[i];
+  }
+  ss << ")";
+  return ss.str();
+}
+
+// The global input elements a value was computed from: (tensor name,
+// logical coordinate).
+using Provenance = std::set<std::pair<int64_t, Coord>>;
+
+inline std::string str(const Provenance& p) {
+  std::stringstream ss;
+  ss << "{";
+  bool first = true;
+  for (const auto& [name, coord] : p) {
+    ss << (first ? "" : ", ") << "T" << name << str(coord);
+    first = false;
+  }
+  ss << "}";
+  return ss.str();
+}
+
+// Row-major strides of `buffer_sizes`: the strides of an at::Tensor that is
+// a slice (of the leading `sizes`) of a contiguous tensor of that shape.
+// With buffer_sizes == sizes these are the contiguous strides.
+inline std::vector<int64_t> rowMajorStrides(
+    const std::vector<int64_t>& buffer_sizes) {
+  std::vector<int64_t> strides(buffer_sizes.size(), 1);
+  for (size_t k = buffer_sizes.size(); k-- > 1;) {
+    strides[k - 1] = strides[k] * buffer_sizes[k];
+  }
+  return strides;
+}
+
+// How a global tensor lies in memory, as the test defines it: the logical
+// sizes (kernel argument T<n>.logical_size; for a sharded tensor the global
+// size), the sizes of the allocation axes in this buffer (a device axis has
+// size 1), their strides (kernel argument T<n>.alloc_stride), and the map
+// from a logical coordinate to allocation indices (nullopt: the element is
+// not in this buffer, e.g. another rank's shard).
+struct TensorLayout {
+  Coord logical_sizes;
+  std::vector<int64_t> alloc_sizes;
+  std::vector<int64_t> alloc_strides;
+  std::function<std::optional<std::vector<int64_t>>(const Coord&)> to_alloc;
+
+  bool inLogicalRange(const Coord& c) const {
+    if (c.size() != logical_sizes.size()) {
+      return false;
+    }
+    for (size_t i = 0; i < c.size(); ++i) {
+      if (c[i] < 0 || c[i] >= logical_sizes[i]) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // The memory offset of logical coordinate `c`; nullopt when `c` is out
+  // of range or not in this buffer.
+  std::optional<int64_t> offsetOf(const Coord& c) const {
+    if (!inLogicalRange(c)) {
+      return std::nullopt;
+    }
+    std::optional<std::vector<int64_t>> alloc = to_alloc(c);
+    if (!alloc.has_value()) {
+      return std::nullopt;
+    }
+    if (alloc->size() != alloc_sizes.size() ||
+        alloc_strides.size() != alloc_sizes.size()) {
+      throw std::logic_error("TensorLayout: rank mismatch");
+    }
+    int64_t offset = 0;
+    for (size_t k = 0; k < alloc->size(); ++k) {
+      if ((*alloc)[k] < 0 || (*alloc)[k] >= alloc_sizes[k]) {
+        throw std::logic_error("TensorLayout: allocation index out of range");
+      }
+      offset += (*alloc)[k] * alloc_strides[k];
+    }
+    return offset;
+  }
+
+  // Elements spanned in memory: 1 + sum (size - 1) * stride.
+  int64_t storageSize() const {
+    int64_t size = 1;
+    for (size_t k = 0; k < alloc_sizes.size(); ++k) {
+      if (alloc_sizes[k] == 0) {
+        return 0;
+      }
+      size += (alloc_sizes[k] - 1) * alloc_strides[k];
+    }
+    return size;
+  }
+
+  std::vector<Coord> allCoords() const {
+    std::vector<Coord> result;
+    for (int64_t s : logical_sizes) {
+      if (s == 0) {
+        return result;
+      }
+    }
+    Coord c(logical_sizes.size(), 0);
+    while (true) {
+      result.push_back(c);
+      size_t d = c.size();
+      while (d > 0) {
+        --d;
+        if (++c[d] < logical_sizes[d]) {
+          break;
+        }
+        c[d] = 0;
+        if (d == 0) {
+          return result;
+        }
+      }
+      if (c.empty()) {
+        return result;
+      }
+    }
+  }
+
+  // offset -> logical coordinate for every element of this buffer. Throws
+  // when two elements share an offset (a bad test layout).
+  std::map<int64_t, Coord> inverse() const {
+    std::map<int64_t, Coord> result;
+    for (const Coord& c : allCoords()) {
+      std::optional<int64_t> offset = offsetOf(c);
+      if (!offset.has_value()) {
+        continue;
+      }
+      if (!result.emplace(*offset, c).second) {
+        throw std::logic_error("TensorLayout: two elements at offset " +
+                               std::to_string(*offset));
+      }
+    }
+    return result;
+  }
+};
+
+// The layout of a tensor whose allocation is its logical domain.
+inline TensorLayout plainLayout(const Coord& sizes) {
+  return TensorLayout{sizes, sizes, rowMajorStrides(sizes),
+                      [](const Coord& c) { return std::optional(c); }};
+}
+
+// One execution of a tensor expr that writes a global tensor, or one that
+// its predicate turned off.
+struct WriteEvent {
+  int64_t tensor = -1; // name of the written tensor
+  // The index of each enclosing loop (outermost first; the lane for a
+  // vectorized copy) and whether each lies inside its loop's [start, stop)
+  // (a thread index can exceed its loop when the launch is larger).
+  std::vector<int64_t> loop_values;
+  bool loops_in_extent = true;
+  bool executed = false;
+  int64_t offset = -1; // the offset written, when executed
+};
+
+class KernelInterpreter {
+ public:
+  // `layouts`: for every global tensor of the kernel, by tensor name.
+  KernelInterpreter(const LoweredKernel& kernel,
+                    std::map<int64_t, TensorLayout> layouts)
+      : kernel_(kernel), layouts_(std::move(layouts)) {}
+
+  // Runs every thread of every block. Returns false when the run had to
+  // stop early (see errors()).
+  bool run() {
+    try {
+      setUp();
+      runGrid();
+    } catch (const Abort&) {
+      return false;
+    } catch (const std::exception& e) {
+      error(std::string("exception: ") + e.what());
+      return false;
+    }
+    return true;
+  }
+
+  // Everything that went wrong, in order (at most max_errors_ messages are
+  // kept; errorCount() counts all).
+  const std::vector<std::string>& errors() const {
+    return errors_;
+  }
+  int64_t errorCount() const {
+    return error_count_;
+  }
+  const std::vector<WriteEvent>& writes() const {
+    return writes_;
+  }
+  // The launch extents used, by name ("blockIdx.x", ...).
+  const std::map<std::string, int64_t>& launch() const {
+    return launch_;
+  }
+  // Contents and write counts of a written global tensor, per offset.
+  const std::vector<std::optional<Provenance>>& storage(int64_t name) const {
+    return globals_.at(name).values;
+  }
+  const std::vector<int64_t>& writeCounts(int64_t name) const {
+    return globals_.at(name).write_counts;
+  }
+  // Number of points (serial iterations x threads) at which a tensor expr
+  // was reached, executed or not.
+  int64_t pointsVisited() const {
+    return points_;
+  }
+
+ private:
+  struct Abort {};
+
+  struct Global {
+    TensorView* tv = nullptr;
+    bool is_input = false;
+    TensorLayout layout;
+    std::map<int64_t, Coord> elements; // offset -> logical coordinate
+    std::vector<std::optional<Provenance>> values;
+    std::vector<int64_t> write_counts;
+  };
+
+  struct OpenLoop {
+    int64_t value;
+    bool in_extent;
+  };
+
+  void error(const std::string& message) {
+    ++error_count_;
+    if (static_cast<int64_t>(errors_.size()) < max_errors_) {
+      errors_.push_back(where() + message);
+    }
+  }
+
+  [[noreturn]] void fatal(const std::string& message) {
+    error(message);
+    throw Abort{};
+  }
+
+  std::string where() const {
+    std::stringstream ss;
+    ss << "[";
+    bool first = true;
+    for (const auto& [name, value] : thread_) {
+      ss << (first ? "" : " ") << name << "=" << value;
+      first = false;
+    }
+    ss << " loops=" << str(loopValues()) << "] ";
+    return ss.str();
+  }
+
+  std::vector<int64_t> loopValues() const {
+    std::vector<int64_t> values;
+    for (const OpenLoop& loop : loops_) {
+      values.push_back(loop.value);
+    }
+    return values;
+  }
+
+  bool loopsInExtent() const {
+    for (const OpenLoop& loop : loops_) {
+      if (!loop.in_extent) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  int64_t eval(const Val* v, const std::string& what) {
+    std::optional<ScalarValue> value = ee_.evaluate(v);
+    if (!value.has_value() || !value->hasValue()) {
+      fatal("cannot evaluate " + what + ": " + v->toInlineString());
+    }
+    return value->asInt();
+  }
+
+  bool evalBool(const Val* v, const std::string& what) {
+    std::optional<ScalarValue> value = ee_.evaluate(v);
+    if (!value.has_value() || !value->hasValue()) {
+      fatal("cannot evaluate " + what + ": " + v->toInlineString());
+    }
+    return value->asBool();
+  }
+
+  void setUp() {
+    std::set<int64_t> inputs;
+    for (Val* in : kernel_.fusion->inputs()) {
+      if (auto* tv = dynamic_cast<TensorView*>(in)) {
+        inputs.insert(tv->name());
+      }
+    }
+    for (Val* param : kernel_.parameters) {
+      auto* tv = dynamic_cast<TensorView*>(param);
+      if (tv == nullptr) {
+        continue;
+      }
+      auto it = layouts_.find(tv->name());
+      if (it == layouts_.end()) {
+        fatal("no layout given for kernel tensor T" +
+              std::to_string(tv->name()));
+      }
+      const TensorLayout& layout = it->second;
+      const std::string prefix = "T" + std::to_string(tv->name());
+      for (size_t j = 0; j < layout.logical_sizes.size(); ++j) {
+        ee_.bind(prefix + ".logical_size[" + std::to_string(j) + "]",
+                 ScalarValue(layout.logical_sizes[j]));
+      }
+      for (size_t k = 0; k < layout.alloc_strides.size(); ++k) {
+        ee_.bind(prefix + ".alloc_stride[" + std::to_string(k) + "]",
+                 ScalarValue(layout.alloc_strides[k]));
+      }
+      Global global;
+      global.tv = tv;
+      global.is_input = inputs.count(tv->name()) > 0;
+      global.layout = layout;
+      global.elements = layout.inverse();
+      global.values.resize(static_cast<size_t>(layout.storageSize()));
+      global.write_counts.assign(static_cast<size_t>(layout.storageSize()),
+                                 0);
+      globals_.emplace(tv->name(), std::move(global));
+    }
+    static const std::vector<std::pair<ParallelType, std::string>> names = {
+        {ParallelType::BIDx, "blockIdx.x"},  {ParallelType::BIDy, "blockIdx.y"},
+        {ParallelType::BIDz, "blockIdx.z"},  {ParallelType::TIDx, "threadIdx.x"},
+        {ParallelType::TIDy, "threadIdx.y"}, {ParallelType::TIDz, "threadIdx.z"},
+    };
+    for (const auto& [pt, name] : names) {
+      auto it = kernel_.launch_extents.find(pt);
+      if (it == kernel_.launch_extents.end()) {
+        continue;
+      }
+      const int64_t extent = eval(it->second, "launch extent of " + name);
+      if (extent <= 0) {
+        fatal("launch extent of " + name + " is " + std::to_string(extent));
+      }
+      launch_[name] = extent;
+      const std::string dim = name.substr(0, name.find("Idx")) == "block"
+          ? "gridDim" + name.substr(name.find('.'))
+          : "blockDim" + name.substr(name.find('.'));
+      ee_.bind(dim, ScalarValue(extent));
+    }
+  }
+
+  void runGrid() {
+    std::vector<std::pair<std::string, int64_t>> dims(launch_.begin(),
+                                                      launch_.end());
+    std::vector<int64_t> index(dims.size(), 0);
+    while (true) {
+      thread_.clear();
+      for (size_t d = 0; d < dims.size(); ++d) {
+        thread_[dims[d].first] = index[d];
+        ee_.bind(dims[d].first, ScalarValue(index[d]));
+      }
+      locals_.clear();
+      loops_.clear();
+      runScope(kernel_.exprs);
+      size_t d = dims.size();
+      while (d > 0) {
+        --d;
+        if (++index[d] < dims[d].second) {
+          break;
+        }
+        index[d] = 0;
+        if (d == 0) {
+          return;
+        }
+      }
+      if (dims.empty()) {
+        return;
+      }
+    }
+  }
+
+  void runScope(const std::vector<Expr*>& exprs) {
+    for (Expr* expr : exprs) {
+      if (auto* loop = dynamic_cast<kir::ForLoop*>(expr)) {
+        runLoop(loop);
+      } else if (auto* branch = dynamic_cast<kir::IfThenElse*>(expr)) {
+        runBranch(branch);
+      } else if (auto* alloc = dynamic_cast<kir::Allocate*>(expr)) {
+        if (alloc->memoryType() != MemoryType::Local) {
+          fatal("only register buffers are interpreted: " + alloc->toString());
+        }
+        const int64_t size = eval(alloc->size(), "buffer size");
+        // A fresh (unwritten) buffer at every declaration.
+        locals_[alloc->buffer()] =
+            std::vector<std::optional<Provenance>>(static_cast<size_t>(size));
+      } else if (expr->isA<kir::BlockSync>()) {
+        fatal("BlockSync is not interpreted");
+      } else {
+        runTensorExpr(expr);
+      }
+    }
+  }
+
+  void runLoop(kir::ForLoop* loop) {
+    if (isVectorizedCopyLoop(loop)) {
+      runVectorizedCopy(loop);
+      return;
+    }
+    const int64_t start = eval(loop->start(), "loop start");
+    const int64_t stop = eval(loop->stop(), "loop stop");
+    if (loop->isThreadParallel() || loop->index()->isConst()) {
+      const int64_t value = eval(loop->index(), "loop index");
+      loops_.push_back({value, start <= value && value < stop});
+      runScope(loop->body().exprs());
+      loops_.pop_back();
+      return;
+    }
+    if (loop->iterDomain()->isDeviceDim()) {
+      fatal("device loop with a non-constant index: " + loop->toString());
+    }
+    for (int64_t i = start; i < stop; ++i) {
+      ee_.bind(loop->index(), ScalarValue(i));
+      loops_.push_back({i, true});
+      runScope(loop->body().exprs());
+      loops_.pop_back();
+    }
+  }
+
+  void runBranch(kir::IfThenElse* branch) {
+    if (branch->predicate() == nullptr) {
+      fatal("predicate never filled in");
+    }
+    if (evalBool(branch->predicate(), "predicate")) {
+      runScope(branch->thenBody().exprs());
+      return;
+    }
+    // Record the tensor writes the predicate turned off.
+    for (Expr* expr : branch->thenBody().exprs()) {
+      if (expr->isA<kir::ForLoop>() || expr->isA<kir::IfThenElse>()) {
+        fatal("a predicate around a loop or branch is not interpreted");
+      }
+      recordSkipped(expr, loopValues(), loopsInExtent());
+    }
+    runScope(branch->elseBody().exprs());
+  }
+
+  void recordSkipped(Expr* expr,
+                     std::vector<int64_t> loop_values,
+                     bool in_extent) {
+    ++points_;
+    if (expr->outputs().empty()) {
+      return;
+    }
+    auto* out = dynamic_cast<kir::TensorIndex*>(expr->output(0));
+    if (out == nullptr || out->view()->getMemoryType() != MemoryType::Global) {
+      return;
+    }
+    WriteEvent event;
+    event.tensor = out->view()->name();
+    event.loop_values = std::move(loop_values);
+    event.loops_in_extent = in_extent;
+    event.executed = false;
+    writes_.push_back(std::move(event));
+  }
+
+  void runVectorizedCopy(kir::ForLoop* loop) {
+    const int64_t width = eval(loop->stop(), "vector width");
+    Expr* expr = loop->body().exprs().at(0);
+    bool enabled = true;
+    if (auto* branch = dynamic_cast<kir::IfThenElse*>(expr)) {
+      enabled = evalBool(branch->predicate(), "vectorized predicate");
+      expr = branch->thenBody().exprs().at(0);
+    }
+    auto* copy = expr->as<LoadStoreOp>();
+    auto* out = dynamic_cast<kir::TensorIndex*>(copy->out());
+    auto* in = dynamic_cast<kir::TensorIndex*>(copy->in());
+    if (out == nullptr || in == nullptr) {
+      fatal("vectorized copy without indexed operands: " + copy->toString());
+    }
+    // The loop index must not be used: the access starts at lane 0.
+    int64_t out_base = 0;
+    int64_t in_base = 0;
+    if (enabled) {
+      out_base = eval(out->index(), "vectorized output index");
+      in_base = eval(in->index(), "vectorized input index");
+    }
+    const bool outer_in_extent = loopsInExtent();
+    for (int64_t lane = 0; lane < width; ++lane) {
+      loops_.push_back({lane, true});
+      if (!enabled) {
+        recordSkipped(copy, loopValues(), outer_in_extent);
+      } else {
+        ++points_;
+        Provenance value = read(in, in_base + lane);
+        write(out, out_base + lane, std::move(value));
+      }
+      loops_.pop_back();
+    }
+  }
+
+  void runTensorExpr(Expr* expr) {
+    ++points_;
+    if (expr->outputs().empty()) {
+      fatal("unexpected expr: " + expr->toString());
+    }
+    auto* out = dynamic_cast<kir::TensorIndex*>(expr->output(0));
+    if (out == nullptr) {
+      fatal("tensor expr whose output is not indexed: " + expr->toString());
+    }
+    Provenance value;
+    auto add = [&](Val* operand) {
+      Provenance p = readOperand(operand);
+      value.insert(p.begin(), p.end());
+    };
+    if (auto* rop = dynamic_cast<ReductionOp*>(expr)) {
+      // acc = acc op in
+      add(rop->out());
+      add(rop->in());
+    } else {
+      for (Val* in : expr->inputs()) {
+        add(in);
+      }
+    }
+    const int64_t offset = eval(out->index(), "output index");
+    write(out, offset, std::move(value));
+  }
+
+  Provenance readOperand(Val* operand) {
+    auto* ti = dynamic_cast<kir::TensorIndex*>(operand);
+    if (ti == nullptr) {
+      if (operand->isA<TensorView>()) {
+        fatal("unindexed tensor operand: " + operand->toString());
+      }
+      return {}; // a scalar
+    }
+    return read(ti, eval(ti->index(), "index of " + ti->toInlineString()));
+  }
+
+  Provenance read(kir::TensorIndex* ti, int64_t offset) {
+    TensorView* tv = ti->view();
+    if (tv->getMemoryType() == MemoryType::Global) {
+      auto it = globals_.find(tv->name());
+      if (it == globals_.end()) {
+        fatal("read of unknown global T" + std::to_string(tv->name()));
+      }
+      Global& global = it->second;
+      auto element = global.elements.find(offset);
+      if (element == global.elements.end()) {
+        error("read of T" + std::to_string(tv->name()) + " at offset " +
+              std::to_string(offset) + ", which holds no element");
+        return {};
+      }
+      if (global.is_input) {
+        return {{tv->name(), element->second}};
+      }
+      const auto& value = global.values[static_cast<size_t>(offset)];
+      if (!value.has_value()) {
+        error("read of unwritten output element T" +
+              std::to_string(tv->name()) + "[" + std::to_string(offset) +
+              "]");
+        return {};
+      }
+      return *value;
+    }
+    auto it = locals_.find(tv);
+    if (it == locals_.end()) {
+      fatal("read of T" + std::to_string(tv->name()) +
+            " before its allocation");
+    }
+    if (offset < 0 || offset >= static_cast<int64_t>(it->second.size())) {
+      error("read of T" + std::to_string(tv->name()) + "[" +
+            std::to_string(offset) + "] outside its buffer of " +
+            std::to_string(it->second.size()));
+      return {};
+    }
+    const auto& value = it->second[static_cast<size_t>(offset)];
+    if (!value.has_value()) {
+      error("read of T" + std::to_string(tv->name()) + "[" +
+            std::to_string(offset) + "], which was never written");
+      return {};
+    }
+    return *value;
+  }
+
+  void write(kir::TensorIndex* ti, int64_t offset, Provenance value) {
+    TensorView* tv = ti->view();
+    if (tv->getMemoryType() == MemoryType::Global) {
+      auto it = globals_.find(tv->name());
+      if (it == globals_.end()) {
+        fatal("write of unknown global T" + std::to_string(tv->name()));
+      }
+      Global& global = it->second;
+      WriteEvent event;
+      event.tensor = tv->name();
+      event.loop_values = loopValues();
+      event.loops_in_extent = loopsInExtent();
+      event.executed = true;
+      event.offset = offset;
+      writes_.push_back(std::move(event));
+      if (global.is_input) {
+        error("write to input T" + std::to_string(tv->name()));
+        return;
+      }
+      if (global.elements.count(offset) == 0) {
+        error("write of T" + std::to_string(tv->name()) + " at offset " +
+              std::to_string(offset) + ", which holds no element");
+        return;
+      }
+      global.values[static_cast<size_t>(offset)] = std::move(value);
+      ++global.write_counts[static_cast<size_t>(offset)];
+      return;
+    }
+    auto it = locals_.find(tv);
+    if (it == locals_.end()) {
+      fatal("write of T" + std::to_string(tv->name()) +
+            " before its allocation");
+    }
+    if (offset < 0 || offset >= static_cast<int64_t>(it->second.size())) {
+      error("write of T" + std::to_string(tv->name()) + "[" +
+            std::to_string(offset) + "] outside its buffer of " +
+            std::to_string(it->second.size()));
+      return;
+    }
+    it->second[static_cast<size_t>(offset)] = std::move(value);
+  }
+
+  const LoweredKernel& kernel_;
+  std::map<int64_t, TensorLayout> layouts_;
+  ExpressionEvaluator ee_;
+  std::map<int64_t, Global> globals_;
+  std::map<std::string, int64_t> launch_;
+  std::map<std::string, int64_t> thread_;
+  std::map<TensorView*, std::vector<std::optional<Provenance>>> locals_;
+  std::vector<OpenLoop> loops_;
+  std::vector<WriteEvent> writes_;
+  std::vector<std::string> errors_;
+  int64_t error_count_ = 0;
+  int64_t max_errors_ = 30;
+  int64_t points_ = 0;
+};
+
+} // namespace fuser::kir_test

@@ -1,0 +1,289 @@
+// Compiling CUDA C++ with NVRTC (csrc/runtime/nvrtc_compile.h) and the lazily
+// loaded driver API (csrc/runtime/driver_api.h). NVRTC needs no GPU, so the
+// compile tests run on CPU-only machines; launching needs a GPU (FuserTest).
+
+#include <exceptions.h>
+#include <fuser_embedded_runtime.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <runtime/driver_api.h>
+#include <runtime/nvrtc_compile.h>
+#include <tests/cpp/utils.h>
+
+#include <ATen/ATen.h>
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fuser {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::ThrowsMessage;
+
+namespace {
+
+// What the kernel compiler prepends (csrc/codegen): the index type, the
+// half and bfloat16 headers, then the embedded runtime headers.
+std::string runtimePreamble() {
+  std::string source =
+      "typedef long long int nvfuser_index_t;\n"
+      "typedef long long int int64_t;\n"
+      "#include <cuda_fp16.h>\n"
+      "#include <cuda_bf16.h>\n"
+      "#define CUDART_INF __longlong_as_double(0x7ff0000000000000ULL)\n"
+      "#define CUDART_NAN __longlong_as_double(0xfff8000000000000ULL)\n";
+  for (const auto& [name, content] : embeddedRuntimeSources()) {
+    source += "// runtime/" + name + "\n" + content + "\n";
+  }
+  return source;
+}
+
+// Adds 1 to every element, through the runtime's Tensor struct.
+std::string addOneKernel() {
+  return runtimePreamble() + R"(
+extern "C" __global__ void fuser_add_one(
+    Tensor<float, 1, 1> in, Tensor<float, 1, 1> out) {
+  nvfuser_index_t i = blockIdx.x * (nvfuser_index_t)blockDim.x + threadIdx.x;
+  if (i < in.size(0)) {
+    __half h = __float2half(in[i * in.stride(0)]);
+    out[i * out.stride(0)] = __half2float(h) + 1.0f;
+  }
+}
+)";
+}
+
+bool isElf(const std::vector<char>& binary) {
+  return binary.size() > 4 && binary[0] == 0x7f && binary[1] == 'E' &&
+         binary[2] == 'L' && binary[3] == 'F';
+}
+
+// Regular files directly in `dir` (std::filesystem is unusable next to
+// libtorch, which exports incompatible copies of its symbols).
+std::vector<std::string> filesIn(const std::string& dir) {
+  std::vector<std::string> files;
+  if (DIR* handle = opendir(dir.c_str())) {
+    while (dirent* entry = readdir(handle)) {
+      const std::string name = entry->d_name;
+      if (name != "." && name != "..") {
+        files.push_back(dir + "/" + name);
+      }
+    }
+    closedir(handle);
+  }
+  return files;
+}
+
+// Sets an environment variable for the scope of a test.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) {
+      old_ = old;
+    }
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_.has_value()) {
+      setenv(name_, old_->c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+} // namespace
+
+class NvrtcTest : public FuserIrTest {
+ protected:
+  void SetUp() override {
+    clearKernelCache();
+  }
+};
+
+TEST_F(NvrtcTest, ArchNamesAndNumberedSource) {
+  EXPECT_EQ(nvrtcArchName(90, true), "sm_90a");
+  EXPECT_EQ(nvrtcArchName(86, false), "sm_86");
+  EXPECT_EQ(numberedSource("a\nbb\n"), "    1 | a\n    2 | bb\n");
+  EXPECT_EQ(numberedSource("x"), "    1 | x\n");
+}
+
+TEST_F(NvrtcTest, FindsToolkitHeaders) {
+  const std::string& dir = cudaToolkitIncludeDir();
+  ASSERT_FALSE(dir.empty());
+  struct stat info {};
+  EXPECT_EQ(::stat((dir + "/cuda_fp16.h").c_str(), &info), 0) << dir;
+}
+
+// The runtime's Tensor struct and cuda_fp16.h compile for the H200's
+// architecture on a machine without a GPU.
+TEST_F(NvrtcTest, CompilesRuntimeKernelForSm90a) {
+  CompiledModule module =
+      compileToCubin(addOneKernel(), "fuser_add_one", 90, true);
+  EXPECT_EQ(module.arch, "sm_90a");
+  EXPECT_EQ(module.lowered_name, "fuser_add_one");
+  EXPECT_TRUE(isElf(module.cubin));
+  EXPECT_EQ(kernelCacheStats().misses, 1);
+}
+
+TEST_F(NvrtcTest, MangledKernelNameIsLowered) {
+  const std::string source = R"(
+namespace kernels {
+__global__ void scale(float* x, float factor) { x[threadIdx.x] *= factor; }
+} // namespace kernels
+)";
+  CompiledModule module = compileToCubin(source, "kernels::scale", 80, false);
+  EXPECT_EQ(module.arch, "sm_80");
+  EXPECT_NE(module.lowered_name, "kernels::scale");
+  EXPECT_THAT(module.lowered_name, HasSubstr("scale"));
+  EXPECT_TRUE(isElf(module.cubin));
+}
+
+TEST_F(NvrtcTest, CompileErrorShowsLogAndNumberedSource) {
+  const std::string source =
+      "extern \"C\" __global__ void broken(float* x) {\n"
+      "  float y = 1.0f;\n"
+      "  x[0] = y +;\n"
+      "}\n";
+  EXPECT_THAT(
+      [&] { compileToCubin(source, "broken", 90, true); },
+      ThrowsMessage<InternalError>(AllOf(
+          HasSubstr("NVRTC failed to compile kernel 'broken' for sm_90a"),
+          HasSubstr("NVRTC log:"), HasSubstr("fuser_kernel.cu(3)"),
+          HasSubstr("error"), HasSubstr("    3 |   x[0] = y +;"),
+          HasSubstr("    1 | extern \"C\" __global__ void broken"))));
+  EXPECT_EQ(kernelCacheStats().misses, 0);
+}
+
+TEST_F(NvrtcTest, MemoryCacheHitsOnSecondCompile) {
+  const std::string source = addOneKernel();
+  CompiledModule first = compileToCubin(source, "fuser_add_one", 90, true);
+  CompiledModule second = compileToCubin(source, "fuser_add_one", 90, true);
+  EXPECT_EQ(first.cubin, second.cubin);
+  KernelCacheStats stats = kernelCacheStats();
+  EXPECT_EQ(stats.misses, 1);
+  EXPECT_EQ(stats.memory_hits, 1);
+  // Another architecture or option is another kernel.
+  compileToCubin(source, "fuser_add_one", 90, false);
+  compileToCubin(source, "fuser_add_one", 90, true, {"-DFUSER_TEST_OPTION"});
+  stats = kernelCacheStats();
+  EXPECT_EQ(stats.misses, 3);
+  EXPECT_EQ(stats.memory_hits, 1);
+}
+
+TEST_F(NvrtcTest, DiskCacheSurvivesTheMemoryCache) {
+  char dir_template[] = "/tmp/fuser_kernel_cache_test_XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  // A directory that does not exist yet is created.
+  const std::string dir = std::string(dir_template) + "/cache";
+  ScopedEnv env("FUSER_KERNEL_CACHE_DIR", dir);
+  const std::string source = addOneKernel();
+
+  CompiledModule compiled = compileToCubin(source, "fuser_add_one", 90, true);
+  EXPECT_EQ(kernelCacheStats().misses, 1);
+  const std::vector<std::string> entries = filesIn(dir);
+  ASSERT_EQ(entries.size(), 1u);
+
+  clearKernelCache(); // as a new process would start
+  CompiledModule loaded = compileToCubin(source, "fuser_add_one", 90, true);
+  EXPECT_EQ(kernelCacheStats().disk_hits, 1);
+  EXPECT_EQ(kernelCacheStats().misses, 0);
+  EXPECT_EQ(loaded.cubin, compiled.cubin);
+  EXPECT_EQ(loaded.lowered_name, "fuser_add_one");
+  EXPECT_EQ(loaded.arch, "sm_90a");
+
+  // A damaged entry is ignored and rewritten.
+  clearKernelCache();
+  std::ofstream(entries[0], std::ios::binary | std::ios::trunc) << "garbage";
+  CompiledModule recompiled = compileToCubin(source, "fuser_add_one", 90, true);
+  EXPECT_EQ(kernelCacheStats().misses, 1);
+  EXPECT_EQ(kernelCacheStats().disk_hits, 0);
+  EXPECT_EQ(recompiled.cubin, compiled.cubin);
+  EXPECT_EQ(filesIn(dir), entries);
+  for (const std::string& file : filesIn(dir)) {
+    std::remove(file.c_str());
+  }
+  ::rmdir(dir.c_str());
+  ::rmdir(dir_template);
+}
+
+// Without a driver the error says so; with one, the device is queried.
+TEST_F(NvrtcTest, DriverLoadsLazily) {
+  if (!driverAvailable()) {
+    EXPECT_THAT(
+        [] { driverApi(); },
+        ThrowsMessage<UserError>(HasSubstr("no CUDA driver / GPU found")));
+    EXPECT_THAT(
+        [] { deviceComputeCapability(0); },
+        ThrowsMessage<UserError>(HasSubstr("no CUDA driver / GPU found")));
+  } else {
+    EXPECT_NE(driverApi().cuLaunchKernel, nullptr);
+    EXPECT_GE(deviceComputeCapability(0), 50);
+  }
+}
+
+class NvrtcGpuTest : public FuserTest {};
+
+// Compile for the device's architecture, load with the driver and launch.
+TEST_F(NvrtcGpuTest, LaunchesCompiledKernel) {
+  ASSERT_TRUE(driverAvailable());
+  const int device = 0;
+  const int capability = deviceComputeCapability(device);
+  at::Tensor in =
+      at::arange(1000, at::TensorOptions().device(at::kCUDA, device));
+  in = in.to(at::kFloat);
+  at::Tensor out = at::zeros_like(in);
+  // The architecture-specific target exists from sm_90 on.
+  CompiledModule module = compileToCubin(
+      addOneKernel(), "fuser_add_one", capability, capability >= 90);
+
+  const DriverApi& api = driverApi();
+  ensureCurrentContext(device);
+  CUmodule cu_module = nullptr;
+  FUSER_CUDA_SAFE_CALL(api.cuModuleLoadData(&cu_module, module.cubin.data()));
+  CUfunction function = nullptr;
+  FUSER_CUDA_SAFE_CALL(api.cuModuleGetFunction(
+      &function, cu_module, module.lowered_name.c_str()));
+  // Host mirror of runtime/tensor.h's Tensor<float, 1, 1>.
+  struct TensorArg {
+    float* data;
+    long long logical_size[1];
+    long long alloc_stride[1];
+  };
+  TensorArg in_arg{in.data_ptr<float>(), {in.size(0)}, {in.stride(0)}};
+  TensorArg out_arg{out.data_ptr<float>(), {out.size(0)}, {out.stride(0)}};
+  void* args[] = {&in_arg, &out_arg};
+  FUSER_CUDA_SAFE_CALL(api.cuLaunchKernel(
+      function, 4, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr));
+  EXPECT_TRUE(at::equal(out.cpu(), in.cpu() + 1));
+  FUSER_CUDA_SAFE_CALL(api.cuModuleUnload(cu_module));
+
+  // A bad launch (too many threads per block) names the driver error.
+  EXPECT_THAT(
+      [&] {
+        CUmodule again = nullptr;
+        FUSER_CUDA_SAFE_CALL(api.cuModuleLoadData(&again, module.cubin.data()));
+        CUfunction f = nullptr;
+        FUSER_CUDA_SAFE_CALL(
+            api.cuModuleGetFunction(&f, again, module.lowered_name.c_str()));
+        FUSER_CUDA_SAFE_CALL(api.cuLaunchKernel(
+            f, 1, 1, 1, 4096, 1, 1, 0, nullptr, args, nullptr));
+      },
+      ThrowsMessage<CudaDriverError>(AllOf(
+          HasSubstr("CUDA_ERROR_INVALID_VALUE"),
+          HasSubstr("api.cuLaunchKernel"))));
+}
+
+} // namespace fuser
