@@ -3,40 +3,133 @@
 #include <ir/all_nodes.h>
 #include <options.h>
 #include <runtime/allocation_inference.h>
-#include <scheduler/default_schedule.h>
+#include <runtime/aten_evaluator.h>
+#include <runtime/aten_types.h>
+#include <runtime/output_allocation.h>
+
+#include <algorithm>
 
 #include <iostream>
 
 namespace fuser {
 
+namespace {
+
+// What the schedulers may know about this run (DESIGN §6).
+RuntimeInfo makeRuntimeInfo(
+    Fusion* fusion,
+    const std::vector<c10::IValue>& inputs) {
+  ExpressionEvaluator ee;
+  bindFusionInputs(fusion, inputs, ee, /*require_cuda=*/true);
+  RuntimeInfo info(ee);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    auto* tv = dynamic_cast<TensorView*>(fusion->inputs()[i]);
+    if (tv == nullptr) {
+      continue;
+    }
+    const at::Tensor& tensor = inputs[i].toTensor();
+    AllocationSizesAndStrides layout = inferAllocationSizesAndStrides(
+        tv, tensor, info.expressionEvaluator(), static_cast<int64_t>(i));
+    TensorRuntimeInfo tensor_info;
+    tensor_info.allocation_sizes = layout.sizes;
+    tensor_info.allocation_strides = layout.strides;
+    auto address = reinterpret_cast<uintptr_t>(tensor.data_ptr());
+    tensor_info.alignment_bytes = 16;
+    while (tensor_info.alignment_bytes > 1 &&
+           address % static_cast<uintptr_t>(tensor_info.alignment_bytes) != 0) {
+      tensor_info.alignment_bytes /= 2;
+    }
+    info.setTensorInfo(tv, std::move(tensor_info));
+  }
+  return info;
+}
+
+} // namespace
+
 FusionKernelRuntime::FusionKernelRuntime(
     const Fusion* fusion,
     const std::vector<c10::IValue>& inputs) {
+  // One segment: the whole fusion goes to the first scheduler that takes
+  // it (segmentation comes with the reduction schedulers).
   FusionSegment segment;
   segment.scheduled_fusion = std::make_unique<Fusion>(*fusion);
-  const bool parallel = scheduleDefault(segment.scheduled_fusion.get());
-  segment.scheduler = parallel ? "pointwise (default)" : "serial (default)";
+  Fusion* scheduled = segment.scheduled_fusion.get();
+  RuntimeInfo runtime_info = makeRuntimeInfo(scheduled, inputs);
+  SchedulerChoice choice = chooseScheduler(scheduled, runtime_info);
+  segment.scheduler_type = choice.scheduler->type();
+  segment.rejections = std::move(choice.rejections);
+  segment.params = choice.scheduler->computeHeuristics(scheduled, runtime_info);
+  if (isDebugDumpEnabled(DebugDumpOption::SchedulerParams)) {
+    std::cout << "[scheduler_params] " << segment.params->toString() << "\n";
+    for (const auto& rejection : segment.rejections) {
+      std::cout << "[scheduler_params]   declined: " << rejection << "\n";
+    }
+  }
+  choice.scheduler->schedule(scheduled, *segment.params);
   if (isDebugDumpEnabled(DebugDumpOption::ScheduledIr)) {
     std::cout << "[scheduled_ir]\n";
-    segment.scheduled_fusion->print();
+    scheduled->print();
   }
-  segment.executor = std::make_unique<KernelExecutor>();
-  segment.executor->compile(segment.scheduled_fusion.get(), inputs);
+  if (segment.scheduler_type != SchedulerType::NoOp &&
+      segment.scheduler_type != SchedulerType::ExprEval) {
+    segment.executor = std::make_unique<KernelExecutor>();
+    segment.executor->compile(scheduled, inputs);
+  }
   segments_.push_back(std::move(segment));
 }
 
 std::vector<at::Tensor> FusionKernelRuntime::run(
     const std::vector<c10::IValue>& inputs) {
   ++run_count_;
-  return segments_.front().executor->run(inputs);
+  FusionSegment& segment = segments_.front();
+  Fusion* fusion = segment.scheduled_fusion.get();
+  switch (segment.scheduler_type) {
+    case SchedulerType::ExprEval:
+      return evaluateFusionWithATen(fusion, inputs);
+    case SchedulerType::NoOp: {
+      // Outputs that are inputs are returned as they are; the others are
+      // empty.
+      ExpressionEvaluator ee;
+      bindFusionInputs(fusion, inputs, ee, /*require_cuda=*/true);
+      at::Device device(at::kCUDA);
+      for (const auto& input : inputs) {
+        if (input.isTensor()) {
+          device = input.toTensor().device();
+          break;
+        }
+      }
+      std::vector<at::Tensor> outputs;
+      for (Val* out : fusion->outputs()) {
+        const auto& fusion_inputs = fusion->inputs();
+        auto it = std::find(fusion_inputs.begin(), fusion_inputs.end(), out);
+        if (it != fusion_inputs.end()) {
+          outputs.push_back(
+              inputs[static_cast<size_t>(it - fusion_inputs.begin())]
+                  .toTensor());
+          continue;
+        }
+        auto* tv = out->as<TensorView>();
+        outputs.push_back(allocateOutput(
+            tv, ee,
+            at::TensorOptions().device(device).dtype(toAtenType(tv->dtype()))));
+      }
+      return outputs;
+    }
+    default:
+      return segment.executor->run(inputs);
+  }
 }
 
 const std::string& FusionKernelRuntime::kernelCode(size_t i) const {
-  return segments_.at(i).executor->kernelCode();
+  static const std::string no_kernel;
+  const FusionSegment& segment = segments_.at(i);
+  return segment.executor ? segment.executor->kernelCode() : no_kernel;
 }
 
 const LaunchParams& FusionKernelRuntime::lastLaunchParams(size_t i) const {
-  return segments_.at(i).executor->lastLaunchParams();
+  static const LaunchParams no_launch;
+  const FusionSegment& segment = segments_.at(i);
+  return segment.executor ? segment.executor->lastLaunchParams() : no_launch;
 }
 
 FusionExecutorCache::FusionExecutorCache(std::unique_ptr<Fusion> fusion)

@@ -6,6 +6,7 @@
 
 #include <fusion.h>
 #include <runtime/kernel_executor.h>
+#include <scheduler/registry.h>
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/ivalue.h>
@@ -17,11 +18,15 @@
 
 namespace fuser {
 
-// One compiled piece of a fusion.
+// One piece of a fusion, scheduled by one scheduler.
 struct FusionSegment {
-  // How it was scheduled, e.g. "pointwise (default)" or "serial (default)".
-  std::string scheduler;
+  SchedulerType scheduler_type = SchedulerType::ExprEval;
+  // The parameters the scheduler chose (printable).
+  std::unique_ptr<HeuristicParams> params;
+  // Why the schedulers tried before it declined.
+  std::vector<std::string> rejections;
   std::unique_ptr<Fusion> scheduled_fusion;
+  // Null for NoOp and ExprEval, which launch no generated kernel.
   std::unique_ptr<KernelExecutor> executor;
 };
 
@@ -36,7 +41,11 @@ class FusionKernelRuntime {
   const std::vector<FusionSegment>& segments() const {
     return segments_;
   }
-  // The CUDA source of segment `i`.
+  // The scheduler of segment `i`.
+  SchedulerType schedulerType(size_t i = 0) const {
+    return segments_.at(i).scheduler_type;
+  }
+  // The CUDA source of segment `i` (empty when it runs no kernel).
   const std::string& kernelCode(size_t i = 0) const;
   const LaunchParams& lastLaunchParams(size_t i = 0) const;
   // How many times run() was called.

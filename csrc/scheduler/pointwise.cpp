@@ -1,0 +1,422 @@
+#include <scheduler/pointwise.h>
+
+#include <id_model.h>
+#include <inlining.h>
+#include <ir/all_nodes.h>
+#include <scheduler/utils.h>
+#include <scheduler/vectorize_helper.h>
+#include <transform_propagator.h>
+
+#include <algorithm>
+#include <numeric>
+#include <sstream>
+
+namespace fuser {
+
+namespace {
+
+std::string join(const std::vector<int64_t>& values) {
+  std::stringstream ss;
+  for (size_t i = 0; i < values.size(); ++i) {
+    ss << (i ? " " : "") << values[i];
+  }
+  return ss.str();
+}
+
+std::string joinFlags(const std::vector<bool>& values) {
+  std::stringstream ss;
+  for (size_t i = 0; i < values.size(); ++i) {
+    ss << (values[i] ? "v" : "-");
+  }
+  return ss.str();
+}
+
+std::vector<TensorView*> tensorInputs(Fusion* fusion) {
+  std::vector<TensorView*> tvs;
+  for (Val* input : fusion->inputs()) {
+    if (auto* tv = dynamic_cast<TensorView*>(input)) {
+      tvs.push_back(tv);
+    }
+  }
+  return tvs;
+}
+
+int64_t rankOf(const TensorView* tv) {
+  return static_cast<int64_t>(
+      TensorDomain::noReductions(tv->getLogicalDomain()).size());
+}
+
+// Whether the order is a permutation that differs from identity.
+bool isPermuted(const std::vector<int64_t>& order) {
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (order[i] != static_cast<int64_t>(i)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The break point b > 0 for a 2-D schedule: every input is full along
+// [0, b) and broadcast along [b, rank), or full everywhere; and no
+// BroadcastOp adds an outer axis (its producer could not share the outer
+// loop). 0 when the 1-D schedule fits.
+int64_t findBreakPoint(
+    Fusion* fusion,
+    const std::vector<int64_t>& loop_order) {
+  const auto rank = static_cast<int64_t>(loop_order.size());
+  int64_t break_point = 0;
+  for (TensorView* tv : tensorInputs(fusion)) {
+    if (rankOf(tv) != rank) {
+      return 0; // reaches the loop through a BroadcastOp
+    }
+    const auto logical = TensorDomain::noReductions(tv->getLogicalDomain());
+    int64_t first_broadcast = rank;
+    for (int64_t k = 0; k < rank; ++k) {
+      if (logical[static_cast<size_t>(loop_order[static_cast<size_t>(k)])]
+              ->isBroadcast()) {
+        first_broadcast = std::min(first_broadcast, k);
+      } else if (first_broadcast < rank) {
+        return 0; // broadcast in the middle: no single break point
+      }
+    }
+    if (first_broadcast == rank || first_broadcast == 0) {
+      continue;
+    }
+    if (break_point != 0 && break_point != first_broadcast) {
+      return 0;
+    }
+    break_point = first_broadcast;
+  }
+  for (Expr* expr : fusion->exprs()) {
+    if (auto* bop = dynamic_cast<BroadcastOp*>(expr)) {
+      const auto& flags = bop->getBroadcastDimFlags();
+      if (std::find(flags.begin(), flags.end(), true) != flags.end()) {
+        return 0;
+      }
+    }
+  }
+  return break_point;
+}
+
+} // namespace
+
+std::string PointwiseParams::toString() const {
+  std::stringstream ss;
+  ss << "PointWise: reference output " << reference_output << ", loop order ["
+     << join(loop_order) << "], "
+     << (break_point == 0 ? std::string("1-D")
+                          : "2-D at " + std::to_string(break_point))
+     << ", vectorize " << vectorize << ", unroll " << unroll << ", "
+     << threads_per_block << " threads, inputs " << joinFlags(vectorize_input)
+     << ", outputs " << joinFlags(vectorize_output);
+  for (const auto& [output, order] : output_layouts) {
+    ss << ", output " << output << " laid out [" << join(order) << "]";
+  }
+  return ss.str();
+}
+
+bool PointWiseScheduler::canScheduleCompileTime(
+    Fusion* fusion,
+    std::string* reason) {
+  if (fusion->outputs().empty()) {
+    *reason = "the fusion has no outputs";
+    return false;
+  }
+  for (Expr* expr : fusion->exprs()) {
+    if (expr->isA<ReductionOp>()) {
+      *reason = "it reduces (" + expr->getOpString() +
+          "); no reduction scheduler yet";
+      return false;
+    }
+    if (expr->isA<ViewOp>()) {
+      *reason = "it reshapes (ViewOp), which loops cannot follow yet";
+      return false;
+    }
+  }
+  int64_t rank = -1;
+  for (Val* out : fusion->outputs()) {
+    auto* tv = out->as<TensorView>();
+    if (tv->isFusionInput() || tv->definition() == nullptr) {
+      *reason = "output " + tv->toString() + " is not computed";
+      return false;
+    }
+    if (rank == -1) {
+      rank = rankOf(tv);
+    } else if (rankOf(tv) != rank) {
+      *reason = "outputs have different ranks";
+      return false;
+    }
+    if (tv->hasAllocation() && !allocationOrderOfLogical(tv).has_value()) {
+      *reason = "output " + tv->toString() +
+          " has an allocation that merges logical axes";
+      return false;
+    }
+  }
+  if (rank == 0) {
+    *reason = "outputs are scalars (rank 0)";
+    return false;
+  }
+  for (TensorView* tv : fusion->allTvs()) {
+    if (!tv->isFusionInput() &&
+        tv->getLoopDomain() != tv->getLogicalDomain()) {
+      *reason = tv->toString() + " is already scheduled";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool PointWiseScheduler::canScheduleRunTime(
+    Fusion* fusion,
+    RuntimeInfo& runtime_info,
+    std::string* reason) {
+  for (Val* out : fusion->outputs()) {
+    if (runtime_info.numel(out->as<TensorView>()) == 0) {
+      *reason = "an output is empty";
+      return false;
+    }
+  }
+  return true;
+}
+
+std::unique_ptr<HeuristicParams> PointWiseScheduler::computeHeuristics(
+    Fusion* fusion,
+    RuntimeInfo& runtime_info) {
+  auto params = std::make_unique<PointwiseParams>();
+  const auto& outputs = fusion->outputs();
+  // Reference: the largest output.
+  int64_t largest = -1;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const int64_t n = runtime_info.numel(outputs[i]->as<TensorView>());
+    if (n > largest) {
+      largest = n;
+      params->reference_output = static_cast<int64_t>(i);
+    }
+  }
+  auto* reference =
+      outputs[static_cast<size_t>(params->reference_output)]->as<TensorView>();
+  const int64_t rank = rankOf(reference);
+
+  // Layout: the reference's own, else that of the largest input of the same
+  // rank with a permuted layout, which outputs without a layout then take.
+  std::vector<int64_t> order(static_cast<size_t>(rank));
+  std::iota(order.begin(), order.end(), 0);
+  if (reference->hasAllocation()) {
+    order = *allocationOrderOfLogical(reference);
+  } else {
+    int64_t best = -1;
+    for (TensorView* tv : tensorInputs(fusion)) {
+      auto input_order = allocationOrderOfLogical(tv);
+      if (rankOf(tv) != rank || !input_order ||
+          static_cast<int64_t>(input_order->size()) != rank ||
+          !isPermuted(*input_order)) {
+        continue;
+      }
+      const int64_t n = runtime_info.numel(tv);
+      if (n > best) {
+        best = n;
+        order = *input_order;
+      }
+    }
+    if (isPermuted(order)) {
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        if (!outputs[i]->as<TensorView>()->hasAllocation()) {
+          params->output_layouts.emplace_back(static_cast<int64_t>(i), order);
+        }
+      }
+    }
+  }
+  params->loop_order = order;
+  const auto ref_logical =
+      TensorDomain::noReductions(reference->getLogicalDomain());
+
+  params->break_point = findBreakPoint(fusion, order);
+  int64_t outer_extent = 1;
+  int64_t inner_extent = 1;
+  for (int64_t k = 0; k < rank; ++k) {
+    const int64_t e = runtime_info.extent(
+        ref_logical[static_cast<size_t>(order[static_cast<size_t>(k)])]);
+    (k < params->break_point ? outer_extent : inner_extent) *= e;
+  }
+  if (params->break_point > 0 && outer_extent > 65535) {
+    params->break_point = 0; // gridDim.y is limited
+    inner_extent *= outer_extent;
+    outer_extent = 1;
+  }
+
+  // Vectorization: the widest power of two of at most 16 bytes that every
+  // vectorizable tensor allows (contiguous inner extent, pointer
+  // alignment) and that divides the inner loop extent; tensors broadcast
+  // along the innermost axis read scalars.
+  std::vector<std::pair<TensorView*, int64_t>> candidates;
+  int64_t max_bytes = 1;
+  // Each input's logical ID at each loop position, through the exact map
+  // (so permutes and broadcasts in between are followed).
+  IdModel id_model(fusion);
+  auto loopIdsOf = [&](TensorView* tv) {
+    std::vector<IterDomain*> ids;
+    const auto logical = TensorDomain::noReductions(tv->getLogicalDomain());
+    for (int64_t p : order) {
+      IterDomain* ref_id = ref_logical[static_cast<size_t>(p)];
+      IterDomain* match = nullptr;
+      for (IterDomain* id : logical) {
+        if (id->isBroadcast() == ref_id->isBroadcast() &&
+            id_model.exactMapped(id, ref_id)) {
+          match = id;
+        }
+      }
+      ids.push_back(match);
+    }
+    return ids;
+  };
+  auto consider = [&](TensorView* tv) {
+    const int64_t run =
+        contiguousInnerExtent(tv, loopIdsOf(tv), runtime_info);
+    if (run > 1) {
+      candidates.emplace_back(tv, run);
+      max_bytes = std::max(max_bytes, dataTypeSize(tv->dtype()));
+    }
+    return run > 1;
+  };
+  for (TensorView* tv : tensorInputs(fusion)) {
+    params->vectorize_input.push_back(!tv->uses().empty() && consider(tv));
+  }
+  // Outputs are allocated contiguous in their layout: the one they have,
+  // the one chosen above, or the logical order.
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    auto* tv = outputs[i]->as<TensorView>();
+    std::vector<int64_t> layout(static_cast<size_t>(rank));
+    std::iota(layout.begin(), layout.end(), 0);
+    if (tv->hasAllocation()) {
+      layout = *allocationOrderOfLogical(tv);
+    } else if (!params->output_layouts.empty()) {
+      layout = order;
+    }
+    const auto logical = TensorDomain::noReductions(tv->getLogicalDomain());
+    int64_t run = 1;
+    if (logical[static_cast<size_t>(order.back())]->isBroadcast()) {
+      run = 0;
+    } else {
+      for (int64_t k = rank; k-- > 0;) {
+        if (layout[static_cast<size_t>(k)] != order[static_cast<size_t>(k)]) {
+          break;
+        }
+        run *= runtime_info.extent(
+            logical[static_cast<size_t>(order[static_cast<size_t>(k)])]);
+      }
+    }
+    params->vectorize_output.push_back(run > 1);
+    if (run > 1) {
+      candidates.emplace_back(tv, run);
+      max_bytes = std::max(max_bytes, dataTypeSize(tv->dtype()));
+    }
+  }
+  int64_t width = 16 / max_bytes;
+  auto allowed = [&](int64_t v) {
+    if (inner_extent % v != 0) {
+      return false;
+    }
+    for (auto [tv, run] : candidates) {
+      const TensorRuntimeInfo* info = runtime_info.tensorInfo(tv);
+      const int64_t alignment = info ? info->alignment_bytes : 16;
+      if (run % v != 0 || alignment % (v * dataTypeSize(tv->dtype())) != 0) {
+        return false;
+      }
+    }
+    return true;
+  };
+  while (width > 1 && !allowed(width)) {
+    width /= 2;
+  }
+  if (candidates.empty()) {
+    width = 1;
+  }
+  params->vectorize = width;
+  if (width == 1) {
+    std::fill(
+        params->vectorize_input.begin(), params->vectorize_input.end(), false);
+    std::fill(
+        params->vectorize_output.begin(), params->vectorize_output.end(),
+        false);
+  }
+  // Unroll to keep more bytes in flight when there are plenty of blocks.
+  const int64_t blocks =
+      outer_extent * ((inner_extent / width + 127) / 128);
+  params->unroll = blocks >= 8192 ? 4 : blocks >= 2048 ? 2 : 1;
+  return params;
+}
+
+void PointWiseScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
+  const auto& params = dynamic_cast<const PointwiseParams&>(hp);
+  FusionGuard fg(fusion);
+  const std::vector<Val*> outputs_before = fusion->outputs();
+  for (const auto& [position, order] : params.output_layouts) {
+    auto* tv = outputs_before[static_cast<size_t>(position)]->as<TensorView>();
+    const auto logical = TensorDomain::noReductions(tv->getLogicalDomain());
+    std::vector<IterDomain*> layout;
+    for (int64_t p : order) {
+      layout.push_back(logical[static_cast<size_t>(p)]);
+    }
+    tv->setAllocationDomain(layout, true);
+  }
+  const std::vector<TensorView*> inputs = tensorInputs(fusion);
+  scheduler_utils::cacheInputs(fusion, params.unroll > 1);
+  scheduler_utils::cacheAndForkOutputs(fusion, params.unroll > 1);
+
+  auto* reference =
+      fusion->outputs()[static_cast<size_t>(params.reference_output)]
+          ->as<TensorView>();
+  const auto rank = static_cast<int64_t>(params.loop_order.size());
+  std::unordered_map<int64_t, int64_t> old2new;
+  for (int64_t k = 0; k < rank; ++k) {
+    old2new[params.loop_order[static_cast<size_t>(k)]] = k;
+  }
+  reference->reorder(old2new);
+  const int64_t b = params.break_point;
+  // Inner part: merge, then [.., Unroll, TIDx, Vectorize].
+  for (int64_t k = b; k + 1 < rank; ++k) {
+    reference->merge(b);
+  }
+  // Outer part (2-D): merged into one axis.
+  for (int64_t k = 0; k + 1 < b; ++k) {
+    reference->merge(0);
+  }
+  const int64_t inner = b > 0 ? 1 : 0;
+  reference->split(inner, params.vectorize);
+  reference->split(inner, params.threads_per_block);
+  reference->split(inner, params.unroll);
+  // [outer?, blocks, unroll, threads, vector]
+  if (b > 0) {
+    reference->axis(0)->parallelize(ParallelType::BIDy);
+  }
+  reference->axis(inner)->parallelize(ParallelType::BIDx);
+  reference->axis(inner + 1)->parallelize(ParallelType::Unroll);
+  reference->axis(inner + 2)->parallelize(ParallelType::TIDx);
+
+  TransformPropagator propagator(reference);
+  MaxLogicalDomainInfoSpanningTree(reference).traverse(&propagator);
+  scheduler_utils::parallelizeAllLike(
+      reference, {},
+      {ParallelType::BIDx, ParallelType::BIDy, ParallelType::TIDx,
+       ParallelType::Unroll});
+
+  if (params.vectorize > 1) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!params.vectorize_input[i] || inputs[i]->uses().empty()) {
+        continue;
+      }
+      // The cache is the input's only use.
+      auto* cache = inputs[i]->uses().front()->output(0)->as<TensorView>();
+      cache->axis(-1)->parallelize(ParallelType::Vectorize);
+    }
+    for (size_t i = 0; i < fusion->outputs().size(); ++i) {
+      if (params.vectorize_output[i]) {
+        fusion->outputs()[i]->as<TensorView>()->axis(-1)->parallelize(
+            ParallelType::Vectorize);
+      }
+    }
+  }
+  inlineMost(fusion);
+}
+
+} // namespace fuser

@@ -1,0 +1,77 @@
+#include <scheduler/registry.h>
+
+#include <scheduler/expr_eval.h>
+#include <scheduler/no_op.h>
+#include <scheduler/pointwise.h>
+
+namespace fuser {
+
+std::string toString(SchedulerType type) {
+  switch (type) {
+    case SchedulerType::NoOp:
+      return "NoOp";
+    case SchedulerType::PointWise:
+      return "PointWise";
+    case SchedulerType::Reduction:
+      return "Reduction";
+    case SchedulerType::InnerPersistent:
+      return "InnerPersistent";
+    case SchedulerType::Matmul:
+      return "Matmul";
+    case SchedulerType::ExprEval:
+      return "ExprEval";
+  }
+  return "?";
+}
+
+std::ostream& operator<<(std::ostream& os, SchedulerType type) {
+  return os << toString(type);
+}
+
+const std::vector<std::unique_ptr<Scheduler>>& registeredSchedulers() {
+  // Reduction, InnerPersistent and Matmul have no implementation yet;
+  // fusions they would take run through ExprEval (ATen) instead.
+  static const std::vector<std::unique_ptr<Scheduler>> schedulers = [] {
+    std::vector<std::unique_ptr<Scheduler>> list;
+    list.push_back(std::make_unique<NoOpScheduler>());
+    list.push_back(std::make_unique<PointWiseScheduler>());
+    list.push_back(std::make_unique<ExprEvalScheduler>());
+    return list;
+  }();
+  return schedulers;
+}
+
+Scheduler& schedulerFor(SchedulerType type) {
+  for (const auto& scheduler : registeredSchedulers()) {
+    if (scheduler->type() == type) {
+      return *scheduler;
+    }
+  }
+  FUSER_CHECK(
+      false, "No scheduler of type ", type,
+      " is implemented; the registered ones are NoOp, PointWise and "
+      "ExprEval.");
+  FUSER_ERROR("unreachable");
+}
+
+SchedulerChoice chooseScheduler(Fusion* fusion, RuntimeInfo& runtime_info) {
+  SchedulerChoice choice;
+  for (const auto& scheduler : registeredSchedulers()) {
+    std::string reason;
+    if (!scheduler->canScheduleCompileTime(fusion, &reason)) {
+      choice.rejections.push_back(
+          toString(scheduler->type()) + " (compile time): " + reason);
+      continue;
+    }
+    if (!scheduler->canScheduleRunTime(fusion, runtime_info, &reason)) {
+      choice.rejections.push_back(
+          toString(scheduler->type()) + " (run time): " + reason);
+      continue;
+    }
+    choice.scheduler = scheduler.get();
+    return choice;
+  }
+  FUSER_ERROR("no scheduler accepted the fusion, not even ExprEval");
+}
+
+} // namespace fuser

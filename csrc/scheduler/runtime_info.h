@@ -1,0 +1,50 @@
+// What schedulers may know about the inputs of one run: the extents (bound
+// in an ExpressionEvaluator over the fusion being scheduled) and, per tensor
+// input, its allocation strides and the alignment of its data pointer. The
+// runtime fills it from the at::Tensors; schedulers stay free of ATen.
+#pragma once
+
+#include <expr_evaluator.h>
+#include <ir/interface_nodes.h>
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+namespace fuser {
+
+struct TensorRuntimeInfo {
+  // Per allocation ID (reductions left out), as bound for the kernel.
+  std::vector<int64_t> allocation_sizes;
+  std::vector<int64_t> allocation_strides;
+  // The largest power of two (capped at 16) dividing the data pointer.
+  int64_t alignment_bytes = 16;
+};
+
+class RuntimeInfo {
+ public:
+  explicit RuntimeInfo(ExpressionEvaluator ee) : ee_(std::move(ee)) {}
+
+  void setTensorInfo(const TensorView* input, TensorRuntimeInfo info) {
+    tensors_[input] = std::move(info);
+  }
+  // Null for tensors that are not fusion inputs.
+  const TensorRuntimeInfo* tensorInfo(const TensorView* tv) const {
+    auto it = tensors_.find(tv);
+    return it == tensors_.end() ? nullptr : &it->second;
+  }
+
+  ExpressionEvaluator& expressionEvaluator() {
+    return ee_;
+  }
+  // The evaluated extent of `id` (1 for broadcast).
+  int64_t extent(const IterDomain* id);
+  // Elements of `tv` (its logical domain without reductions).
+  int64_t numel(const TensorView* tv);
+
+ private:
+  ExpressionEvaluator ee_;
+  std::unordered_map<const TensorView*, TensorRuntimeInfo> tensors_;
+};
+
+} // namespace fuser

@@ -1,0 +1,21 @@
+// The kinds of scheduler (DESIGN §2, csrc/scheduler/registry.h).
+#pragma once
+
+#include <ostream>
+#include <string>
+
+namespace fuser {
+
+enum class SchedulerType {
+  NoOp,
+  PointWise,
+  Reduction,
+  InnerPersistent,
+  Matmul,
+  ExprEval,
+};
+
+std::string toString(SchedulerType type);
+std::ostream& operator<<(std::ostream& os, SchedulerType type);
+
+} // namespace fuser

@@ -1,0 +1,369 @@
+// The scheduler registry and the pointwise scheduler: which scheduler is
+// chosen, the vectorization width, loop order from layouts, caches without
+// propagated allocation, the fallback width for a misaligned input.
+#include <codegen/codegen.h>
+#include <device_lower/lower.h>
+#include <fusion.h>
+#include <ir/all_nodes.h>
+#include <ops/all_ops.h>
+#include <runtime/fusion_executor_cache.h>
+#include <scheduler/pointwise.h>
+#include <scheduler/registry.h>
+#include <tests/cpp/utils.h>
+
+#include <ATen/ATen.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace fuser {
+
+using ::testing::HasSubstr;
+
+class PointwiseSchedulerTest : public FuserIrTest {};
+
+namespace {
+
+// RuntimeInfo for `fusion` with each tensor input of the given logical
+// sizes, laid out densely in its allocation order, its data pointer aligned
+// to `alignment` bytes.
+RuntimeInfo makeInfo(
+    Fusion* fusion,
+    const std::vector<std::vector<int64_t>>& sizes,
+    int64_t alignment = 16) {
+  ExpressionEvaluator ee;
+  size_t t = 0;
+  std::vector<std::pair<TensorView*, std::vector<int64_t>>> tensors;
+  for (Val* input : fusion->inputs()) {
+    auto* tv = dynamic_cast<TensorView*>(input);
+    if (tv == nullptr) {
+      continue;
+    }
+    const auto& shape = sizes.at(t++);
+    const auto logical = TensorDomain::noReductions(tv->getLogicalDomain());
+    for (size_t i = 0; i < logical.size(); ++i) {
+      if (!logical[i]->extent()->isConst()) {
+        ee.bind(logical[i]->extent(), shape[i]);
+      }
+    }
+    tensors.emplace_back(tv, shape);
+  }
+  RuntimeInfo info(ee);
+  for (auto& [tv, shape] : tensors) {
+    TensorRuntimeInfo tensor_info;
+    // Allocation sizes by evaluating the allocation IDs; dense strides.
+    for (IterDomain* id : tv->getMaybeAllocationDomain()) {
+      tensor_info.allocation_sizes.push_back(info.extent(id));
+    }
+    tensor_info.allocation_strides.resize(tensor_info.allocation_sizes.size());
+    int64_t stride = 1;
+    for (size_t k = tensor_info.allocation_sizes.size(); k-- > 0;) {
+      tensor_info.allocation_strides[k] = stride;
+      stride *= tensor_info.allocation_sizes[k];
+    }
+    tensor_info.alignment_bytes = alignment;
+    info.setTensorInfo(tv, tensor_info);
+  }
+  return info;
+}
+
+struct Scheduled {
+  SchedulerType type;
+  std::unique_ptr<HeuristicParams> params;
+  std::vector<std::string> rejections;
+};
+
+Scheduled scheduleWith(Fusion* fusion, RuntimeInfo& info) {
+  SchedulerChoice choice = chooseScheduler(fusion, info);
+  Scheduled result{
+      choice.scheduler->type(),
+      choice.scheduler->computeHeuristics(fusion, info), choice.rejections};
+  choice.scheduler->schedule(fusion, *result.params);
+  return result;
+}
+
+const PointwiseParams& pointwise(const Scheduled& s) {
+  return dynamic_cast<const PointwiseParams&>(*s.params);
+}
+
+} // namespace
+
+TEST_F(PointwiseSchedulerTest, ContiguousFloatVectorizesByFour) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* a = makeContigTensor(2);
+  TensorView* b = makeContigTensor(2);
+  fusion->addInput(a);
+  fusion->addInput(b);
+  fusion->addOutput(add(a, b));
+  RuntimeInfo info = makeInfo(fusion.get(), {{64, 256}, {64, 256}});
+  Scheduled s = scheduleWith(fusion.get(), info);
+  ASSERT_EQ(s.type, SchedulerType::PointWise);
+  EXPECT_EQ(pointwise(s).vectorize, 4);
+  EXPECT_EQ(pointwise(s).break_point, 0);
+  EXPECT_EQ(pointwise(s).vectorize_input, (std::vector<bool>{true, true}));
+  EXPECT_THAT(s.params->toString(), HasSubstr("vectorize 4"));
+  // Caches carry no propagated allocation.
+  for (Val* input : {static_cast<Val*>(a), static_cast<Val*>(b)}) {
+    auto* cache = input->uses().front()->output(0)->as<TensorView>();
+    EXPECT_FALSE(cache->hasAllocation()) << cache->toString();
+    EXPECT_EQ(cache->axis(-1)->getParallelType(), ParallelType::Vectorize);
+  }
+  std::string code = generateCudaKernel(fusion.get());
+  EXPECT_THAT(code, HasSubstr("vectorizedCopy<float, 4>"));
+}
+
+TEST_F(PointwiseSchedulerTest, Bfloat16VectorizesByEight) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* a = makeContigTensor(1, DataType::BFloat16);
+  fusion->addInput(a);
+  fusion->addOutput(castOp(DataType::BFloat16, gelu(a)));
+  RuntimeInfo info = makeInfo(fusion.get(), {{1 << 16}});
+  Scheduled s = scheduleWith(fusion.get(), info);
+  ASSERT_EQ(s.type, SchedulerType::PointWise);
+  EXPECT_EQ(pointwise(s).vectorize, 8);
+  EXPECT_THAT(
+      generateCudaKernel(fusion.get()),
+      HasSubstr("vectorizedCopy<__nv_bfloat16, 8>"));
+}
+
+TEST_F(PointwiseSchedulerTest, NhwcInputSetsLoopOrderAndOutputLayout) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* in = makeContigTensor(4);
+  fusion->addInput(in);
+  TensorView* out = relu(in);
+  fusion->addOutput(out);
+  const auto& l = in->getLogicalDomain();
+  in->setAllocationDomain({l[0], l[2], l[3], l[1]}, true);
+  RuntimeInfo info = makeInfo(fusion.get(), {{8, 3, 16, 16}});
+  Scheduled s = scheduleWith(fusion.get(), info);
+  ASSERT_EQ(s.type, SchedulerType::PointWise);
+  EXPECT_EQ(pointwise(s).loop_order, (std::vector<int64_t>{0, 2, 3, 1}));
+  EXPECT_EQ(pointwise(s).vectorize, 4);
+  // The output is written in the input's layout...
+  const auto& ol = out->getLogicalDomain();
+  EXPECT_EQ(
+      out->getAllocationDomain(),
+      (std::vector<IterDomain*>{ol[0], ol[2], ol[3], ol[1]}));
+  // ...and the input's cache got no layout.
+  auto* cache = in->uses().front()->output(0)->as<TensorView>();
+  EXPECT_FALSE(cache->hasAllocation());
+  EXPECT_EQ(cache->axis(-1)->getParallelType(), ParallelType::Vectorize);
+}
+
+TEST_F(PointwiseSchedulerTest, SplitAllocationInputVectorizesByFour) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* in = makeContigTensor(1);
+  fusion->addInput(in);
+  fusion->addOutput(set(in));
+  auto [outer, inner] = IterDomain::split(
+      in->axis(0), IrBuilder::create<Val>(2, DataType::Index), true);
+  in->setAllocationDomain({outer, inner}, true);
+  RuntimeInfo info = makeInfo(fusion.get(), {{4096}});
+  Scheduled s = scheduleWith(fusion.get(), info);
+  ASSERT_EQ(s.type, SchedulerType::PointWise);
+  EXPECT_EQ(pointwise(s).vectorize, 4);
+  EXPECT_EQ(pointwise(s).vectorize_input, (std::vector<bool>{true}));
+  auto* cache = in->uses().front()->output(0)->as<TensorView>();
+  EXPECT_FALSE(cache->hasAllocation());
+}
+
+TEST_F(PointwiseSchedulerTest, MisalignedInputFallsBackToNarrowerWidth) {
+  for (auto [alignment, expected] :
+       std::vector<std::pair<int64_t, int64_t>>{{16, 4}, {8, 2}, {4, 1}}) {
+    auto fusion = std::make_unique<Fusion>();
+    FusionGuard fg(fusion.get());
+    TensorView* a = makeContigTensor(1);
+    fusion->addInput(a);
+    fusion->addOutput(neg(a));
+    RuntimeInfo info = makeInfo(fusion.get(), {{1024}}, alignment);
+    Scheduled s = scheduleWith(fusion.get(), info);
+    ASSERT_EQ(s.type, SchedulerType::PointWise);
+    EXPECT_EQ(pointwise(s).vectorize, expected) << "alignment " << alignment;
+  }
+}
+
+TEST_F(PointwiseSchedulerTest, NonDivisibleExtentFallsBack) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* a = makeContigTensor(1);
+  fusion->addInput(a);
+  fusion->addOutput(neg(a));
+  RuntimeInfo info = makeInfo(fusion.get(), {{1022}});
+  Scheduled s = scheduleWith(fusion.get(), info);
+  EXPECT_EQ(pointwise(s).vectorize, 2);
+}
+
+TEST_F(PointwiseSchedulerTest, InnerBroadcastInputUsesTwoDimensionalSchedule) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* x = makeContigTensor(2);
+  TensorView* scale = makeContigConcreteTensor({-1, 1}); // per row
+  fusion->addInput(x);
+  fusion->addInput(scale);
+  fusion->addOutput(mul(x, scale));
+  RuntimeInfo info = makeInfo(fusion.get(), {{32, 512}, {32, 1}});
+  Scheduled s = scheduleWith(fusion.get(), info);
+  ASSERT_EQ(s.type, SchedulerType::PointWise);
+  EXPECT_EQ(pointwise(s).break_point, 1);
+  EXPECT_EQ(pointwise(s).vectorize, 4);
+  // The per-row scale is broadcast along the vector: read as scalars.
+  EXPECT_EQ(pointwise(s).vectorize_input, (std::vector<bool>{true, false}));
+  auto* out = fusion->outputs()[0]->as<TensorView>();
+  EXPECT_EQ(out->axis(0)->getParallelType(), ParallelType::BIDy);
+  EXPECT_EQ(out->axis(1)->getParallelType(), ParallelType::BIDx);
+}
+
+TEST_F(PointwiseSchedulerTest, OuterBroadcastOpUsesOneDimensionalSchedule) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* x = makeContigTensor(2);
+  TensorView* bias = makeContigTensor(1);
+  fusion->addInput(x);
+  fusion->addInput(bias);
+  fusion->addOutput(add(x, broadcast(bias, {true, false})));
+  RuntimeInfo info = makeInfo(fusion.get(), {{32, 512}, {512}});
+  Scheduled s = scheduleWith(fusion.get(), info);
+  ASSERT_EQ(s.type, SchedulerType::PointWise);
+  EXPECT_EQ(pointwise(s).break_point, 0);
+  EXPECT_EQ(pointwise(s).vectorize, 4);
+  EXPECT_EQ(pointwise(s).vectorize_input, (std::vector<bool>{true, true}));
+}
+
+TEST_F(PointwiseSchedulerTest, ReductionFallsBackToExprEvalWithReason) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* a = makeContigTensor(2);
+  fusion->addInput(a);
+  fusion->addOutput(sum(a, {1}));
+  RuntimeInfo info = makeInfo(fusion.get(), {{4, 8}});
+  Scheduled s = scheduleWith(fusion.get(), info);
+  EXPECT_EQ(s.type, SchedulerType::ExprEval);
+  ASSERT_FALSE(s.rejections.empty());
+  EXPECT_THAT(s.rejections.back(), HasSubstr("PointWise"));
+  EXPECT_THAT(s.rejections.back(), HasSubstr("reduc"));
+}
+
+TEST_F(PointwiseSchedulerTest, NoComputationIsNoOp) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* a = makeContigTensor(2);
+  fusion->addInput(a);
+  fusion->addOutput(a);
+  RuntimeInfo info = makeInfo(fusion.get(), {{4, 8}});
+  EXPECT_EQ(scheduleWith(fusion.get(), info).type, SchedulerType::NoOp);
+}
+
+TEST_F(PointwiseSchedulerTest, EmptyOutputIsNoOp) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* a = makeContigTensor(2);
+  fusion->addInput(a);
+  fusion->addOutput(relu(a));
+  RuntimeInfo info = makeInfo(fusion.get(), {{0, 8}});
+  Scheduled s = scheduleWith(fusion.get(), info);
+  EXPECT_EQ(s.type, SchedulerType::NoOp);
+  EXPECT_THAT(s.params->toString(), HasSubstr("NoOp"));
+}
+
+// ---- on the GPU, through FusionExecutorCache
+
+class PointwiseSchedulerGpuTest : public FuserTest {};
+
+TEST_F(PointwiseSchedulerGpuTest, ChoosesPointwiseAndMatchesATen) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* a = makeContigTensor(2);
+  TensorView* bias = makeContigTensor(1);
+  fusion->addInput(a);
+  fusion->addInput(bias);
+  fusion->addOutput(relu(add(a, broadcast(bias, {true, false}))));
+  FusionExecutorCache fec(std::move(fusion));
+  auto options = at::TensorOptions().dtype(at::kFloat).device(at::kCUDA);
+  at::Tensor t0 = at::randn({300, 1000}, options);
+  at::Tensor t1 = at::randn({1000}, options);
+  auto outputs = fec.runFusionWithInputs({t0, t1});
+  EXPECT_EQ(
+      fec.getMostRecentKernelRuntime()->schedulerType(),
+      SchedulerType::PointWise);
+  EXPECT_THAT(
+      fec.getMostRecentKernelRuntime()->kernelCode(),
+      HasSubstr("vectorizedCopy<float, 4>"));
+  testValidate(fec.fusion(), outputs, {t0, t1}, __LINE__, __FILE__);
+}
+
+TEST_F(PointwiseSchedulerGpuTest, MisalignedInputRunsWithFallbackWidth) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* a = makeContigTensor(1);
+  fusion->addInput(a);
+  fusion->addOutput(mul(a, IrBuilder::create<Val>(3.0)));
+  FusionExecutorCache fec(std::move(fusion));
+  auto options = at::TensorOptions().dtype(at::kFloat).device(at::kCUDA);
+  at::Tensor base = at::randn({4097}, options);
+  at::Tensor aligned = base.narrow(0, 0, 4096);
+  at::Tensor misaligned = base.narrow(0, 1, 4096); // 4-byte aligned only
+  auto out_aligned = fec.runFusionWithInputs({aligned});
+  const auto& params_aligned = dynamic_cast<const PointwiseParams&>(
+      *fec.getMostRecentKernelRuntime()->segments()[0].params);
+  EXPECT_EQ(params_aligned.vectorize, 4);
+  auto out_misaligned = fec.runFusionWithInputs({misaligned});
+  const auto& params_misaligned = dynamic_cast<const PointwiseParams&>(
+      *fec.getMostRecentKernelRuntime()->segments()[0].params);
+  EXPECT_EQ(params_misaligned.vectorize, 1);
+  testValidate(fec.fusion(), out_aligned, {aligned}, __LINE__, __FILE__);
+  testValidate(fec.fusion(), out_misaligned, {misaligned}, __LINE__, __FILE__);
+}
+
+TEST_F(PointwiseSchedulerGpuTest, NhwcReluKeepsChannelsLast) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* in = makeContigTensor(4);
+  fusion->addInput(in);
+  fusion->addOutput(relu(in));
+  const auto& l = in->getLogicalDomain();
+  in->setAllocationDomain({l[0], l[2], l[3], l[1]}, true);
+  FusionExecutorCache fec(std::move(fusion));
+  auto options = at::TensorOptions().dtype(at::kFloat).device(at::kCUDA);
+  at::Tensor t = at::randn({4, 8, 16, 16}, options)
+                     .contiguous(at::MemoryFormat::ChannelsLast);
+  auto outputs = fec.runFusionWithInputs({t});
+  EXPECT_TRUE(outputs[0].is_contiguous(at::MemoryFormat::ChannelsLast));
+  testValidate(fec.fusion(), outputs, {t}, __LINE__, __FILE__);
+}
+
+TEST_F(PointwiseSchedulerGpuTest, ReductionRunsThroughExprEval) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* a = makeContigTensor(2);
+  fusion->addInput(a);
+  fusion->addOutput(sum(a, {1}));
+  FusionExecutorCache fec(std::move(fusion));
+  auto options = at::TensorOptions().dtype(at::kFloat).device(at::kCUDA);
+  at::Tensor t = at::randn({16, 33}, options);
+  auto outputs = fec.runFusionWithInputs({t});
+  EXPECT_EQ(
+      fec.getMostRecentKernelRuntime()->schedulerType(),
+      SchedulerType::ExprEval);
+  testValidate(fec.fusion(), outputs, {t}, __LINE__, __FILE__);
+}
+
+TEST_F(PointwiseSchedulerGpuTest, EmptyAndNoComputationRunAsNoOp) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* a = makeContigTensor(2);
+  fusion->addInput(a);
+  fusion->addOutput(relu(a));
+  FusionExecutorCache fec(std::move(fusion));
+  auto options = at::TensorOptions().dtype(at::kFloat).device(at::kCUDA);
+  auto outputs = fec.runFusionWithInputs({at::randn({0, 5}, options)});
+  EXPECT_EQ(
+      fec.getMostRecentKernelRuntime()->schedulerType(), SchedulerType::NoOp);
+  ASSERT_EQ(outputs.size(), 1u);
+  EXPECT_EQ(outputs[0].numel(), 0);
+  EXPECT_EQ(outputs[0].sizes(), (at::IntArrayRef{0, 5}));
+}
+
+} // namespace fuser
