@@ -49,8 +49,8 @@ GpuLower* GpuLower::current() {
 
 void GpuLower::bindParameterExtents() {
   FusionGuard fg(fusion());
-  for (Val* param : kernel_->parameters) {
-    auto* tv = dynamic_cast<TensorView*>(param);
+  for (size_t p = 0; p < kernel_->parameters.size(); ++p) {
+    auto* tv = dynamic_cast<TensorView*>(kernel_->parameters[p]);
     if (tv == nullptr) {
       continue;
     }
@@ -61,10 +61,12 @@ void GpuLower::bindParameterExtents() {
           extent_substitutions_.count(extent)) {
         continue;
       }
-      extent_substitutions_[extent] = IrBuilder::create<kir::NamedScalar>(
+      Val* named = IrBuilder::create<kir::NamedScalar>(
           "T" + std::to_string(tv->name()) + ".logical_size[" +
               std::to_string(j) + "]",
           DataType::Index);
+      extent_substitutions_[extent] = named;
+      kernel_->parameter_extents.push_back({named, p, j});
     }
   }
 }

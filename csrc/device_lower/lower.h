@@ -30,6 +30,14 @@ struct VectorizationCheck {
   Val* extent = nullptr;
 };
 
+// A symbolic extent of a kernel tensor parameter, read in the kernel from
+// the argument's logical sizes (`value` prints as T<n>.logical_size[dim]).
+struct ParameterExtent {
+  Val* value = nullptr;
+  size_t parameter = 0; // position in LoweredKernel::parameters
+  size_t dim = 0;
+};
+
 // The result of lowering, owned by one object: the lowered fusion copy and
 // everything the code generator and runtime need.
 struct LoweredKernel {
@@ -40,6 +48,8 @@ struct LoweredKernel {
   // Launch extent of each used thread/block parallel type.
   std::map<ParallelType, Val*> launch_extents;
   std::vector<VectorizationCheck> vectorization_checks;
+  // What the runtime binds before evaluating launch sizes and checks.
+  std::vector<ParameterExtent> parameter_extents;
   DataType index_type = DataType::Int;
   std::string kernel_name = "fuser_kernel";
 };

@@ -155,19 +155,18 @@ std::vector<int64_t> globalLogicalSizes(TensorView* tv,
   return sizes;
 }
 
-void bindTensorFields(ExpressionEvaluator& ee, TensorView* tv,
-                      const std::vector<int64_t>& sizes,
-                      const std::vector<int64_t>& strides) {
-  const std::string prefix = "T" + std::to_string(tv->name());
-  for (size_t j = 0; j < sizes.size(); ++j) {
-    ee.bind(prefix + ".logical_size[" + std::to_string(j) + "]", sizes[j]);
-  }
-  for (size_t k = 0; k < strides.size(); ++k) {
-    ee.bind(prefix + ".alloc_stride[" + std::to_string(k) + "]", strides[k]);
+} // namespace
+
+void KernelExecutor::bindParameterExtents(
+    ExpressionEvaluator& ee,
+    size_t parameter,
+    const std::vector<int64_t>& sizes) const {
+  for (const ParameterExtent& extent : kernel_->parameter_extents) {
+    if (extent.parameter == parameter) {
+      ee.bind(extent.value, sizes.at(extent.dim));
+    }
   }
 }
-
-} // namespace
 
 std::vector<at::Tensor> KernelExecutor::run(
     const std::vector<c10::IValue>& inputs) {
@@ -188,7 +187,7 @@ std::vector<at::Tensor> KernelExecutor::run(
       auto layout = inferAllocationSizesAndStrides(
           tv, tensor, ee, static_cast<int64_t>(i));
       std::vector<int64_t> sizes = globalLogicalSizes(tv, ee);
-      bindTensorFields(ee, tv, sizes, layout.strides);
+      bindParameterExtents(ee, i, sizes);
       arguments.push_back(
           tensorArgument(tensor, sizes, layout.strides, indexType()));
     } else {
@@ -202,7 +201,7 @@ std::vector<at::Tensor> KernelExecutor::run(
         allocateOutput(tv, ee, options.dtype(toAtenType(tv->dtype())));
     auto layout = inferAllocationSizesAndStrides(tv, out, ee, -1);
     std::vector<int64_t> sizes = globalLogicalSizes(tv, ee);
-    bindTensorFields(ee, tv, sizes, layout.strides);
+    bindParameterExtents(ee, fusion->inputs().size() + outputs.size(), sizes);
     arguments.push_back(tensorArgument(out, sizes, layout.strides, indexType()));
     outputs.push_back(out);
   }
