@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <unordered_set>
 
 namespace fuser {
 
@@ -20,6 +21,25 @@ std::vector<TensorView*> consumersOf(TensorView* tv) {
     }
   }
   return consumers;
+}
+
+// Whether `tv` is computed from `ancestor` (through any chain of uses).
+bool dependsOn(TensorView* tv, TensorView* ancestor) {
+  std::vector<TensorView*> stack = {ancestor};
+  std::unordered_set<TensorView*> seen;
+  while (!stack.empty()) {
+    TensorView* current = stack.back();
+    stack.pop_back();
+    for (TensorView* consumer : consumersOf(current)) {
+      if (consumer == tv) {
+        return true;
+      }
+      if (seen.insert(consumer).second) {
+        stack.push_back(consumer);
+      }
+    }
+  }
+  return false;
 }
 
 // Largest position and the reason it stops there.
@@ -74,6 +94,34 @@ int64_t maxInlinePosition(
            << consumer->toString()
            << " (schedule them alike, e.g. with TransformPropagator)";
         *reason = ss.str();
+      }
+    }
+  }
+  // A consumer with a reduction loop at axis r finishes that loop before
+  // anything that depends on its result runs. If another consumer of `tv`
+  // depends on it (x - broadcast(sum(x))), the two run in different loops
+  // from axis r on, and `tv` can be computed inside both only above r.
+  const std::vector<TensorView*> consumers = consumersOf(tv);
+  for (TensorView* reducing : consumers) {
+    const auto& reducing_loop = reducing->getLoopDomain();
+    int64_t r = 0;
+    while (r < reducing->nDims() &&
+           !reducing_loop[static_cast<size_t>(r)]->isReduction()) {
+      ++r;
+    }
+    if (r >= limit) {
+      continue;
+    }
+    for (TensorView* other : consumers) {
+      if (other != reducing && dependsOn(other, reducing)) {
+        limit = r;
+        if (reason) {
+          *reason = "its consumer " + other->toString() +
+              " depends on the reduction of its consumer " +
+              reducing->toString() + " at loop axis " + std::to_string(r) +
+              ", so the two cannot share that loop";
+        }
+        break;
       }
     }
   }

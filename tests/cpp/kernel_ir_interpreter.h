@@ -10,11 +10,14 @@
 // (T<n>.logical_size[j], T<n>.alloc_stride[k]) from TensorLayouts that the
 // test defines itself, independently of fuser.
 //
-// Values are provenances, not numbers: an element of a global input holds
-// {(input, logical coordinate)}, an op's result is the union of its
-// operands' provenances. So after the run, an output element holds exactly
-// the input elements it was computed from, which the test compares with
-// what the fusion computes at that element's logical coordinate.
+// Each value carries a number and its provenance. The element of a global
+// input at logical coordinate c holds inputValue(input, c), a pseudo-random
+// number, with provenance {(input, c)}; an op computes its number from its
+// operands' (in double precision) and its provenance is the union of
+// theirs. So after the run an output element holds the number the fusion
+// computes from the input elements it was read from, and names those
+// elements; the test compares both with what the fusion computes at that
+// element's logical coordinate.
 //
 // Everything questionable is recorded as an error: accesses outside a
 // tensor's elements (past the end or into the gaps of a strided layout),
@@ -66,6 +69,50 @@ inline std::string str(const Provenance& p) {
   }
   ss << "}";
   return ss.str();
+}
+
+// What a value is: a number and the global input elements it was computed
+// from.
+struct Value {
+  double number = 0.0;
+  Provenance sources;
+
+  bool operator==(const Value& other) const {
+    return number == other.number && sources == other.sources;
+  }
+  bool operator!=(const Value& other) const {
+    return !(*this == other);
+  }
+};
+
+inline std::string str(const Value& v) {
+  std::stringstream ss;
+  ss.precision(17);
+  ss << v.number << " from " << str(v.sources);
+  return ss.str();
+}
+
+// The number held by the element of input `tensor` at logical coordinate
+// `c`: a deterministic pseudo-random number in [-1, 1), distinct for
+// distinct elements with overwhelming probability.
+inline double inputNumber(int64_t tensor, const Coord& c) {
+  uint64_t h = 1469598103934665603ull ^ static_cast<uint64_t>(tensor + 17);
+  auto mix = [&h](uint64_t x) {
+    h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 1099511628211ull;
+  };
+  for (int64_t x : c) {
+    mix(static_cast<uint64_t>(x));
+  }
+  mix(c.size());
+  // 30 random bits, exactly representable: sums stay exact.
+  return static_cast<double>(static_cast<int64_t>(h >> 34) - (1 << 29)) /
+         static_cast<double>(1 << 29);
+}
+
+// The value of input `tensor`'s element at `c`.
+inline Value inputValue(int64_t tensor, const Coord& c) {
+  return Value{inputNumber(tensor, c), Provenance{{tensor, c}}};
 }
 
 // Row-major strides of `buffer_sizes`: the strides of an at::Tensor that is
@@ -177,8 +224,8 @@ struct TensorLayout {
         continue;
       }
       if (!result.emplace(*offset, c).second) {
-        throw std::logic_error("TensorLayout: two elements at offset " +
-                               std::to_string(*offset));
+        throw std::logic_error(
+            "TensorLayout: two elements at offset " + std::to_string(*offset));
       }
     }
     return result;
@@ -187,8 +234,9 @@ struct TensorLayout {
 
 // The layout of a tensor whose allocation is its logical domain.
 inline TensorLayout plainLayout(const Coord& sizes) {
-  return TensorLayout{sizes, sizes, rowMajorStrides(sizes),
-                      [](const Coord& c) { return std::optional(c); }};
+  return TensorLayout{sizes, sizes, rowMajorStrides(sizes), [](const Coord& c) {
+                        return std::optional(c);
+                      }};
 }
 
 // One execution of a tensor expr that writes a global tensor, or one that
@@ -207,8 +255,8 @@ struct WriteEvent {
 class KernelInterpreter {
  public:
   // `layouts`: for every global tensor of the kernel, by tensor name.
-  KernelInterpreter(const LoweredKernel& kernel,
-                    std::map<int64_t, TensorLayout> layouts)
+  KernelInterpreter(
+      const LoweredKernel& kernel, std::map<int64_t, TensorLayout> layouts)
       : kernel_(kernel), layouts_(std::move(layouts)) {}
 
   // Runs every thread of every block. Returns false when the run had to
@@ -242,7 +290,7 @@ class KernelInterpreter {
     return launch_;
   }
   // Contents and write counts of a written global tensor, per offset.
-  const std::vector<std::optional<Provenance>>& storage(int64_t name) const {
+  const std::vector<std::optional<Value>>& storage(int64_t name) const {
     return globals_.at(name).values;
   }
   const std::vector<int64_t>& writeCounts(int64_t name) const {
@@ -262,7 +310,7 @@ class KernelInterpreter {
     bool is_input = false;
     TensorLayout layout;
     std::map<int64_t, Coord> elements; // offset -> logical coordinate
-    std::vector<std::optional<Provenance>> values;
+    std::vector<std::optional<Value>> values;
     std::vector<int64_t> write_counts;
   };
 
@@ -342,18 +390,20 @@ class KernelInterpreter {
       }
       auto it = layouts_.find(tv->name());
       if (it == layouts_.end()) {
-        fatal("no layout given for kernel tensor T" +
-              std::to_string(tv->name()));
+        fatal(
+            "no layout given for kernel tensor T" + std::to_string(tv->name()));
       }
       const TensorLayout& layout = it->second;
       const std::string prefix = "T" + std::to_string(tv->name());
       for (size_t j = 0; j < layout.logical_sizes.size(); ++j) {
-        ee_.bind(prefix + ".logical_size[" + std::to_string(j) + "]",
-                 ScalarValue(layout.logical_sizes[j]));
+        ee_.bind(
+            prefix + ".logical_size[" + std::to_string(j) + "]",
+            ScalarValue(layout.logical_sizes[j]));
       }
       for (size_t k = 0; k < layout.alloc_strides.size(); ++k) {
-        ee_.bind(prefix + ".alloc_stride[" + std::to_string(k) + "]",
-                 ScalarValue(layout.alloc_strides[k]));
+        ee_.bind(
+            prefix + ".alloc_stride[" + std::to_string(k) + "]",
+            ScalarValue(layout.alloc_strides[k]));
       }
       Global global;
       global.tv = tv;
@@ -361,14 +411,16 @@ class KernelInterpreter {
       global.layout = layout;
       global.elements = layout.inverse();
       global.values.resize(static_cast<size_t>(layout.storageSize()));
-      global.write_counts.assign(static_cast<size_t>(layout.storageSize()),
-                                 0);
+      global.write_counts.assign(static_cast<size_t>(layout.storageSize()), 0);
       globals_.emplace(tv->name(), std::move(global));
     }
     static const std::vector<std::pair<ParallelType, std::string>> names = {
-        {ParallelType::BIDx, "blockIdx.x"},  {ParallelType::BIDy, "blockIdx.y"},
-        {ParallelType::BIDz, "blockIdx.z"},  {ParallelType::TIDx, "threadIdx.x"},
-        {ParallelType::TIDy, "threadIdx.y"}, {ParallelType::TIDz, "threadIdx.z"},
+        {ParallelType::BIDx, "blockIdx.x"},
+        {ParallelType::BIDy, "blockIdx.y"},
+        {ParallelType::BIDz, "blockIdx.z"},
+        {ParallelType::TIDx, "threadIdx.x"},
+        {ParallelType::TIDy, "threadIdx.y"},
+        {ParallelType::TIDz, "threadIdx.z"},
     };
     for (const auto& [pt, name] : names) {
       auto it = kernel_.launch_extents.find(pt);
@@ -381,15 +433,15 @@ class KernelInterpreter {
       }
       launch_[name] = extent;
       const std::string dim = name.substr(0, name.find("Idx")) == "block"
-          ? "gridDim" + name.substr(name.find('.'))
-          : "blockDim" + name.substr(name.find('.'));
+                                  ? "gridDim" + name.substr(name.find('.'))
+                                  : "blockDim" + name.substr(name.find('.'));
       ee_.bind(dim, ScalarValue(extent));
     }
   }
 
   void runGrid() {
-    std::vector<std::pair<std::string, int64_t>> dims(launch_.begin(),
-                                                      launch_.end());
+    std::vector<std::pair<std::string, int64_t>> dims(
+        launch_.begin(), launch_.end());
     std::vector<int64_t> index(dims.size(), 0);
     while (true) {
       thread_.clear();
@@ -430,7 +482,7 @@ class KernelInterpreter {
         const int64_t size = eval(alloc->size(), "buffer size");
         // A fresh (unwritten) buffer at every declaration.
         locals_[alloc->buffer()] =
-            std::vector<std::optional<Provenance>>(static_cast<size_t>(size));
+            std::vector<std::optional<Value>>(static_cast<size_t>(size));
       } else if (expr->isA<kir::BlockSync>()) {
         fatal("BlockSync is not interpreted");
       } else {
@@ -482,9 +534,8 @@ class KernelInterpreter {
     runScope(branch->elseBody().exprs());
   }
 
-  void recordSkipped(Expr* expr,
-                     std::vector<int64_t> loop_values,
-                     bool in_extent) {
+  void recordSkipped(
+      Expr* expr, std::vector<int64_t> loop_values, bool in_extent) {
     ++points_;
     if (expr->outputs().empty()) {
       return;
@@ -529,7 +580,7 @@ class KernelInterpreter {
         recordSkipped(copy, loopValues(), outer_in_extent);
       } else {
         ++points_;
-        Provenance value = read(in, in_base + lane);
+        Value value = read(in, in_base + lane);
         write(out, out_base + lane, std::move(value));
       }
       loops_.pop_back();
@@ -545,36 +596,76 @@ class KernelInterpreter {
     if (out == nullptr) {
       fatal("tensor expr whose output is not indexed: " + expr->toString());
     }
-    Provenance value;
-    auto add = [&](Val* operand) {
-      Provenance p = readOperand(operand);
-      value.insert(p.begin(), p.end());
-    };
+    Value value;
     if (auto* rop = dynamic_cast<ReductionOp*>(expr)) {
       // acc = acc op in
-      add(rop->out());
-      add(rop->in());
-    } else {
-      for (Val* in : expr->inputs()) {
-        add(in);
+      const Value acc = readOperand(rop->out());
+      const Value in = readOperand(rop->in());
+      BinaryOpType op = BinaryOpType::Add;
+      if (rop->opType() == ReductionOpType::Max) {
+        op = BinaryOpType::Max;
+      } else if (rop->opType() == ReductionOpType::Min) {
+        op = BinaryOpType::Min;
       }
+      value = combine(
+          {acc, in}, evaluateBinaryOp(
+                         op, ScalarValue(acc.number), ScalarValue(in.number),
+                         DataType::Double)
+                         .asDouble());
+    } else if (auto* uop = dynamic_cast<UnaryOp*>(expr)) {
+      const Value in = readOperand(uop->in());
+      value = combine(
+          {in}, evaluateUnaryOp(
+                    uop->opType(), ScalarValue(in.number), DataType::Double)
+                    .asDouble());
+    } else if (auto* bop = dynamic_cast<BinaryOp*>(expr)) {
+      const Value lhs = readOperand(bop->lhs());
+      const Value rhs = readOperand(bop->rhs());
+      value = combine(
+          {lhs, rhs}, evaluateBinaryOp(
+                          bop->opType(), ScalarValue(lhs.number),
+                          ScalarValue(rhs.number), DataType::Double)
+                          .asDouble());
+    } else if (auto* top = dynamic_cast<TernaryOp*>(expr)) {
+      const Value cond = readOperand(top->input(0));
+      const Value a = readOperand(top->input(1));
+      const Value b = readOperand(top->input(2));
+      value = combine({cond, a, b}, cond.number != 0.0 ? a.number : b.number);
+    } else if (expr->isA<LoadStoreOp>() && expr->inputs().size() == 1) {
+      value = readOperand(expr->input(0));
+    } else {
+      fatal("expr not interpreted: " + expr->toString());
     }
     const int64_t offset = eval(out->index(), "output index");
     write(out, offset, std::move(value));
   }
 
-  Provenance readOperand(Val* operand) {
+  static Value combine(const std::vector<Value>& operands, double number) {
+    Value result;
+    result.number = number;
+    for (const Value& operand : operands) {
+      result.sources.insert(operand.sources.begin(), operand.sources.end());
+    }
+    return result;
+  }
+
+  Value readOperand(Val* operand) {
     auto* ti = dynamic_cast<kir::TensorIndex*>(operand);
     if (ti == nullptr) {
       if (operand->isA<TensorView>()) {
         fatal("unindexed tensor operand: " + operand->toString());
       }
-      return {}; // a scalar
+      // A scalar.
+      std::optional<ScalarValue> scalar = ee_.evaluate(operand);
+      if (!scalar.has_value() || !scalar->hasValue()) {
+        fatal("cannot evaluate scalar operand " + operand->toInlineString());
+      }
+      return Value{scalar->asDouble(), {}};
     }
     return read(ti, eval(ti->index(), "index of " + ti->toInlineString()));
   }
 
-  Provenance read(kir::TensorIndex* ti, int64_t offset) {
+  Value read(kir::TensorIndex* ti, int64_t offset) {
     TensorView* tv = ti->view();
     if (tv->getMemoryType() == MemoryType::Global) {
       auto it = globals_.find(tv->name());
@@ -584,43 +675,46 @@ class KernelInterpreter {
       Global& global = it->second;
       auto element = global.elements.find(offset);
       if (element == global.elements.end()) {
-        error("read of T" + std::to_string(tv->name()) + " at offset " +
-              std::to_string(offset) + ", which holds no element");
+        error(
+            "read of T" + std::to_string(tv->name()) + " at offset " +
+            std::to_string(offset) + ", which holds no element");
         return {};
       }
       if (global.is_input) {
-        return {{tv->name(), element->second}};
+        return inputValue(tv->name(), element->second);
       }
       const auto& value = global.values[static_cast<size_t>(offset)];
       if (!value.has_value()) {
-        error("read of unwritten output element T" +
-              std::to_string(tv->name()) + "[" + std::to_string(offset) +
-              "]");
+        error(
+            "read of unwritten output element T" + std::to_string(tv->name()) +
+            "[" + std::to_string(offset) + "]");
         return {};
       }
       return *value;
     }
     auto it = locals_.find(tv);
     if (it == locals_.end()) {
-      fatal("read of T" + std::to_string(tv->name()) +
-            " before its allocation");
+      fatal(
+          "read of T" + std::to_string(tv->name()) + " before its allocation");
     }
     if (offset < 0 || offset >= static_cast<int64_t>(it->second.size())) {
-      error("read of T" + std::to_string(tv->name()) + "[" +
-            std::to_string(offset) + "] outside its buffer of " +
-            std::to_string(it->second.size()));
+      error(
+          "read of T" + std::to_string(tv->name()) + "[" +
+          std::to_string(offset) + "] outside its buffer of " +
+          std::to_string(it->second.size()));
       return {};
     }
     const auto& value = it->second[static_cast<size_t>(offset)];
     if (!value.has_value()) {
-      error("read of T" + std::to_string(tv->name()) + "[" +
-            std::to_string(offset) + "], which was never written");
+      error(
+          "read of T" + std::to_string(tv->name()) + "[" +
+          std::to_string(offset) + "], which was never written");
       return {};
     }
     return *value;
   }
 
-  void write(kir::TensorIndex* ti, int64_t offset, Provenance value) {
+  void write(kir::TensorIndex* ti, int64_t offset, Value value) {
     TensorView* tv = ti->view();
     if (tv->getMemoryType() == MemoryType::Global) {
       auto it = globals_.find(tv->name());
@@ -640,8 +734,9 @@ class KernelInterpreter {
         return;
       }
       if (global.elements.count(offset) == 0) {
-        error("write of T" + std::to_string(tv->name()) + " at offset " +
-              std::to_string(offset) + ", which holds no element");
+        error(
+            "write of T" + std::to_string(tv->name()) + " at offset " +
+            std::to_string(offset) + ", which holds no element");
         return;
       }
       global.values[static_cast<size_t>(offset)] = std::move(value);
@@ -650,13 +745,14 @@ class KernelInterpreter {
     }
     auto it = locals_.find(tv);
     if (it == locals_.end()) {
-      fatal("write of T" + std::to_string(tv->name()) +
-            " before its allocation");
+      fatal(
+          "write of T" + std::to_string(tv->name()) + " before its allocation");
     }
     if (offset < 0 || offset >= static_cast<int64_t>(it->second.size())) {
-      error("write of T" + std::to_string(tv->name()) + "[" +
-            std::to_string(offset) + "] outside its buffer of " +
-            std::to_string(it->second.size()));
+      error(
+          "write of T" + std::to_string(tv->name()) + "[" +
+          std::to_string(offset) + "] outside its buffer of " +
+          std::to_string(it->second.size()));
       return;
     }
     it->second[static_cast<size_t>(offset)] = std::move(value);
@@ -668,7 +764,7 @@ class KernelInterpreter {
   std::map<int64_t, Global> globals_;
   std::map<std::string, int64_t> launch_;
   std::map<std::string, int64_t> thread_;
-  std::map<TensorView*, std::vector<std::optional<Provenance>>> locals_;
+  std::map<TensorView*, std::vector<std::optional<Value>>> locals_;
   std::vector<OpenLoop> loops_;
   std::vector<WriteEvent> writes_;
   std::vector<std::string> errors_;

@@ -8,11 +8,12 @@
 //   (1) every element is written exactly once and nothing is written off
 //       the allocation (past its end or into the gaps of a strided layout);
 //   (2) the element at logical coordinate c holds what the fusion computes
-//       at c: the input elements read for it are the ones at c under each
-//       input's own layout (offsets of inputs and outputs are both inverted
-//       through the test's layouts), and the offset written at a loop point
-//       is the one the output's layout gives the logical coordinate the
-//       test's schedule assigns to that point;
+//       at c, from the input elements at c under each input's own layout
+//       (the interpreter's values name the elements they were computed
+//       from, and offsets of inputs and outputs are both inverted through
+//       the test's layouts); and the offset written at a loop point is the
+//       one the output's layout gives the logical coordinate the test's
+//       schedule assigns to that point;
 //   (3) a loop point is predicated off exactly when its logical coordinate
 //       is out of range (or, for a parallel loop launched wider than its
 //       extent, when the thread index is past the loop).
@@ -46,14 +47,14 @@
 
 namespace fuser {
 
-using ::testing::HasSubstr;
-using ::testing::Not;
 using kir_test::Coord;
 using kir_test::KernelInterpreter;
 using kir_test::plainLayout;
-using kir_test::Provenance;
 using kir_test::rowMajorStrides;
 using kir_test::TensorLayout;
+using kir_test::Value;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 class IndexingTest : public FuserIrTest {};
 
@@ -65,9 +66,9 @@ struct OutputSpec {
   // (the indices of the loops around the write, outermost first; the lane
   // of a vectorized copy last).
   std::function<Coord(const std::vector<int64_t>&)> logical_at;
-  // The input elements the fusion computes the element at a logical
-  // coordinate from.
-  std::function<Provenance(const Coord&)> expected;
+  // The value the fusion computes at a logical coordinate (from the input
+  // values of kir_test::inputValue), naming the input elements it reads.
+  std::function<Value(const Coord&)> expected;
 };
 
 // A scheduled fusion with the layouts of its global tensors (by name) and
@@ -79,9 +80,35 @@ struct IndexingCase {
   std::map<int64_t, OutputSpec> outputs;
 };
 
-// The element of `tv` at `coord`, as a provenance.
-Provenance element(TensorView* tv, Coord coord) {
-  return Provenance{{tv->name(), std::move(coord)}};
+// The value of input `tv`'s element at `coord`.
+Value element(TensorView* tv, const Coord& coord) {
+  return kir_test::inputValue(tv->name(), coord);
+}
+
+// `number`, computed from `operands`.
+Value computed(double number, std::initializer_list<Value> operands) {
+  Value result{number, {}};
+  for (const Value& operand : operands) {
+    result.sources.insert(operand.sources.begin(), operand.sources.end());
+  }
+  return result;
+}
+
+Value negOf(const Value& v) {
+  return computed(-v.number, {v});
+}
+
+Value reluOf(const Value& v) {
+  return computed(v.number > 0 ? v.number : 0.0, {v});
+}
+
+// relu(v) * 2
+Value relu2Of(const Value& v) {
+  return computed(reluOf(v).number * 2.0, {v});
+}
+
+Value sumOf(const Value& a, const Value& b) {
+  return computed(a.number + b.number, {a, b});
 }
 
 // Row-major unravel of a linear index over `sizes`.
@@ -121,8 +148,7 @@ std::unique_ptr<LoweredKernel> checkIndexing(const IndexingCase& c) {
 
   // Every fusion output has a spec.
   for (Val* out : c.fusion->outputs()) {
-    EXPECT_TRUE(c.outputs.count(out->name())) << "no spec for T"
-                                              << out->name();
+    EXPECT_TRUE(c.outputs.count(out->name())) << "no spec for T" << out->name();
   }
 
   KernelInterpreter interpreter(*kernel, c.layouts);
@@ -153,15 +179,15 @@ std::unique_ptr<LoweredKernel> checkIndexing(const IndexingCase& c) {
       }
     }
 
-    // (2) Reference semantics: the element at c is computed from the
-    // input elements at c.
+    // (2) Reference semantics: the element at c holds what the fusion
+    // computes at c, from the input elements at c.
     reports = 0;
     for (const auto& [offset, coord] : elements) {
       const auto& value = values[static_cast<size_t>(offset)];
       if (!value.has_value()) {
         continue; // reported by (1)
       }
-      const Provenance expected = spec.expected(coord);
+      const Value expected = spec.expected(coord);
       if (*value != expected && reports++ < kMaxReports) {
         ADD_FAILURE() << "element " << kir_test::str(coord) << " at offset "
                       << offset << " holds " << kir_test::str(*value)
@@ -189,8 +215,7 @@ std::unique_ptr<LoweredKernel> checkIndexing(const IndexingCase& c) {
       }
       if (event.executed) {
         ++executed;
-        if (in_range && event.offset != *offset &&
-            reports++ < kMaxReports) {
+        if (in_range && event.offset != *offset && reports++ < kMaxReports) {
           ADD_FAILURE() << "loop point " << kir_test::str(event.loop_values)
                         << " (logical " << kir_test::str(coord)
                         << ") writes offset " << event.offset
@@ -242,8 +267,8 @@ IndexingCase seedCase(bool contiguous) {
   c.layouts[in->name()] = TensorLayout{
       {6},
       {3, 2},
-      rowMajorStrides(contiguous ? std::vector<int64_t>{3, 2}
-                                 : std::vector<int64_t>{3, 5}),
+      rowMajorStrides(
+          contiguous ? std::vector<int64_t>{3, 2} : std::vector<int64_t>{3, 5}),
       [](const Coord& x) {
         return std::optional(std::vector<int64_t>{x[0] / 2, x[0] % 2});
       }};
@@ -277,8 +302,9 @@ IndexingCase splitAllocationCase(bool contiguous) {
   c.layouts[in->name()] = TensorLayout{
       {M, N},
       {M / 4, 4, N},
-      rowMajorStrides(contiguous ? std::vector<int64_t>{M / 4, 4, N}
-                                 : std::vector<int64_t>{M / 4, 5, N}),
+      rowMajorStrides(
+          contiguous ? std::vector<int64_t>{M / 4, 4, N}
+                     : std::vector<int64_t>{M / 4, 5, N}),
       [](const Coord& x) {
         return std::optional(std::vector<int64_t>{x[0] / 4, x[0] % 4, x[1]});
       }};
@@ -287,7 +313,7 @@ IndexingCase splitAllocationCase(bool contiguous) {
       [](const std::vector<int64_t>& loop) {
         return Coord{loop.at(0), loop.at(1)};
       },
-      [in](const Coord& x) { return element(in, x); }};
+      [in](const Coord& x) { return negOf(element(in, x)); }};
   return c;
 }
 
@@ -322,7 +348,7 @@ IndexingCase nhwcCase(bool nhwc_output) {
   }
   c.outputs[out->name()] = {
       [](const std::vector<int64_t>& loop) { return Coord(loop); },
-      [in](const Coord& x) { return element(in, x); }};
+      [in](const Coord& x) { return reluOf(element(in, x)); }};
   return c;
 }
 
@@ -399,31 +425,31 @@ IndexingCase shardedCase(int64_t rank) {
         EXPECT_EQ(loop.at(0), 0);
         return Coord{rank * (M / D) + loop.at(1), loop.at(2)};
       },
-      [in](const Coord& x) { return element(in, x); }};
+      [in](const Coord& x) { return reluOf(element(in, x)); }};
   return c;
 }
 
 // How the input of mergeSplit128Case and vectorizeCase is laid out.
 enum class InputLayout {
-  Plain, // allocation = logical, contiguous
-  SplitM, // [M, N] allocated as [M/4, 4, N], contiguous
-  Nhwc, // [N, C, H, W] allocated as [N, H, W, C], contiguous
+  Plain,       // allocation = logical, contiguous
+  SplitM,      // [M, N] allocated as [M/4, 4, N], contiguous
+  Nhwc,        // [N, C, H, W] allocated as [N, H, W, C], contiguous
   StridedRows, // [M, N], rows 4 elements apart more than N (contiguity
                // {false, true})
 };
 
 // Gives `in` (of `sizes`) the allocation of `layout` and records the
 // matching TensorLayout in `c`.
-void setInputLayout(IndexingCase& c, TensorView* in,
-                    const std::vector<int64_t>& sizes, InputLayout layout) {
+void setInputLayout(
+    IndexingCase& c, TensorView* in, const std::vector<int64_t>& sizes,
+    InputLayout layout) {
   switch (layout) {
     case InputLayout::Plain:
       c.layouts[in->name()] = plainLayout(sizes);
       return;
     case InputLayout::SplitM: {
       IterDomain* n = in->axis(1);
-      auto [outer, inner] =
-          IterDomain::split(in->axis(0), indexConst(4), true);
+      auto [outer, inner] = IterDomain::split(in->axis(0), indexConst(4), true);
       in->setAllocationDomain({outer, inner, n}, true);
       c.layouts[in->name()] = TensorLayout{
           sizes,
@@ -443,17 +469,16 @@ void setInputLayout(IndexingCase& c, TensorView* in,
           {sizes[0], sizes[2], sizes[3], sizes[1]},
           rowMajorStrides({sizes[0], sizes[2], sizes[3], sizes[1]}),
           [](const Coord& x) {
-            return std::optional(
-                std::vector<int64_t>{x[0], x[2], x[3], x[1]});
+            return std::optional(std::vector<int64_t>{x[0], x[2], x[3], x[1]});
           }};
       return;
     }
     case InputLayout::StridedRows:
       in->setContiguity(Contiguity{false, true});
       // The [M, N] slice of an [M, N + 4] tensor.
-      c.layouts[in->name()] =
-          TensorLayout{sizes, sizes, rowMajorStrides({sizes[0], sizes[1] + 4}),
-                       [](const Coord& x) { return std::optional(x); }};
+      c.layouts[in->name()] = TensorLayout{
+          sizes, sizes, rowMajorStrides({sizes[0], sizes[1] + 4}),
+          [](const Coord& x) { return std::optional(x); }};
       return;
   }
 }
@@ -480,14 +505,14 @@ IndexingCase mergeSplit128Case(InputLayout input_layout, bool caches) {
   c.fusion = std::make_unique<Fusion>();
   FusionGuard fg(c.fusion.get());
   const std::vector<int64_t> sizes = input_layout == InputLayout::Nhwc
-      ? std::vector<int64_t>{2, 3, 5, 10}
-      : std::vector<int64_t>{12, 25};
+                                         ? std::vector<int64_t>{2, 3, 5, 10}
+                                         : std::vector<int64_t>{12, 25};
   TensorView* in = makeContigTensor(static_cast<int64_t>(sizes.size()));
   TensorView* out = mul(relu(in), IrBuilder::create<Val>(2.0));
   c.fusion->addInput(in);
   c.fusion->addOutput(out);
   c.name = "merge/split 128, " + layoutName(input_layout) +
-      (caches ? "" : ", no caches");
+           (caches ? "" : ", no caches");
   setInputLayout(c, in, sizes, input_layout);
   c.layouts[out->name()] = plainLayout(sizes);
   if (caches) {
@@ -505,7 +530,7 @@ IndexingCase mergeSplit128Case(InputLayout input_layout, bool caches) {
       [sizes](const std::vector<int64_t>& loop) {
         return unravel(loop.at(0) * 128 + loop.at(1), sizes);
       },
-      [in](const Coord& x) { return element(in, x); }};
+      [in](const Coord& x) { return relu2Of(element(in, x)); }};
   return c;
 }
 
@@ -586,12 +611,12 @@ IndexingCase differentThreadExtentsCase() {
       [](const std::vector<int64_t>& loop) {
         return Coord{loop.at(0) * 4 + loop.at(1)};
       },
-      [a](const Coord& x) { return element(a, x); }};
+      [a](const Coord& x) { return negOf(element(a, x)); }};
   c.outputs[out2->name()] = {
       [](const std::vector<int64_t>& loop) {
         return Coord{loop.at(0) * 8 + loop.at(1)};
       },
-      [b](const Coord& x) { return element(b, x); }};
+      [b](const Coord& x) { return negOf(element(b, x)); }};
   return c;
 }
 
@@ -643,12 +668,10 @@ IndexingCase broadcastBiasCase(bool inner_first) {
   c.layouts[a->name()] = plainLayout({M, N});
   c.layouts[bias->name()] = plainLayout({N});
   c.layouts[out->name()] = plainLayout({M, N});
-  c.outputs[out->name()] = {
-      logical_at, [a, bias](const Coord& x) {
-        Provenance p = element(a, x);
-        p.insert({bias->name(), Coord{x[1]}});
-        return p;
-      }};
+  c.outputs[out->name()] = {logical_at, [a, bias](const Coord& x) {
+                              return sumOf(
+                                  element(a, x), element(bias, {x[1]}));
+                            }};
   return c;
 }
 
@@ -656,11 +679,12 @@ IndexingCase broadcastBiasCase(bool inner_first) {
 // out->split(0, 4)->split(0, 128) (after merging all axes), propagated,
 // [BIDx, TIDx, V4] on the input cache and the output, inlineMost. 1200
 // elements = 300 vectors: three blocks, a ragged last one.
-IndexingCase vectorizeCase(const std::vector<int64_t>& sizes,
-                           InputLayout input_layout = InputLayout::Plain) {
+IndexingCase vectorizeCase(
+    const std::vector<int64_t>& sizes,
+    InputLayout input_layout = InputLayout::Plain) {
   IndexingCase c;
   c.name = "vectorized, " + std::to_string(sizes.size()) + "-D, " +
-      layoutName(input_layout);
+           layoutName(input_layout);
   c.fusion = std::make_unique<Fusion>();
   FusionGuard fg(c.fusion.get());
   TensorView* in = makeContigTensor(static_cast<int64_t>(sizes.size()));
@@ -685,10 +709,9 @@ IndexingCase vectorizeCase(const std::vector<int64_t>& sizes,
   c.layouts[out->name()] = plainLayout(sizes);
   c.outputs[out->name()] = {
       [sizes](const std::vector<int64_t>& loop) {
-        return unravel((loop.at(0) * 128 + loop.at(1)) * 4 + loop.at(2),
-                       sizes);
+        return unravel((loop.at(0) * 128 + loop.at(1)) * 4 + loop.at(2), sizes);
       },
-      [in](const Coord& x) { return element(in, x); }};
+      [in](const Coord& x) { return reluOf(element(in, x)); }};
   return c;
 }
 
@@ -723,7 +746,81 @@ IndexingCase vectorizeRowsCase() {
       [](const std::vector<int64_t>& loop) {
         return Coord{loop.at(0), loop.at(1) * 4 + loop.at(2)};
       },
-      [in](const Coord& x) { return element(in, x); }};
+      [in](const Coord& x) { return reluOf(element(in, x)); }};
+  return c;
+}
+
+// out[i, j] = relu(a[i, j] + bias[j]) * 2 with caches, scheduled 1-D:
+// merge all -> split by 128 -> [BIDx, TIDx], propagated (the broadcast's
+// loop is a merge of its broadcast axis). 300 elements.
+IndexingCase broadcastBiasMergedCase() {
+  constexpr int64_t M = 12, N = 25;
+  IndexingCase c;
+  c.name = "a + broadcast(bias), merge/split 128";
+  c.fusion = std::make_unique<Fusion>();
+  FusionGuard fg(c.fusion.get());
+  TensorView* a = makeContigTensor(2);
+  TensorView* bias = makeContigTensor(1);
+  c.fusion->addInput(a);
+  c.fusion->addInput(bias);
+  TensorView* b = broadcast(bias, {true, false});
+  TensorView* out = mul(relu(add(a, b)), IrBuilder::create<Val>(2.0));
+  c.fusion->addOutput(out);
+  scheduler_utils::cacheInputs(c.fusion.get(), false);
+  scheduler_utils::cacheAndForkOutputs(c.fusion.get(), false);
+  out->merge(0)->split(0, 128);
+  out->axis(0)->parallelize(ParallelType::BIDx);
+  out->axis(1)->parallelize(ParallelType::TIDx);
+  propagateAndInline(c.fusion.get(), out);
+  c.layouts[a->name()] = plainLayout({M, N});
+  c.layouts[bias->name()] = plainLayout({N});
+  c.layouts[out->name()] = plainLayout({M, N});
+  c.outputs[out->name()] = {
+      [](const std::vector<int64_t>& loop) {
+        return unravel(loop.at(0) * 128 + loop.at(1), {M, N});
+      },
+      [a, bias](const Coord& x) {
+        return relu2Of(sumOf(element(a, x), element(bias, {x[1]})));
+      }};
+  return c;
+}
+
+// y[i, j] = x[i, j] - sum_k x[i, k] with caches, loops untouched, inlined
+// as far as allowed: the sum is computed per row before the row's
+// elements read it, so the cache of x is shared with the row loop only and
+// holds the whole row (a constant N, so that the register buffer has a
+// constant size).
+IndexingCase normalizationCase() {
+  constexpr int64_t M = 6, N = 10;
+  IndexingCase c;
+  c.name = "x - broadcast(sum(x, {1}))";
+  c.fusion = std::make_unique<Fusion>();
+  FusionGuard fg(c.fusion.get());
+  TensorView* x = makeContigConcreteTensor({M, N});
+  c.fusion->addInput(x);
+  TensorView* s = sum(x, {1});
+  TensorView* y = sub(x, broadcast(s, {false, true}));
+  c.fusion->addOutput(y);
+  auto caches = scheduler_utils::cacheInputs(c.fusion.get(), false);
+  scheduler_utils::cacheAndForkOutputs(c.fusion.get(), false);
+  inlineMost(c.fusion.get());
+  // Shared with the row loop only: the sum's loop over the row ends before
+  // the subtraction's begins.
+  EXPECT_EQ(caches.at(0)->getComputeAtPosition(), 1);
+  c.layouts[x->name()] = plainLayout({M, N});
+  c.layouts[y->name()] = plainLayout({M, N});
+  c.outputs[y->name()] = {
+      [](const std::vector<int64_t>& loop) {
+        return Coord{loop.at(0), loop.at(1)};
+      },
+      [x](const Coord& at) {
+        Value row_sum{0.0, {}}; // summed in the kernel's order
+        for (int64_t k = 0; k < N; ++k) {
+          row_sum = sumOf(row_sum, element(x, {at[0], k}));
+        }
+        const Value here = element(x, at);
+        return computed(here.number - row_sum.number, {here, row_sum});
+      }};
   return c;
 }
 
@@ -738,18 +835,22 @@ std::vector<IndexingCase> allCases() {
   cases.push_back(nhwcCase(true));
   cases.push_back(splitOutputAllocationCase());
   cases.push_back(shardedCase(1));
-  for (InputLayout layout : {InputLayout::Plain, InputLayout::SplitM,
-                             InputLayout::Nhwc, InputLayout::StridedRows}) {
+  for (InputLayout layout :
+       {InputLayout::Plain, InputLayout::SplitM, InputLayout::Nhwc,
+        InputLayout::StridedRows}) {
     cases.push_back(mergeSplit128Case(layout, true));
   }
   cases.push_back(mergeSplit128Case(InputLayout::SplitM, false));
-  for (RaggedSplit kind : {RaggedSplit::Inner1D, RaggedSplit::Outer1D,
-                           RaggedSplit::Inner2DThreads}) {
+  for (RaggedSplit kind :
+       {RaggedSplit::Inner1D, RaggedSplit::Outer1D,
+        RaggedSplit::Inner2DThreads}) {
     cases.push_back(nonDivisibleCase(kind));
   }
   cases.push_back(differentThreadExtentsCase());
   cases.push_back(broadcastBiasCase(false));
   cases.push_back(broadcastBiasCase(true));
+  cases.push_back(broadcastBiasMergedCase());
+  cases.push_back(normalizationCase());
   cases.push_back(vectorizeCase({1200}));
   cases.push_back(vectorizeCase({30, 40}));
   cases.push_back(vectorizeCase({12, 100}, InputLayout::SplitM));
@@ -833,12 +934,12 @@ TEST_F(IndexingTest, ThreadIndexPastItsLoop) {
   std::unique_ptr<LoweredKernel> kernel = checkIndexing(c);
   ASSERT_NE(kernel, nullptr);
   ExpressionEvaluator ee;
-  ee.bind("T" + std::to_string(c.fusion->inputs()[0]->name()) +
-              ".logical_size[0]",
-          ScalarValue(int64_t{10}));
-  ee.bind("T" + std::to_string(c.fusion->inputs()[1]->name()) +
-              ".logical_size[0]",
-          ScalarValue(int64_t{12}));
+  ee.bind(
+      "T" + std::to_string(c.fusion->inputs()[0]->name()) + ".logical_size[0]",
+      ScalarValue(int64_t{10}));
+  ee.bind(
+      "T" + std::to_string(c.fusion->inputs()[1]->name()) + ".logical_size[0]",
+      ScalarValue(int64_t{12}));
   auto launch = ee.evaluate(kernel->launch_extents.at(ParallelType::TIDx));
   ASSERT_TRUE(launch.has_value());
   EXPECT_EQ(launch->asInt(), 8);
@@ -850,6 +951,51 @@ TEST_F(IndexingTest, BroadcastBias2DSplit) {
 
 TEST_F(IndexingTest, BroadcastBias2DSplitInnerFirst) {
   checkIndexing(broadcastBiasCase(true));
+}
+
+TEST_F(IndexingTest, Normalization) {
+  checkIndexing(normalizationCase());
+}
+
+// The x - broadcast(sum(x)) schedule with the cache of x forced into both
+// loops of its consumers (past what the inliner allows): the subtraction
+// cannot run in the reduction's row loop, so lowering must refuse instead
+// of reading a buffer that holds only the row's last element.
+TEST_F(IndexingTest, BufferReadOutsideItsLoopsIsRejected) {
+  IndexingCase c = normalizationCase();
+  TensorView* cache = nullptr;
+  for (TensorView* tv : c.fusion->allTvs()) {
+    if (tv->definition() != nullptr &&
+        tv->definition()->input(0) == c.fusion->inputs()[0]) {
+      cache = tv;
+    }
+  }
+  ASSERT_NE(cache, nullptr);
+  EXPECT_THAT(
+      [&]() { cache->inlineAt(2); },
+      ::testing::ThrowsMessage<UserError>(HasSubstr("cannot share that loop")));
+  cache->setComputeAt(2);
+  for (Expr* use : cache->uses()) {
+    use->output(0)->as<TensorView>()->setMaxProducer(2);
+  }
+  try {
+    GpuLower lower(c.fusion.get());
+    lower.run();
+    ADD_FAILURE() << "lowering must reject the inconsistent inlining";
+  } catch (const UserError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("cannot run inside the loops"));
+    EXPECT_THAT(e.what(), HasSubstr(cache->toString()));
+    // The reduction shares the loops; the subtraction cannot.
+    EXPECT_THAT(
+        e.what(),
+        HasSubstr(
+            "its consumer " +
+            c.fusion->outputs()[0]->definition()->input(0)->toString()));
+  }
+}
+
+TEST_F(IndexingTest, BroadcastBiasMergedSplit128) {
+  checkIndexing(broadcastBiasMergedCase());
 }
 
 // The input load and the output store of `c` are vectorized by 4.
@@ -864,8 +1010,10 @@ void checkVectorized(const IndexingCase& c) {
     EXPECT_EQ(check.width, 4);
     checked.insert(check.tv->name());
   }
-  EXPECT_EQ(checked, (std::set<int64_t>{c.fusion->inputs()[0]->name(),
-                                        c.fusion->outputs()[0]->name()}));
+  EXPECT_EQ(
+      checked,
+      (std::set<int64_t>{
+          c.fusion->inputs()[0]->name(), c.fusion->outputs()[0]->name()}));
 }
 
 TEST_F(IndexingTest, Vectorized) {

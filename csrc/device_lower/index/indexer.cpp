@@ -180,9 +180,7 @@ std::vector<AllocationAxis> foldedAllocationAxes(TensorView* tv) {
 // merge whose inner part linearizes [j, end) and outer part [k, j).
 // Broadcast parts of a merge contribute nothing.
 int64_t linearizedFrom(
-    IterDomain* id,
-    const std::vector<IterDomain*>& axes,
-    int64_t end) {
+    IterDomain* id, const std::vector<IterDomain*>& axes, int64_t end) {
   if (end <= 0) {
     return -1;
   }
@@ -201,8 +199,7 @@ int64_t linearizedFrom(
     return linearizedFrom(merge->inner(), axes, end);
   }
   const int64_t inner_from = linearizedFrom(merge->inner(), axes, end);
-  return inner_from < 0 ? -1
-                        : linearizedFrom(merge->outer(), axes, inner_from);
+  return inner_from < 0 ? -1 : linearizedFrom(merge->outer(), axes, inner_from);
 }
 
 } // namespace
@@ -234,8 +231,7 @@ bool isConsecutiveInMemory(TensorView* tv, IterDomain* id) {
     const auto& loop = tv->getLoopDomain();
     for (size_t i = loop.size(); i-- > 0;) {
       IterDomain* axis = loop[i];
-      if (axis->isReduction() || axis->isBroadcast() ||
-          axis->isDeviceDim() ||
+      if (axis->isReduction() || axis->isBroadcast() || axis->isDeviceDim() ||
           (tv->getMemoryType() == MemoryType::Local && axis->isThread()) ||
           (tv->getMemoryType() == MemoryType::Shared && axis->isBlockDim())) {
         continue;

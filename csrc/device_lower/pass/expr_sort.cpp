@@ -115,9 +115,8 @@ std::vector<Expr*> sortExprsForInlining(const std::vector<Expr*>& exprs) {
         for (Expr* producer : producers(group[i])) {
           ready &= !in_group.count(producer) || emitted.count(producer);
         }
-        if (ready &&
-            (best == group.size() ||
-             computeAt(group[i]) < computeAt(group[best]))) {
+        if (ready && (best == group.size() ||
+                      computeAt(group[i]) < computeAt(group[best]))) {
           best = i;
         }
       }

@@ -48,8 +48,8 @@ void recordVectorization(kir::ForLoop* loop, TensorView* tv) {
   const int64_t bytes = width * dataTypeSize(tv->dtype());
   FUSER_CHECK(
       width > 0 && (width & (width - 1)) == 0 && bytes <= 16,
-      "Vectorized axis ", id->toString(), " of ", tv->toString(),
-      ": width ", width, " x ", dataTypeSize(tv->dtype()),
+      "Vectorized axis ", id->toString(), " of ", tv->toString(), ": width ",
+      width, " x ", dataTypeSize(tv->dtype()),
       " bytes must be a power of two of at most 16 bytes.");
   Val* extent = lower->loopExtent(id);
   if (auto* split = dynamic_cast<Split*>(id->definition())) {

@@ -17,6 +17,7 @@
 #include <device_lower/lower.h>
 
 #include <algorithm>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace fuser {
@@ -74,6 +75,8 @@ std::vector<Expr*> generateLoopNests(const std::vector<Expr*>& exprs) {
   std::vector<bool> shareable;
   // The tensors computed inside open[i] so far.
   std::vector<std::unordered_set<TensorView*>> computed;
+  // The loops a tensor was computed in, up to its compute-at position.
+  std::unordered_map<TensorView*, std::vector<kir::ForLoop*>> computed_in;
   for (Expr* expr : exprs) {
     TensorView* out = outputTv(expr);
     for (IterDomain* id : out->getLoopDomain()) {
@@ -134,6 +137,34 @@ std::vector<Expr*> generateLoopNests(const std::vector<Expr*>& exprs) {
     for (auto& tensors : computed) {
       tensors.insert(out);
     }
+    // A buffer inlined at k only holds what one iteration of its first k
+    // loops computes: a consumer must run inside those very loops.
+    for (Val* in : expr->inputs()) {
+      auto* producer = dynamic_cast<TensorView*>(in);
+      if (producer == nullptr ||
+          producer->getMemoryType() == MemoryType::Global) {
+        continue;
+      }
+      auto it = computed_in.find(producer);
+      if (it == computed_in.end()) {
+        continue;
+      }
+      const std::vector<kir::ForLoop*>& loops = it->second;
+      const bool same = loops.size() <= open.size() &&
+          std::equal(loops.begin(), loops.end(), open.begin());
+      FUSER_CHECK(
+          same, producer->toString(), " is inlined at position ",
+          loops.size(), ", but its consumer ", out->toString(),
+          " cannot run inside the loops it is computed in (another expr "
+          "between them needs those loops to finish first). Inline ",
+          producer->toString(), " less deeply.");
+    }
+    computed_in[out] = std::vector<kir::ForLoop*>(
+        open.begin(),
+        open.begin() +
+            std::min<int64_t>(
+                static_cast<int64_t>(open.size()),
+                out->getComputeAtPosition()));
     for (size_t i = 0;
          i < static_cast<size_t>(out->getComputeAtPosition()); ++i) {
       shareable[i] = true;
