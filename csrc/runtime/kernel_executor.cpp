@@ -180,6 +180,8 @@ std::vector<at::Tensor> KernelExecutor::run(
 
   std::vector<std::vector<char>> arguments;
   std::vector<at::Tensor> outputs;
+  // Allocation strides of each tensor parameter, for the vector checks.
+  std::vector<std::vector<int64_t>> tensor_strides;
   for (size_t i = 0; i < fusion->inputs().size(); ++i) {
     Val* param = fusion->inputs()[i];
     if (auto* tv = dynamic_cast<TensorView*>(param)) {
@@ -188,6 +190,7 @@ std::vector<at::Tensor> KernelExecutor::run(
           tv, tensor, ee, static_cast<int64_t>(i));
       std::vector<int64_t> sizes = globalLogicalSizes(tv, ee);
       bindParameterExtents(ee, i, sizes);
+      tensor_strides.push_back(layout.strides);
       arguments.push_back(
           tensorArgument(tensor, sizes, layout.strides, indexType()));
     } else {
@@ -202,6 +205,7 @@ std::vector<at::Tensor> KernelExecutor::run(
     auto layout = inferAllocationSizesAndStrides(tv, out, ee, -1);
     std::vector<int64_t> sizes = globalLogicalSizes(tv, ee);
     bindParameterExtents(ee, fusion->inputs().size() + outputs.size(), sizes);
+    tensor_strides.push_back(layout.strides);
     arguments.push_back(tensorArgument(out, sizes, layout.strides, indexType()));
     outputs.push_back(out);
   }
@@ -215,6 +219,20 @@ std::vector<at::Tensor> KernelExecutor::run(
         " needs the extent ", extent, " to be divisible by ", check.width,
         "; pass sizes divisible by ", check.width,
         " or schedule without vectorization.");
+    // Every vector must start aligned: strides of the axes outside the
+    // vector must be multiples of its width.
+    if (check.tensor_position >= 0) {
+      for (int64_t stride :
+           tensor_strides.at(static_cast<size_t>(check.tensor_position))) {
+        FUSER_CHECK(
+            stride == 1 || stride % check.width == 0, "Vectorized access of ",
+            check.tv->toString(), " by ", check.width,
+            " needs every allocation stride to be a multiple of ",
+            check.width, "; got a stride of ", stride,
+            ". Pass a tensor with padded rows or schedule without "
+            "vectorization.");
+      }
+    }
   }
 
   launch_params_ = LaunchParams();

@@ -8,6 +8,7 @@
 #include <fusion.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <device_lower/lower.h>
 #include <ir/all_nodes.h>
 #include <ops/all_ops.h>
 #include <runtime/fusion_executor_cache.h>
@@ -494,6 +495,25 @@ TEST_F(AllocationDomainIrTest, AllocationSurvivesFusionCopy) {
 
   // The printouts of the copy and the original are the same.
   EXPECT_EQ(copy.toString(), fusion->toString());
+}
+
+TEST_F(AllocationDomainIrTest, UnshardedConsumerOfShardedInputIsRejected) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* in = makeContigTensor(2);
+  TensorView* out = set(in);
+  fusion->addInput(in);
+  fusion->addOutput(out);
+  auto [did, local] = IterDomain::split(
+      in->axis(0), IrBuilder::create<Val>(2, DataType::Index), false);
+  did->parallelize(ParallelType::DIDx);
+  in->setAllocationDomain({did, local, in->axis(1)}, true);
+  // The output is not sharded: every device would need all rows.
+  EXPECT_THAT(
+      [&] { generateCudaKernel(fusion.get()); },
+      ThrowsMessage<UserError>(AllOf(
+          HasSubstr("is sharded across devices"),
+          HasSubstr("needs a collective"))));
 }
 
 // ----------------------------------------------------------------------------

@@ -7,6 +7,8 @@
 #include <device_lower/index/indexer.h>
 #include <device_lower/lower.h>
 
+#include <algorithm>
+
 namespace fuser {
 
 namespace {
@@ -59,6 +61,33 @@ void recordVectorization(kir::ForLoop* loop, TensorView* tv) {
       {parameterPosition(tv), tv, width, extent});
 }
 
+// A kernel only sees its rank's shard of a device-sharded tensor, so an
+// expr touching one must run on the same shard (a device-parallel loop).
+// Reading it from an unsharded loop needs a collective first (DESIGN §7).
+void checkShardedAccess(
+    TensorView* tv,
+    Expr* expr,
+    const std::vector<kir::ForLoop*>& loops) {
+  if (tv->getMemoryType() != MemoryType::Global) {
+    return;
+  }
+  const auto& allocation = tv->getMaybeAllocationDomain();
+  const bool sharded =
+      std::any_of(allocation.begin(), allocation.end(), [](IterDomain* id) {
+        return id->isDeviceDim();
+      });
+  const bool device_loop =
+      std::any_of(loops.begin(), loops.end(), [](kir::ForLoop* loop) {
+        return loop->iterDomain()->isDeviceDim();
+      });
+  FUSER_CHECK(
+      !sharded || device_loop, tv->toString(),
+      " is sharded across devices, but ", expr->toString(),
+      " runs over the whole tensor on every device. Shard the consumer the "
+      "same way (split its loop and parallelize the outer part with DIDx), "
+      "or gather the tensor first (resharding needs a collective).");
+}
+
 Expr* lowerExpr(Expr* expr, const std::vector<kir::ForLoop*>& loops) {
   GpuLower* lower = GpuLower::current();
   const bool vectorized =
@@ -76,6 +105,7 @@ Expr* lowerExpr(Expr* expr, const std::vector<kir::ForLoop*>& loops) {
       if (vectorized) {
         recordVectorization(loops.back(), tv);
       }
+      checkShardedAccess(tv, expr, loops);
       return IrBuilder::create<kir::TensorIndex>(tv, indexer.index(tv));
     }
     return lower->resolveExtent(v);
