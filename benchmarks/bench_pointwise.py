@@ -179,6 +179,9 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     device_name = torch.cuda.get_device_name()
     rows = []
+    csv_path = os.path.join(args.out, "pointwise.csv")
+    csv_file = open(csv_path, "w", newline="")
+    writer = None
     for case in case_list():
         if wanted and case.name not in wanted:
             continue
@@ -224,6 +227,12 @@ def main():
                 "fuser_ms": round(times["fuser"], 4),
             }
             rows.append(row)
+            # Written as measured, so a run cut short keeps what it has.
+            if writer is None:
+                writer = csv.DictWriter(csv_file, fieldnames=list(row.keys()))
+                writer.writeheader()
+            writer.writerow(row)
+            csv_file.flush()
             print(
                 f"{case.name:>22} {mib:>5} MiB  fuser {row['fuser_gbps']:>7} GB/s"
                 f" ({row['fuser_pct_of_copy']:>5}% of copy)  eager {row['eager_gbps']:>7}"
@@ -234,12 +243,8 @@ def main():
             del input_sets, inputs, src, dst
             torch.cuda.empty_cache()
 
+    csv_file.close()
     stamp = time.strftime("%Y-%m-%d")
-    csv_path = os.path.join(args.out, "pointwise.csv")
-    with open(csv_path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        writer.writeheader()
-        writer.writerows(rows)
     md_path = os.path.join(args.out, "pointwise.md")
     with open(md_path, "w") as f:
         f.write(f"# Pointwise bandwidth ({device_name}, torch {torch.__version__}, {stamp})\n\n")

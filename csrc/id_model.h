@@ -40,6 +40,10 @@ class IdModel {
   bool loopMapped(IterDomain* a, IterDomain* b) {
     return loop_.same(a, b);
   }
+  // Representative of `id`'s loop set.
+  IterDomain* loopGroup(IterDomain* id) {
+    return loop_.find(id);
+  }
   // Representative of `id`'s exact set.
   IterDomain* exactGroup(IterDomain* id) {
     return exact_.find(id);

@@ -31,6 +31,11 @@ if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   if [ -n "$torch_dir" ]; then
     cmake_args+=("-DTorch_DIR=$torch_dir")
   fi
+  # The Python extension (python/) is built for this interpreter.
+  python_exe="$("$PYTHON" -c "import sys; print(sys.executable)" 2>/dev/null || true)"
+  if [ -n "$python_exe" ]; then
+    cmake_args+=("-DPython3_EXECUTABLE=$python_exe")
+  fi
 fi
 
 configured=0

@@ -63,6 +63,8 @@ fi
 
 if [ -d tests/python ] && [ -n "$(find tests/python -name 'test_*.py' -o -name '*_test.py' | head -n 1)" ]; then
   echo "== Python tests"
+  # The package from the source tree, its extension (fuser._C) from the build.
+  export PYTHONPATH="$ROOT/python:$BUILD_DIR/python${PYTHONPATH:+:$PYTHONPATH}"
   if ! "$PYTHON" -c "import pytest" >/dev/null 2>&1; then
     echo "pytest is not installed here"
     summary_args+=(--missing pytest)

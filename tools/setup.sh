@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian 12 machine needs to build and test fuser:
 # the compiler, CMake, Ninja, GoogleTest/GoogleMock, Google Benchmark, fmt
-# (apt) and torch 2.11.0, pytest and numpy (pip). Idempotent: prints nothing
+# (apt), torch 2.11.0, pytest and numpy (pip), and the Python headers when
+# the interpreter lacks them (python3-dev). Idempotent: prints nothing
 # when everything is already there. The CUDA toolkit (nvcc, NVRTC) is expected
 # to be installed already.
 set -euo pipefail
@@ -61,6 +62,24 @@ py_missing=()
 if [ "${#py_missing[@]}" -gt 0 ]; then
   echo "setup.sh: installing ${py_missing[*]}"
   pip_install "${py_missing[@]}"
+fi
+
+# --- Python headers (for the extension fuser._C; pybind11 comes with torch) --
+py_include="$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null || true)"
+if [ -n "$py_include" ] && [ ! -f "$py_include/Python.h" ]; then
+  py_exe="$("$PYTHON" -c 'import os, sys; print(os.path.realpath(sys.executable))' 2>/dev/null || true)"
+  case "$py_exe" in
+    /usr/bin/*)  # Debian's own Python: its headers are a package
+      echo "setup.sh: installing python3-dev"
+      as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+      as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        python3-dev >/dev/null
+      ;;
+    *)
+      echo "setup.sh: warning: $PYTHON has no Python.h under $py_include; the Python" \
+        "extension (python/) will not be built" >&2
+      ;;
+  esac
 fi
 
 # --- CUDA toolkit (not installed here; only checked) -----------------------

@@ -45,6 +45,8 @@ fi
 # --- Python tests ------------------------------------------------------------
 if [ -d tests/python ] && [ -n "$(find tests/python -name 'test_*.py' -o -name '*_test.py' | head -n 1)" ]; then
   echo "== Python tests"
+  # The package from the source tree, its extension (fuser._C) from the build.
+  export PYTHONPATH="$ROOT/python:$BUILD_DIR/python${PYTHONPATH:+:$PYTHONPATH}"
   "$PYTHON" -m pytest tests/python -q --junitxml="$RESULTS/pytest.xml"
   rc=$?
   if [ "$rc" -eq 5 ]; then

@@ -12,6 +12,7 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include <cstring>
+#include <optional>
 #include <iostream>
 #include <sstream>
 
@@ -219,16 +220,30 @@ std::vector<at::Tensor> KernelExecutor::run(
         " needs the extent ", extent, " to be divisible by ", check.width,
         "; pass sizes divisible by ", check.width,
         " or schedule without vectorization.");
-    // Every vector must start aligned: strides of the axes outside the
-    // vector must be multiples of its width.
+    // Every vector must start aligned. Within the contiguous innermost axes
+    // the address is linear in the loop index, a multiple of the width;
+    // the strides of the axes outside them must be multiples too.
     if (check.tensor_position >= 0) {
-      for (int64_t stride :
-           tensor_strides.at(static_cast<size_t>(check.tensor_position))) {
+      const auto& strides =
+          tensor_strides.at(static_cast<size_t>(check.tensor_position));
+      const auto& allocation = check.tv->getMaybeAllocationDomain();
+      const auto& contiguity = check.tv->getContiguity();
+      std::vector<std::optional<bool>> flags;
+      for (size_t k = 0; k < allocation.size(); ++k) {
+        if (!allocation[k]->isReduction()) {
+          flags.push_back(contiguity[k]);
+        }
+      }
+      size_t k = std::min(flags.size(), strides.size());
+      while (k > 0 && flags[k - 1] != false) {
+        --k;
+      }
+      for (size_t j = 0; j < k; ++j) {
         FUSER_CHECK(
-            stride == 1 || stride % check.width == 0, "Vectorized access of ",
-            check.tv->toString(), " by ", check.width,
-            " needs every allocation stride to be a multiple of ",
-            check.width, "; got a stride of ", stride,
+            strides[j] == 1 || strides[j] % check.width == 0,
+            "Vectorized access of ", check.tv->toString(), " by ",
+            check.width, " needs the stride of allocation axis ", j,
+            " to be a multiple of ", check.width, "; got ", strides[j],
             ". Pass a tensor with padded rows or schedule without "
             "vectorization.");
       }

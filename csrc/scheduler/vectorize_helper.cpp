@@ -25,33 +25,17 @@ struct FoldedAxis {
   std::optional<bool> contiguous;
 };
 
-// Contiguous (outer, inner) pairs of one split read as the split input. An
-// axis counts as contiguous when declared so, or when this run's strides
-// show it (a symbolic input given a contiguous tensor).
-std::vector<FoldedAxis> foldedAllocation(
-    const TensorView* tv,
-    RuntimeInfo& runtime_info) {
+// Contiguous (outer, inner) pairs of one split read as the split input.
+// Only declared contiguity counts: the kernel indexes an axis declared
+// non-contiguous with its run-time stride, so lanes along it are not known
+// to be consecutive.
+std::vector<FoldedAxis> foldedAllocation(const TensorView* tv) {
   std::vector<FoldedAxis> axes;
   const auto& allocation = tv->getMaybeAllocationDomain();
   const auto& contiguity = tv->getContiguity();
   for (size_t i = 0; i < allocation.size(); ++i) {
     if (!allocation[i]->isReduction()) {
       axes.push_back({allocation[i], contiguity[i]});
-    }
-  }
-  if (const TensorRuntimeInfo* info = runtime_info.tensorInfo(tv);
-      info != nullptr && info->allocation_strides.size() == axes.size()) {
-    int64_t expected_stride = 1;
-    for (size_t k = axes.size(); k-- > 0;) {
-      const int64_t size = info->allocation_sizes[k];
-      if (axes[k].id->isBroadcast() || size == 1) {
-        continue;
-      }
-      if (info->allocation_strides[k] == expected_stride &&
-          axes[k].contiguous.has_value()) {
-        axes[k].contiguous = true;
-      }
-      expected_stride = info->allocation_strides[k] * size;
     }
   }
   bool changed = true;
@@ -103,7 +87,7 @@ int64_t contiguousInnerExtent(
       loop_ids.back()->isBroadcast()) {
     return 0;
   }
-  std::vector<FoldedAxis> axes = foldedAllocation(tv, runtime_info);
+  std::vector<FoldedAxis> axes = foldedAllocation(tv);
   // Walk the loop and the allocation from the innermost end together.
   int64_t extent = 1;
   auto axis = axes.rbegin();

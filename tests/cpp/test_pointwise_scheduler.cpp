@@ -224,12 +224,15 @@ TEST_F(PointwiseSchedulerTest, OuterBroadcastOpUsesOneDimensionalSchedule) {
   fusion->addInput(x);
   fusion->addInput(bias);
   fusion->addOutput(add(x, broadcast(bias, {true, false})));
-  RuntimeInfo info = makeInfo(fusion.get(), {{32, 512}, {512}});
+  RuntimeInfo info = makeInfo(fusion.get(), {{300, 1000}, {1000}});
   Scheduled s = scheduleWith(fusion.get(), info);
   ASSERT_EQ(s.type, SchedulerType::PointWise);
   EXPECT_EQ(pointwise(s).break_point, 0);
   EXPECT_EQ(pointwise(s).vectorize, 4);
   EXPECT_EQ(pointwise(s).vectorize_input, (std::vector<bool>{true, true}));
+  EXPECT_THAT(
+      generateCudaKernel(fusion.get()),
+      HasSubstr("vectorizedCopy<float, 4>"));
 }
 
 TEST_F(PointwiseSchedulerTest, ReductionFallsBackToExprEvalWithReason) {
@@ -266,6 +269,39 @@ TEST_F(PointwiseSchedulerTest, EmptyOutputIsNoOp) {
   Scheduled s = scheduleWith(fusion.get(), info);
   EXPECT_EQ(s.type, SchedulerType::NoOp);
   EXPECT_THAT(s.params->toString(), HasSubstr("NoOp"));
+}
+
+// Regression: shapes whose rows are not a multiple of the vector width,
+// contiguous and NHWC; scheduling and lowering must succeed and only
+// vectorize what stays aligned.
+TEST_F(PointwiseSchedulerTest, OddShapesScheduleAndLower) {
+  for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{
+           {4, 5}, {8, 257}, {6, 10}, {2, 3, 4, 5}, {2, 3, 5, 7}}) {
+    for (bool nhwc : {false, true}) {
+      if (nhwc && shape.size() != 4) {
+        continue;
+      }
+      auto fusion = std::make_unique<Fusion>();
+      FusionGuard fg(fusion.get());
+      TensorView* a = makeContigTensor(static_cast<int64_t>(shape.size()));
+      fusion->addInput(a);
+      fusion->addOutput(relu(a));
+      if (nhwc) {
+        const auto& l = a->getLogicalDomain();
+        a->setAllocationDomain({l[0], l[2], l[3], l[1]}, true);
+      }
+      RuntimeInfo info = makeInfo(fusion.get(), {shape});
+      Scheduled s = scheduleWith(fusion.get(), info);
+      ASSERT_EQ(s.type, SchedulerType::PointWise);
+      int64_t numel = 1;
+      for (int64_t d : shape) {
+        numel *= d;
+      }
+      EXPECT_EQ(numel % pointwise(s).vectorize, 0) << s.params->toString();
+      EXPECT_NO_THROW(generateCudaKernel(fusion.get()))
+          << s.params->toString();
+    }
+  }
 }
 
 // ---- on the GPU, through FusionExecutorCache

@@ -28,8 +28,9 @@ int64_t parameterPosition(TensorView* tv) {
 }
 
 // The runtime conditions of a vectorized access (doc/indexing.md §5).
-void recordVectorization(kir::ForLoop* loop, TensorView* tv) {
-  IterDomain* id = loop->iterDomain();
+// `id` is the expr's own vectorized loop ID (the loop may iterate a
+// promoted one of another tensor).
+void recordVectorization(kir::ForLoop* loop, IterDomain* id, TensorView* tv) {
   // One vector access from lane 0 reads or writes `width` consecutive
   // elements; anything else would silently touch the wrong ones.
   FUSER_CHECK(
@@ -103,7 +104,8 @@ Expr* lowerExpr(Expr* expr, const std::vector<kir::ForLoop*>& loops) {
     }
     if (auto* tv = dynamic_cast<TensorView*>(v)) {
       if (vectorized) {
-        recordVectorization(loops.back(), tv);
+        auto* consumer = expr->output(0)->as<TensorView>();
+        recordVectorization(loops.back(), consumer->axis(-1), tv);
       }
       checkShardedAccess(tv, expr, loops);
       return IrBuilder::create<kir::TensorIndex>(tv, indexer.index(tv));

@@ -9,9 +9,14 @@
 // consumer runs in the consumer's loops, which a sibling producer inlined
 // into the same consumer may have opened already (a + broadcast(b): the
 // copy of a and the broadcast of b share the consumer's loops, though
-// neither has an inlined producer). A shared loop takes the most concrete
-// of the IDs that share it (a loop an inlined broadcast opened iterates the
-// consumer's full extent).
+// neither has an inlined producer).
+//
+// Loop promotion (doc/indexing.md §1): a shared loop iterates the most
+// concrete ID of its loop group (a loop an inlined broadcast opens iterates
+// the consumer's full extent), so indices follow that ID's chain. Past the
+// shared loops, an ID of constant extent (a vector or unroll axis) is
+// promoted too when an outer loop was: its index must continue the same
+// chain.
 #include <device_lower/passes.h>
 
 #include <device_lower/lower.h>
@@ -64,11 +69,36 @@ TensorView* outputTv(Expr* expr) {
   FUSER_ERROR("tensor expr without tensor output: ", expr->toString());
 }
 
+// For each loop group, its most concrete loop ID over all tensors.
+std::unordered_map<IterDomain*, IterDomain*> loopPromotion(
+    Fusion* fusion,
+    IdModel& id_model) {
+  std::unordered_map<IterDomain*, IterDomain*> promotion;
+  for (TensorView* tv : fusion->allTvs()) {
+    if (tv->isFusionInput()) {
+      continue;
+    }
+    for (IterDomain* id : tv->getLoopDomain()) {
+      IterDomain*& best = promotion[id_model.loopGroup(id)];
+      if (best == nullptr || concreteness(id) > concreteness(best)) {
+        best = id;
+      }
+    }
+  }
+  return promotion;
+}
+
+bool sameConstantExtent(IterDomain* a, IterDomain* b) {
+  return a->extent()->isConstInt() && b->extent()->isConstInt() &&
+      a->extent()->constIntValue() == b->extent()->constIntValue();
+}
+
 } // namespace
 
 std::vector<Expr*> generateLoopNests(const std::vector<Expr*>& exprs) {
   GpuLower* lower = GpuLower::current();
   IdModel& id_model = lower->idModel();
+  const auto promotion = loopPromotion(lower->fusion(), id_model);
   std::vector<Expr*> top_level;
   std::vector<kir::ForLoop*> open;
   // Whether open[i] may be shared (an expr in it is inlined past depth i).
@@ -114,17 +144,19 @@ std::vector<Expr*> generateLoopNests(const std::vector<Expr*>& exprs) {
     open.resize(reuse);
     shareable.resize(reuse);
     computed.resize(reuse);
+    bool promoted_outer = false;
     for (size_t i = 0; i < reuse; ++i) {
-      kir::ForLoop* shared = open[i];
-      if (concreteness(loop[i]) > concreteness(shared->iterDomain())) {
-        shared->setIterDomain(loop[i]);
-        Val* extent = lower->loopExtent(loop[i]);
-        shared->setStop(extent);
-        shared->setIndex(loopIndexFor(loop[i], extent));
-      }
+      promoted_outer |= open[i]->iterDomain() != loop[i];
     }
     for (size_t i = reuse; i < loop.size(); ++i) {
-      kir::ForLoop* new_loop = makeLoop(loop[i]);
+      IterDomain* id = loop[i];
+      IterDomain* best = promotion.at(id_model.loopGroup(id));
+      if (best != id &&
+          (i < share_pos || (promoted_outer && sameConstantExtent(id, best)))) {
+        id = best;
+        promoted_outer = true;
+      }
+      kir::ForLoop* new_loop = makeLoop(id);
       if (open.empty()) {
         top_level.push_back(new_loop);
       } else {

@@ -1,0 +1,155 @@
+// Bindings of the runtime: FusionExecutor runs a fusion on torch.Tensors
+// through a FusionExecutorCache that owns a copy of the fusion. Tensors
+// cross the boundary through torch's own Python bindings (THPVariable).
+#include "bindings.h"
+
+#include <exceptions.h>
+#include <expr_evaluator.h>
+#include <fusion.h>
+#include <ir/all_nodes.h>
+#include <runtime/allocation_inference.h>
+#include <runtime/fusion_executor_cache.h>
+
+#include <ATen/core/Tensor.h>
+#include <ATen/core/ivalue.h>
+#include <pybind11/stl.h>
+#include <torch/csrc/autograd/python_variable.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace fuser::python {
+
+namespace {
+
+std::string typeName(const py::handle& obj) {
+  return py::str(py::type::handle_of(obj).attr("__name__")).cast<std::string>();
+}
+
+// torch.Tensor -> at::Tensor, bool/int/float -> the scalar IValue.
+std::vector<c10::IValue> toIValues(const py::sequence& inputs) {
+  std::vector<c10::IValue> values;
+  values.reserve(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    py::handle obj = inputs[i];
+    if (THPVariable_Check(obj.ptr())) {
+      values.emplace_back(THPVariable_Unpack(obj.ptr()));
+    } else if (py::isinstance<py::bool_>(obj)) {
+      values.emplace_back(obj.cast<bool>());
+    } else if (py::isinstance<py::int_>(obj)) {
+      values.emplace_back(obj.cast<int64_t>());
+    } else if (py::isinstance<py::float_>(obj)) {
+      values.emplace_back(obj.cast<double>());
+    } else {
+      FUSER_CHECK(
+          false, "Input ", i, " is a ", typeName(obj),
+          "; inputs must be torch.Tensor, bool, int or float.");
+    }
+  }
+  return values;
+}
+
+class FusionExecutor {
+ public:
+  explicit FusionExecutor(const Fusion& fusion)
+      : cache_(std::make_unique<Fusion>(fusion)) {}
+
+  py::list run(const py::sequence& inputs) {
+    std::vector<c10::IValue> values = toIValues(inputs);
+    std::vector<at::Tensor> outputs;
+    {
+      // The checks and the run touch no Python object.
+      py::gil_scoped_release release;
+      checkOffDevice(values);
+      outputs = cache_.runFusionWithInputs(values);
+    }
+    py::list result;
+    for (const at::Tensor& out : outputs) {
+      result.append(py::reinterpret_steal<py::object>(THPVariable_Wrap(out)));
+    }
+    return result;
+  }
+
+  bool hasRun() const {
+    return cache_.getMostRecentKernelRuntime() != nullptr;
+  }
+
+  // One entry per segment of the most recent run ("" for a segment that
+  // launched no generated kernel).
+  std::vector<std::string> kernelCodes() const {
+    const FusionKernelRuntime* runtime = mostRecent();
+    std::vector<std::string> codes;
+    for (size_t i = 0; i < runtime->segments().size(); ++i) {
+      codes.push_back(runtime->kernelCode(i));
+    }
+    return codes;
+  }
+
+  std::vector<std::string> scheduledFusionIrs() const {
+    const FusionKernelRuntime* runtime = mostRecent();
+    std::vector<std::string> irs;
+    for (const auto& segment : runtime->segments()) {
+      irs.push_back(segment.scheduled_fusion->toString());
+    }
+    return irs;
+  }
+
+  size_t numRuntimes() const {
+    return cache_.numRuntimes();
+  }
+
+ private:
+  const FusionKernelRuntime* mostRecent() const {
+    const FusionKernelRuntime* runtime = cache_.getMostRecentKernelRuntime();
+    FUSER_CHECK(runtime != nullptr, "The fusion has not been executed yet.");
+    return runtime;
+  }
+
+  // Tensors off the GPU are refused by the runtime; check everything else
+  // (count, dtype, rank, sizes, layout) first, so that the message names the
+  // first real problem and these checks work without a GPU.
+  void checkOffDevice(const std::vector<c10::IValue>& values) const {
+    bool off_device = false;
+    for (const auto& value : values) {
+      off_device |= value.isTensor() && !value.toTensor().is_cuda();
+    }
+    if (!off_device) {
+      return;
+    }
+    Fusion* fusion = cache_.fusion();
+    ExpressionEvaluator ee;
+    bindFusionInputs(fusion, values, ee, /*require_cuda=*/false);
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (auto* tv = dynamic_cast<TensorView*>(fusion->inputs()[i])) {
+        inferAllocationSizesAndStrides(
+            tv, values[i].toTensor(), ee, static_cast<int64_t>(i));
+      }
+    }
+  }
+
+  FusionExecutorCache cache_;
+};
+
+} // namespace
+
+void bindRuntime(py::module_& m) {
+  py::class_<FusionExecutor>(m, "FusionExecutor")
+      .def(
+          py::init<const Fusion&>(), py::arg("fusion"),
+          "Copies the fusion into a new FusionExecutorCache.")
+      .def("run", &FusionExecutor::run, py::arg("inputs"))
+      .def("has_run", &FusionExecutor::hasRun)
+      .def("kernel_codes", &FusionExecutor::kernelCodes)
+      .def("scheduled_fusion_irs", &FusionExecutor::scheduledFusionIrs)
+      .def("num_runtimes", &FusionExecutor::numRuntimes);
+
+  // For the tests of error translation.
+  m.def("_raise_internal_error_for_tests", [](const std::string& msg) {
+    FUSER_INTERNAL_ASSERT(false, msg);
+  });
+}
+
+} // namespace fuser::python

@@ -1,0 +1,842 @@
+"""FusionDefinition: the Python way to build, inspect and run a fusion,
+compatible with nvFuser's FusionDefinition for the common subset.
+
+A definition owns a C++ Fusion (fuser._C.Fusion) that it builds as the
+calls come, and a list of records of those calls (fuser._records), from
+which it prints itself as Python. It runs through a FusionExecutorCache
+(fuser._C.FusionExecutor) made on the first execute().
+"""
+
+import torch
+
+from . import _C
+from . import _records as rec
+from ._C import DataType, FuserError, ParallelType
+from ._values import IterDomain, Scalar, Tensor, TensorDomain
+from .dtypes import to_data_type
+
+_NEW = "new"
+_DEFINING = "defining"
+_DEFINED = "defined"
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _describe_given(value):
+    if isinstance(value, torch.Tensor):
+        return (
+            f"torch.Tensor(dtype={value.dtype}, shape={list(value.shape)}, "
+            f"device={value.device})"
+        )
+    return f"{type(value).__name__} {value!r}"
+
+
+class FusionDefinition:
+    """Defines a fusion in a ``with`` block, then runs it.
+
+    ::
+
+        with FusionDefinition() as fd:
+            t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True],
+                                  dtype=DataType.Float)
+            t1 = fd.ops.mul(t0, 2.0)
+            fd.add_output(t1)
+        out, = fd.execute([torch.randn(2, 3, device="cuda")])
+
+    A subclass may instead define the fusion in a ``definition(self)``
+    method, which the first execute() (or print) calls.
+    """
+
+    def __init__(self):
+        self._fusion = _C.Fusion()
+        self._records = []
+        self._num_tensors = 0
+        self._num_scalars = 0
+        self._inputs = []  # Tensors and Scalars, in input order
+        self._input_records = {}  # input name -> its Define* record
+        self._outputs = []
+        self._iter_domains = {}  # C++ name -> IterDomain wrapper
+        self._state = _NEW
+        self._executor = None
+        self.ops = Ops(self)
+
+    # --- the with block ------------------------------------------------------
+    def __enter__(self):
+        if self._state == _DEFINED:
+            raise FuserError(
+                "This FusionDefinition is already defined; create a new "
+                "FusionDefinition for another fusion."
+            )
+        if self._state == _DEFINING:
+            raise FuserError("This FusionDefinition is already being defined.")
+        self._state = _DEFINING
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        # After an exception the definition stays open for another with block.
+        self._state = _DEFINED if exc_type is None else _NEW
+        return False
+
+    def definition(self):
+        """Override in a subclass to define the fusion (as with nvFuser)."""
+        raise NotImplementedError
+
+    def _has_definition_method(self):
+        return type(self).definition is not FusionDefinition.definition
+
+    def _ensure_defined(self, what):
+        if self._state == _DEFINED:
+            return
+        if self._state == _NEW and not self._records and self._has_definition_method():
+            with self:
+                self.definition()
+            return
+        if self._state == _DEFINING:
+            raise FuserError(
+                f"{what}: the definition is still open; call {what} after the "
+                "`with FusionDefinition() as fd:` block."
+            )
+        raise FuserError(
+            f"{what}: the fusion is not defined: define it in a "
+            "`with FusionDefinition() as fd:` block first (an exception in "
+            "that block leaves it undefined)."
+        )
+
+    def _check_defining(self, what):
+        if self._state != _DEFINING:
+            state = "already closed" if self._state == _DEFINED else "not open"
+            raise FuserError(
+                f"{what}: the definition is {state}; build fusions inside "
+                "`with FusionDefinition() as fd:`."
+            )
+
+    # --- naming and wrapping ---------------------------------------------------
+    def _new_tensor(self, val):
+        tensor = Tensor(self, val, f"T{self._num_tensors}")
+        self._num_tensors += 1
+        return tensor
+
+    def _next_scalar_name(self):
+        name = f"S{self._num_scalars}"
+        self._num_scalars += 1
+        return name
+
+    def _wrap(self, val):
+        if val.is_tensor():
+            return self._new_tensor(val)
+        return Scalar(self, val, self._next_scalar_name())
+
+    def _iter_domain(self, handle):
+        wrapper = self._iter_domains.get(handle.name)
+        if wrapper is None:
+            wrapper = IterDomain(self, handle)
+            self._iter_domains[handle.name] = wrapper
+        return wrapper
+
+    def _materialize(self, scalar):
+        """Adds the record of a scalar read from a domain when it is used."""
+        record, scalar._pending = scalar._pending, None
+        scalar._name = self._next_scalar_name()
+        self._records.append(record)
+
+    def _operand(self, value, what, position):
+        if isinstance(value, (Tensor, Scalar)):
+            if value._fd is not self:
+                raise FuserError(f"{what}: {value!r} belongs to another FusionDefinition.")
+            if isinstance(value, Scalar) and value._pending is not None:
+                self._materialize(value)
+            return value
+        if isinstance(value, (bool, int, float)):
+            # Python numbers become constant scalars, as in nvFuser.
+            return self.define_scalar(value)
+        raise TypeError(
+            f"{what}: argument {position} must be a Tensor, a Scalar or a "
+            f"Python bool, int or float; got {type(value).__name__}."
+        )
+
+    def _tensor_operand(self, value, what, position=1):
+        operand = self._operand(value, what, position)
+        if not isinstance(operand, Tensor):
+            raise FuserError(f"{what}: argument {position} must be a Tensor.")
+        return operand
+
+    def _iter_domain_operand(self, value, what):
+        if not isinstance(value, IterDomain):
+            raise TypeError(f"{what}: expected an IterDomain, got {type(value).__name__}.")
+        if value._fd is not self:
+            raise FuserError(f"{what}: {value!r} belongs to another FusionDefinition.")
+        return value
+
+    @staticmethod
+    def _broadcast_flags(tensor):
+        return [d.is_broadcast() for d in tensor._val.logical_domain() if not d.is_reduction()]
+
+    # --- inputs, constants and outputs -------------------------------------------
+    def define_tensor(
+        self,
+        shape=None,
+        contiguity=None,
+        dtype=DataType.Float,
+        is_cpu=False,
+        stride_order=None,
+        *,
+        sizes=None,
+        strides=None,
+        static_sizes=False,
+    ):
+        """Declares an input tensor, in one of nvFuser's two forms:
+
+        * ``shape`` (-1: any size, 1: a broadcast axis, n: exactly n),
+          ``contiguity`` (in allocation order; a bool for all axes, or one
+          flag per axis with None for broadcast axes; default: all False)
+          and ``stride_order`` (``stride_order[i]`` ranks axis i's stride,
+          0 being the innermost; default: row-major);
+        * ``sizes`` and ``strides`` of an example tensor, from which the
+          contiguity and stride order are computed (sizes become -1 except
+          1, unless ``static_sizes``).
+        """
+        what = "fd.define_tensor"
+        self._check_defining(what)
+        if is_cpu:
+            raise FuserError(f"{what}: CPU tensors (is_cpu=True) are not supported.")
+        dtype = to_data_type(dtype)
+        if sizes is not None or strides is not None:
+            if shape is not None or contiguity is not None or stride_order is not None:
+                raise TypeError(
+                    f"{what}: give either shape/contiguity/stride_order or "
+                    "sizes/strides, not both."
+                )
+            if sizes is None or strides is None:
+                raise TypeError(f"{what}: sizes and strides go together.")
+            shape, contiguity, stride_order = _describe_strides(
+                list(sizes), list(strides), static_sizes, what
+            )
+        elif shape is None:
+            raise TypeError(f"{what}: missing the shape (or sizes and strides).")
+        shape = list(shape)
+        for size in shape:
+            if not _is_int(size) or size < -1:
+                raise FuserError(
+                    f"{what}: shape entries must be -1 (any size) or a "
+                    f"non-negative int; got {size!r} in {shape}."
+                )
+        stride_order = _check_stride_order(stride_order, len(shape), what)
+        contiguity = _normalize_contiguity(shape, contiguity, stride_order, what)
+        val = self._fusion.define_tensor(shape, contiguity, dtype, stride_order or [])
+        tensor = self._new_tensor(val)
+        record = rec.DefineTensor(tensor, shape, contiguity, dtype, stride_order)
+        self._records.append(record)
+        self._inputs.append(tensor)
+        self._input_records[tensor.name] = record
+        return tensor
+
+    def from_pytorch(self, tensor, static_sizes=False):
+        """Declares an input tensor like `tensor` (dtype, sizes, strides)."""
+        if not isinstance(tensor, torch.Tensor):
+            raise TypeError(
+                f"fd.from_pytorch: expected a torch.Tensor, got {type(tensor).__name__}."
+            )
+        return self.define_tensor(
+            sizes=list(tensor.shape),
+            strides=list(tensor.stride()),
+            dtype=to_data_type(tensor.dtype),
+            static_sizes=static_sizes,
+        )
+
+    def define_scalar(self, value=None, dtype=None):
+        """A constant scalar, or with value None a scalar input.
+
+        Without a dtype: Bool for a bool, Int for an int, Double otherwise.
+        """
+        what = "fd.define_scalar"
+        self._check_defining(what)
+        if value is not None and not isinstance(value, (bool, int, float)):
+            raise TypeError(
+                f"{what}: the value must be None, a bool, an int or a float; "
+                f"got {type(value).__name__}."
+            )
+        if dtype is None:
+            if isinstance(value, bool):
+                dtype = DataType.Bool
+            elif isinstance(value, int):
+                dtype = DataType.Int
+            else:
+                dtype = DataType.Double
+        dtype = to_data_type(dtype)
+        if value is not None:
+            if dtype in (DataType.Float, DataType.Double, DataType.Half, DataType.BFloat16):
+                value = float(value)
+            elif dtype in (DataType.Int, DataType.Int32):
+                value = int(value)
+            elif dtype == DataType.Bool:
+                value = bool(value)
+        val = self._fusion.define_scalar(value, dtype)
+        scalar = Scalar(self, val, self._next_scalar_name())
+        record = rec.DefineScalar(scalar, value, dtype)
+        self._records.append(record)
+        if value is None:
+            self._inputs.append(scalar)
+            self._input_records[scalar.name] = record
+        return scalar
+
+    def add_output(self, output):
+        """Makes a tensor an output of the fusion."""
+        what = "fd.add_output"
+        self._check_defining(what)
+        tensor = self._operand(output, what, 1)
+        if not isinstance(tensor, Tensor):
+            raise FuserError(f"{what}: only tensors can be outputs; {tensor.name} is a scalar.")
+        self._check_no_expand(tensor, what, tensor._expand)
+        self._fusion.add_output(tensor._val)
+        self._outputs.append(tensor)
+        self._records.append(rec.AddOutput(tensor))
+
+    def inputs(self):
+        """The inputs (Tensors and Scalars), in the order execute() takes them."""
+        return list(self._inputs)
+
+    def outputs(self):
+        return list(self._outputs)
+
+    # --- domains -----------------------------------------------------------------
+    def split(self, iter_domain, factor, inner_split=True):
+        """Splits an axis by `factor` (an int or an integer Scalar) into
+        (outer, inner); with inner_split the factor is the inner extent,
+        else the outer one. No tensor's domain changes: use the results in
+        Tensor.set_allocation_domain."""
+        what = "fd.split"
+        self._check_defining(what)
+        iter_domain = self._iter_domain_operand(iter_domain, what)
+        if isinstance(factor, Scalar):
+            factor = self._operand(factor, what, 2)
+            factor_arg = factor._val
+        elif _is_int(factor):
+            factor_arg = factor
+        else:
+            raise TypeError(
+                f"{what}: the factor must be an int or a Scalar, got " f"{type(factor).__name__}."
+            )
+        outer, inner = self._fusion.split(iter_domain._val, factor_arg, bool(inner_split))
+        outer, inner = self._iter_domain(outer), self._iter_domain(inner)
+        self._records.append(rec.Split(iter_domain, factor, bool(inner_split), outer, inner))
+        return outer, inner
+
+    def merge(self, outer, inner):
+        """Merges two axes into one (outer-major). No tensor's domain changes."""
+        what = "fd.merge"
+        self._check_defining(what)
+        outer = self._iter_domain_operand(outer, what)
+        inner = self._iter_domain_operand(inner, what)
+        out = self._iter_domain(self._fusion.merge(outer._val, inner._val))
+        self._records.append(rec.Merge(outer, inner, out))
+        return out
+
+    def _set_allocation_domain(self, tensor, iter_domains, contiguity):
+        what = f"{tensor.name}.set_allocation_domain"
+        self._check_defining(what)
+        ids = [self._iter_domain_operand(i, what) for i in iter_domains]
+        if isinstance(contiguity, bool):
+            flags = [None if i.is_broadcast() else contiguity for i in ids]
+        else:
+            flags = list(contiguity)
+            if len(flags) != len(ids):
+                raise FuserError(
+                    f"{what}: contiguity needs one flag per axis ({len(ids)}), "
+                    f"got {len(flags)}."
+                )
+            for i, (iter_domain, flag) in enumerate(zip(ids, flags)):
+                if iter_domain.is_broadcast():
+                    flags[i] = None
+                elif not isinstance(flag, bool):
+                    raise FuserError(
+                        f"{what}: contiguity[{i}] must be True or False for "
+                        f"{iter_domain!r} (only broadcast axes take None)."
+                    )
+        self._fusion.set_allocation_domain(tensor._val, [i._val for i in ids], flags)
+        self._records.append(rec.SetAllocationDomain(tensor, ids, flags))
+
+    def _parallelize(self, iter_domain, parallel_type):
+        what = "IterDomain.parallelize"
+        self._check_defining(what)
+        if not isinstance(parallel_type, ParallelType):
+            raise TypeError(f"{what}: expected a ParallelType, got {parallel_type!r}.")
+        iter_domain._val.parallelize(parallel_type)
+        self._records.append(rec.Parallelize(iter_domain, parallel_type))
+
+    def _extent(self, iter_domain):
+        scalar = Scalar(self, iter_domain._val.extent())
+        scalar._pending = rec.Extent(iter_domain, scalar)
+        return scalar
+
+    def _size(self, tensor, dim):
+        ids = [d for d in tensor._val.logical_domain() if not d.is_reduction()]
+        if not _is_int(dim) or not -len(ids) <= dim < len(ids):
+            raise FuserError(
+                f"{tensor.name}.size: dimension {dim!r} is out of range for " f"rank {len(ids)}."
+            )
+        dim %= len(ids)
+        scalar = Scalar(self, ids[dim].extent())
+        scalar._pending = rec.Size(tensor, dim, scalar)
+        return scalar
+
+    # --- ops (through fd.ops) ----------------------------------------------------
+    def _record_op(self, name, args, kwargs, out):
+        self._records.append(rec.Op(name, args, kwargs, out))
+        return out
+
+    def _propagate_expand(self, out, inputs):
+        """Elementwise ops keep a pending expand where the result is still a
+        broadcast."""
+        if not isinstance(out, Tensor):
+            return
+        flags = self._broadcast_flags(out)
+        for operand in inputs:
+            if isinstance(operand, Tensor):
+                for axis, size in operand._expand.items():
+                    if axis < len(flags) and flags[axis]:
+                        out._expand.setdefault(axis, size)
+
+    @staticmethod
+    def _check_no_expand(tensor, what, axes):
+        if axes:
+            detail = ", ".join(
+                f"axis {a} to {s.name if isinstance(s, Scalar) else s}"
+                for a, s in sorted(axes.items())
+            )
+            raise FuserError(
+                f"{what}: {tensor.name} has broadcast axes that "
+                f"broadcast_in_dim asked to expand ({detail}), and fuser has no "
+                "expand yet: combine it with a tensor of the full shape first "
+                "(e.g. fd.ops.add), or broadcast to size 1."
+            )
+
+    def _elementwise(self, name, operands, call, kwargs=None):
+        what = f"fd.ops.{name}"
+        self._check_defining(what)
+        args = [self._operand(v, what, i + 1) for i, v in enumerate(operands)]
+        out = self._wrap(call(*[a._val for a in args]))
+        self._propagate_expand(out, args)
+        return self._record_op(name, args, kwargs or {}, out)
+
+    def _unary(self, name, arg):
+        return self._elementwise(name, [arg], lambda a: self._fusion.unary(name, a))
+
+    def _binary(self, name, lhs, rhs):
+        return self._elementwise(name, [lhs, rhs], lambda a, b: self._fusion.binary(name, a, b))
+
+    def _where(self, pred, value1, value2):
+        return self._elementwise("where", [pred, value1, value2], self._fusion.where)
+
+    def _cast(self, arg, dtype):
+        dtype = to_data_type(dtype)
+        return self._elementwise(
+            "cast", [arg], lambda a: self._fusion.cast(a, dtype), {"dtype": dtype}
+        )
+
+    def _set(self, name, arg):
+        what = f"fd.ops.{name}"
+        self._check_defining(what)
+        tensor = self._tensor_operand(arg, what)
+        out = self._wrap(self._fusion.set(tensor._val))
+        out._expand = dict(tensor._expand)
+        return self._record_op(name, [tensor], {}, out)
+
+    def _broadcast(self, arg, is_broadcast_dim):
+        what = "fd.ops.broadcast"
+        self._check_defining(what)
+        tensor = self._tensor_operand(arg, what)
+        flags = [bool(f) for f in is_broadcast_dim]
+        out = self._wrap(self._fusion.broadcast(tensor._val, flags))
+        kept = [i for i, f in enumerate(flags) if not f]
+        out._expand = {kept[a]: s for a, s in tensor._expand.items() if a < len(kept)}
+        return self._record_op("broadcast", [tensor], {"is_broadcast_dim": flags}, out)
+
+    def _broadcast_in_dim(self, arg, shape, broadcast_dims):
+        what = "fd.ops.broadcast_in_dim"
+        self._check_defining(what)
+        tensor = self._tensor_operand(arg, what)
+        shape = [s if _is_int(s) else self._operand(s, what, 2) for s in shape]
+        for s in shape:
+            if not _is_int(s) and not isinstance(s, Scalar):
+                raise TypeError(f"{what}: shape entries must be ints or Scalars.")
+        broadcast_dims = [int(d) for d in broadcast_dims]
+        rank, out_rank = tensor.ndim, len(shape)
+        if len(broadcast_dims) != rank:
+            raise FuserError(
+                f"{what}: broadcast_dims needs one entry per dimension of "
+                f"{tensor.name} ({rank}), got {broadcast_dims}."
+            )
+        if any(not 0 <= d < out_rank for d in broadcast_dims) or any(
+            a >= b for a, b in zip(broadcast_dims, broadcast_dims[1:])
+        ):
+            raise FuserError(
+                f"{what}: broadcast_dims {broadcast_dims} must be increasing "
+                f"output dimensions in [0, {out_rank})."
+            )
+
+        def is_one(size):
+            if isinstance(size, Scalar):
+                return size.value() == 1
+            return size in (1, -1)
+
+        in_flags = self._broadcast_flags(tensor)
+        in_ids = [d for d in tensor._val.logical_domain() if not d.is_reduction()]
+        flags = [True] * out_rank
+        expand = {}
+        for in_axis, out_axis in enumerate(broadcast_dims):
+            flags[out_axis] = False
+            size = shape[out_axis]
+            if in_flags[in_axis]:
+                if not is_one(size):
+                    expand[out_axis] = size
+                elif in_axis in tensor._expand:
+                    expand[out_axis] = tensor._expand[in_axis]
+            elif _is_int(size) and size != -1:
+                extent = in_ids[in_axis].extent().value()
+                if extent is not None and extent != size:
+                    raise FuserError(
+                        f"{what}: dimension {in_axis} of {tensor.name} has size "
+                        f"{extent}, which cannot become {size}."
+                    )
+        for out_axis in range(out_rank):
+            if flags[out_axis] and not is_one(shape[out_axis]):
+                expand[out_axis] = shape[out_axis]
+        if any(flags):
+            out = self._wrap(self._fusion.broadcast(tensor._val, flags))
+        else:
+            out = self._wrap(self._fusion.set(tensor._val))
+        out._expand = expand
+        return self._record_op(
+            "broadcast_in_dim",
+            [tensor],
+            {"shape": shape, "broadcast_dims": broadcast_dims},
+            out,
+        )
+
+    def _permute(self, arg, dims):
+        what = "fd.ops.permute"
+        self._check_defining(what)
+        tensor = self._tensor_operand(arg, what)
+        dims = [int(d) for d in dims]
+        out = self._wrap(self._fusion.permute(tensor._val, dims))
+        rank = tensor.ndim
+        out._expand = {
+            i: tensor._expand[d % rank] for i, d in enumerate(dims) if d % rank in tensor._expand
+        }
+        return self._record_op("permute", [tensor], {"dims": dims}, out)
+
+    def _reshape(self, arg, new_shape):
+        what = "fd.ops.reshape"
+        self._check_defining(what)
+        tensor = self._tensor_operand(arg, what)
+        self._check_no_expand(tensor, what, tensor._expand)
+        sizes = []
+        for size in new_shape:
+            if isinstance(size, Scalar):
+                size = size.value()
+            if not _is_int(size):
+                raise FuserError(
+                    f"{what}: new_shape entries must be ints (or constant "
+                    f"Scalars); got {new_shape}."
+                )
+            sizes.append(size)
+        out = self._wrap(self._fusion.reshape(tensor._val, sizes))
+        return self._record_op("reshape", [tensor], {"new_shape": sizes}, out)
+
+    def _reduction(self, name, arg, dims, keepdim, dtype):
+        what = f"fd.ops.{name}"
+        self._check_defining(what)
+        tensor = self._tensor_operand(arg, what)
+        rank = tensor.ndim
+        if dims is None:
+            dims = list(range(rank))
+        elif _is_int(dims):
+            dims = [dims]
+        else:
+            dims = [int(d) for d in dims]
+        dtype = DataType.Null if dtype is None else to_data_type(dtype)
+        reduced = {d % rank for d in dims if rank and -rank <= d < rank}
+        self._check_no_expand(
+            tensor,
+            what,
+            {a: s for a, s in tensor._expand.items() if a in reduced},
+        )
+        out = self._wrap(self._fusion.reduction(name, tensor._val, dims, bool(keepdim), dtype))
+        kept = [a for a in range(rank) if keepdim or a not in reduced]
+        out._expand = {kept.index(a): s for a, s in tensor._expand.items() if a in kept}
+        return self._record_op(
+            name,
+            [tensor],
+            {"dims": dims, "keepdim": bool(keepdim), "dtype": dtype},
+            out,
+        )
+
+    # --- running -------------------------------------------------------------------
+    def execute(self, inputs, device=None):
+        """Runs the fusion on `inputs` (torch.Tensors on a CUDA device and
+        Python numbers, in input order) and returns the outputs as a list of
+        torch.Tensors. Compiles on the first call for each input signature
+        (dtypes, sizes, strides, alignment) and reuses the kernel after."""
+        self._ensure_defined("execute()")
+        inputs = list(inputs)
+        if len(inputs) != len(self._inputs):
+            raise FuserError(self._input_count_message(inputs))
+        if self._executor is None:
+            self._executor = _C.FusionExecutor(self._fusion)
+        if device is None:
+            return self._executor.run(inputs)
+        device = self._check_device(device, inputs)
+        with torch.cuda.device(device):
+            return self._executor.run(inputs)
+
+    def _describe_input(self, i):
+        value = self._inputs[i]
+        record = self._input_records[value.name]
+        if isinstance(value, Tensor):
+            return (
+                f"{value.name}: a {record.dtype.name} tensor of shape "
+                f"{record.shape} (-1: any size)"
+            )
+        return f"{value.name}: a {record.dtype.name} scalar"
+
+    def _input_count_message(self, inputs):
+        expected = len(self._inputs)
+        lines = [
+            f"execute(): the fusion takes {expected} input"
+            f"{'' if expected == 1 else 's'}, but {len(inputs)} "
+            f"{'was' if len(inputs) == 1 else 'were'} given.",
+            "  Expected, in this order:",
+        ]
+        for i in range(expected):
+            given = f"given {_describe_given(inputs[i])}" if i < len(inputs) else "MISSING"
+            lines.append(f"    {i}: {self._describe_input(i)}; {given}")
+        for i in range(expected, len(inputs)):
+            lines.append(f"    {i}: unexpected extra input {_describe_given(inputs[i])}")
+        return "\n".join(lines)
+
+    @staticmethod
+    def _check_device(device, inputs):
+        device = torch.device("cuda", device) if _is_int(device) else torch.device(device)
+        if device.type != "cuda":
+            raise FuserError(f"execute(): fuser runs on CUDA devices, not on {device}.")
+        if device.index is None:
+            device = torch.device("cuda", torch.cuda.current_device())
+        for i, value in enumerate(inputs):
+            if isinstance(value, torch.Tensor) and value.device != device:
+                raise FuserError(
+                    f"execute(): input {i} is on {value.device}, but "
+                    f"device={device} was asked for."
+                )
+        return device
+
+    # --- inspection --------------------------------------------------------------------
+    def fusion_ir(self):
+        """The fusion as defined: inputs, outputs, math and every domain."""
+        return str(self._fusion)
+
+    def generate_cuda(self):
+        """The CUDA C++ of the fusion as defined (unscheduled, so serial),
+        lowered on the CPU: no GPU needed. The kernel that execute() runs
+        is scheduled for its inputs: see last_cuda_code()."""
+        return self._fusion.generate_cuda()
+
+    def _last_run(self, what):
+        if self._executor is None or not self._executor.has_run():
+            raise FuserError(
+                f"{what}: this FusionDefinition has not been executed yet, so "
+                "there is no kernel. Call fd.execute(inputs) first, or "
+                "fd.generate_cuda() for the CUDA C++ of the fusion as defined "
+                "(no GPU needed)."
+            )
+        return self._executor
+
+    def last_cuda_code(self):
+        """The CUDA C++ of the kernel(s) the most recent execute() ran."""
+        codes = [c for c in self._last_run("last_cuda_code()").kernel_codes() if c]
+        if not codes:
+            raise FuserError(
+                "last_cuda_code(): the most recent execute() launched no "
+                "generated kernel (the fusion was run without one)."
+            )
+        return "\n".join(codes)
+
+    def last_scheduled_fusion_ir(self):
+        """The scheduled fusion(s) of the most recent execute()."""
+        return "\n".join(self._last_run("last_scheduled_fusion_ir()").scheduled_fusion_irs())
+
+    def __str__(self):
+        if self._state == _NEW and not self._records and self._has_definition_method():
+            self._ensure_defined("print")
+        namer = rec.IdNamer()
+        body = [r.render(namer) for r in self._records] or ["pass"]
+        lines = [
+            "from fuser import DataType, FusionDefinition, ParallelType",
+            "",
+            "",
+            "def fuser_fusion(fd: FusionDefinition) -> None:",
+        ]
+        lines += [f"    {line}" for line in body]
+        lines += [
+            "",
+            "",
+            "with FusionDefinition() as fd:",
+            "    fuser_fusion(fd)",
+        ]
+        return "\n".join(lines) + "\n"
+
+    __repr__ = __str__
+
+
+def _check_stride_order(stride_order, rank, what):
+    if stride_order is None:
+        return None
+    stride_order = [int(s) for s in stride_order]
+    if sorted(stride_order) != list(range(rank)):
+        raise FuserError(
+            f"{what}: stride_order must be a permutation of 0..{rank - 1}; " f"got {stride_order}."
+        )
+    # Row-major is the default and is printed as such.
+    if stride_order == list(range(rank - 1, -1, -1)):
+        return None
+    return stride_order
+
+
+def _normalize_contiguity(shape, contiguity, stride_order, what):
+    """One flag per axis in allocation order; None exactly for broadcasts."""
+    rank = len(shape)
+    if stride_order is None:
+        alloc = list(range(rank))
+    else:
+        alloc = sorted(range(rank), key=lambda d: -stride_order[d])
+    if contiguity is None or isinstance(contiguity, bool):
+        fill = bool(contiguity)
+        return [None if shape[d] == 1 else fill for d in alloc]
+    flags = list(contiguity)
+    if len(flags) != rank:
+        raise FuserError(
+            f"{what}: contiguity needs one entry per dimension ({rank}), got "
+            f"{len(flags)}: {flags}."
+        )
+    result = []
+    for position, (d, flag) in enumerate(zip(alloc, flags)):
+        if shape[d] == 1:
+            result.append(None)
+        elif isinstance(flag, bool):
+            result.append(flag)
+        else:
+            raise FuserError(
+                f"{what}: contiguity[{position}] is {flag!r}, but dimension {d} "
+                f"(size {shape[d]}) is not a broadcast: use True or False "
+                "(None is for dimensions of size 1)."
+            )
+    return result
+
+
+def _describe_strides(sizes, strides, static_sizes, what):
+    """(shape, contiguity, stride_order) of a tensor with these sizes and
+    strides. Axes of size 1 are broadcasts and keep their place in the
+    allocation order; the others go outermost first by decreasing stride
+    (ties keep their order)."""
+    rank = len(sizes)
+    if len(strides) != rank:
+        raise FuserError(f"{what}: sizes {sizes} and strides {strides} differ in length.")
+    broadcast = [s == 1 for s in sizes]
+    ordered = iter(sorted((d for d in range(rank) if not broadcast[d]), key=lambda d: -strides[d]))
+    alloc = [d if broadcast[d] else next(ordered) for d in range(rank)]
+    contiguity = []
+    for position, d in enumerate(alloc):
+        if broadcast[d]:
+            contiguity.append(None)
+            continue
+        inner = [q for q in alloc[position + 1 :] if not broadcast[q]]
+        expected = strides[inner[0]] * sizes[inner[0]] if inner else 1
+        contiguity.append(strides[d] == expected)
+    stride_order = [0] * rank
+    for position, d in enumerate(alloc):
+        stride_order[d] = rank - 1 - position
+    shape = [s if (static_sizes or s == 1) else -1 for s in sizes]
+    return shape, contiguity, stride_order
+
+
+class Ops:
+    """fd.ops: the operations of a FusionDefinition, with nvFuser's names."""
+
+    def __init__(self, fd):
+        self._fd = fd
+
+    def where(self, pred, value1, value2):
+        """value1 where pred holds, else value2."""
+        return self._fd._where(pred, value1, value2)
+
+    def cast(self, arg, dtype):
+        return self._fd._cast(arg, dtype)
+
+    def set(self, arg):
+        """A copy of a tensor."""
+        return self._fd._set("set", arg)
+
+    def segment_set(self, arg):
+        """A copy of a tensor (nvFuser's segmentation hint; fuser treats it
+        as set)."""
+        return self._fd._set("segment_set", arg)
+
+    def broadcast(self, arg, is_broadcast_dim):
+        """Inserts a broadcast axis wherever is_broadcast_dim is True."""
+        return self._fd._broadcast(arg, is_broadcast_dim)
+
+    def broadcast_in_dim(self, arg, shape, broadcast_dims):
+        """Broadcasts to `shape`: input dimension i becomes output dimension
+        broadcast_dims[i]; the other output dimensions are new broadcast
+        axes."""
+        return self._fd._broadcast_in_dim(arg, shape, broadcast_dims)
+
+    def permute(self, arg, dims):
+        """Output dimension i is input dimension dims[i]."""
+        return self._fd._permute(arg, dims)
+
+    def reshape(self, arg, new_shape):
+        """Reshape (the input's sizes must be known: static shapes)."""
+        return self._fd._reshape(arg, new_shape)
+
+    def sum(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
+        return self._fd._reduction("sum", arg, dims, keepdim, dtype)
+
+    def max(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
+        return self._fd._reduction("max", arg, dims, keepdim, dtype)
+
+    def min(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
+        return self._fd._reduction("min", arg, dims, keepdim, dtype)
+
+    def mean(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
+        return self._fd._reduction("mean", arg, dims, keepdim, dtype)
+
+
+def _make_unary(name):
+    def op(self, arg):
+        return self._fd._unary(name, arg)
+
+    op.__name__ = name
+    op.__qualname__ = f"Ops.{name}"
+    op.__doc__ = f"Elementwise {name}."
+    return op
+
+
+def _make_binary(name):
+    def op(self, arg1, arg2):
+        return self._fd._binary(name, arg1, arg2)
+
+    op.__name__ = name
+    op.__qualname__ = f"Ops.{name}"
+    op.__doc__ = f"Elementwise {name} (tensors and scalars, PyTorch type promotion)."
+    return op
+
+
+for _name in _C.unary_ops:
+    setattr(Ops, _name, _make_unary(_name))
+for _name in _C.binary_ops:
+    setattr(Ops, _name, _make_binary(_name))
+del _name
+
+__all__ = ["FusionDefinition", "IterDomain", "Scalar", "Tensor", "TensorDomain"]

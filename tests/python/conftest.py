@@ -1,0 +1,17 @@
+"""Shared setup of the Python tests.
+
+tools/test.sh and tools/gpu_test.sh put the package on the path
+(PYTHONPATH=python:<build>/python). Run by hand, `pytest tests/python`
+falls back to the source tree and build/ (or $FUSER_BUILD_DIR)."""
+
+import os
+import sys
+
+try:
+    import fuser  # noqa: F401
+except ImportError:
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    build = os.environ.get("FUSER_BUILD_DIR", os.path.join(root, "build"))
+    sys.path[:0] = [os.path.join(root, "python"), os.path.join(build, "python")]
+    for name in [m for m in sys.modules if m == "fuser" or m.startswith("fuser.")]:
+        del sys.modules[name]

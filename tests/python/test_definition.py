@@ -1,0 +1,384 @@
+"""Building fusions with FusionDefinition: inputs, constants, every op, and
+the rules of the with block. CPU only."""
+
+import pytest
+import torch
+
+import fuser
+from fuser import DataType, FuserError, FusionDefinition, Scalar, Tensor
+
+
+def contiguous_tensor(fd, ndim, dtype=DataType.Float):
+    return fd.define_tensor(shape=[-1] * ndim, contiguity=[True] * ndim, dtype=dtype)
+
+
+def test_define_tensor_shape_contiguity_dtype():
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, 1, 4], contiguity=[True, None, False], dtype=DataType.Half)
+    assert isinstance(t0, Tensor)
+    assert t0.name == "T0"
+    assert t0.ndim == 3
+    assert t0.dtype == DataType.Half
+    assert t0.contiguity() == [True, None, False]
+    ids = t0.logical_domain()
+    assert [i.is_broadcast() for i in ids] == [False, True, False]
+    assert ids[0].extent().value() is None  # symbolic
+    assert ids[1].extent().value() == 1
+    assert ids[2].extent().value() == 4
+    assert not t0.has_allocation()
+    assert fd.inputs() == [t0]
+
+
+def test_define_tensor_defaults_to_non_contiguous():
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, 1, -1])
+    assert t0.dtype == DataType.Float
+    assert t0.contiguity() == [False, None, False]
+
+
+def test_define_tensor_broadcast_flags_are_normalized():
+    # A flag given for a size-1 (broadcast) axis is dropped (None).
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[1, -1], contiguity=[True, True])
+    assert t0.contiguity() == [None, True]
+
+
+def test_define_tensor_stride_order_sets_allocation():
+    with FusionDefinition() as fd:
+        # NHWC memory for an NCHW tensor: C has the smallest stride.
+        t0 = fd.define_tensor(
+            shape=[-1, -1, -1, -1],
+            contiguity=[True, True, True, True],
+            dtype=DataType.Float,
+            stride_order=[3, 0, 2, 1],
+        )
+    assert t0.has_allocation()
+    logical = t0.logical_domain()
+    assert t0.allocation_domain() == [logical[0], logical[2], logical[3], logical[1]]
+    assert t0.loop_domain() == logical
+
+
+def test_define_tensor_row_major_stride_order_is_no_allocation():
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=True, stride_order=[1, 0])
+    assert not t0.has_allocation()
+    assert "stride_order" not in str(fd)
+
+
+@pytest.mark.parametrize(
+    "make, shape, contiguity, stride_order",
+    [
+        (lambda: torch.empty(2, 3, 4), [-1, -1, -1], [True, True, True], None),
+        (lambda: torch.empty(4, 3).t(), [-1, -1], [True, True], [0, 1]),
+        (lambda: torch.empty(2, 8)[:, ::2], [-1, -1], [True, False], None),
+        (
+            lambda: torch.empty(2, 3, 4, 5).to(memory_format=torch.channels_last),
+            [-1, -1, -1, -1],
+            [True, True, True, True],
+            [3, 0, 2, 1],
+        ),
+        (lambda: torch.empty(3, 1, 4), [-1, 1, -1], [True, None, True], None),
+    ],
+)
+def test_define_tensor_from_sizes_and_strides(make, shape, contiguity, stride_order):
+    example = make()
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(
+            sizes=list(example.shape), strides=list(example.stride()), dtype=DataType.Float
+        )
+        t1 = fd.from_pytorch(example)
+    text = str(fd)
+    expected = f"shape={shape}, contiguity={contiguity}, dtype=DataType.Float"
+    if stride_order is not None:
+        expected += f", stride_order={stride_order}"
+    assert f"T0 = fd.define_tensor({expected})" in text
+    assert f"T1 = fd.define_tensor({expected})" in text
+    assert t0.contiguity() == t1.contiguity()
+
+
+def test_from_pytorch_dtype_and_static_sizes():
+    with FusionDefinition() as fd:
+        t0 = fd.from_pytorch(torch.empty(2, 3, dtype=torch.bfloat16), static_sizes=True)
+    assert t0.dtype == DataType.BFloat16
+    assert [i.extent().value() for i in t0.logical_domain()] == [2, 3]
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(shape=[-1, -1], contiguity=[True]), "one entry per dimension (2)"),
+        (dict(shape=[-1, -2]), "shape entries must be -1"),
+        (dict(shape=[-1, -1], contiguity=[None, True]), "contiguity[0] is None"),
+        (dict(shape=[-1, -1], stride_order=[0, 0]), "permutation of 0..1"),
+        (dict(shape=[-1], is_cpu=True), "CPU tensors"),
+    ],
+)
+def test_define_tensor_rejects_bad_arguments(kwargs, message):
+    with FusionDefinition() as fd:
+        with pytest.raises(FuserError) as info:
+            fd.define_tensor(**kwargs)
+    assert message in str(info.value)
+
+
+def test_define_scalar_constants_and_inputs():
+    with FusionDefinition() as fd:
+        s0 = fd.define_scalar(2.5)
+        s1 = fd.define_scalar(3)
+        s2 = fd.define_scalar(True)
+        s3 = fd.define_scalar(2, dtype=DataType.Double)
+        s4 = fd.define_scalar(None, dtype=DataType.Int)
+        s5 = fd.define_scalar(dtype=DataType.Double)
+    assert [s.dtype for s in (s0, s1, s2, s3, s4, s5)] == [
+        DataType.Double,
+        DataType.Int,
+        DataType.Bool,
+        DataType.Double,
+        DataType.Int,
+        DataType.Double,
+    ]
+    assert [s.value() for s in (s0, s1, s2, s3, s4)] == [2.5, 3, True, 2.0, None]
+    assert isinstance(s3.value(), float)
+    assert fd.inputs() == [s4, s5]
+    assert "S3 = fd.define_scalar(2.0, dtype=DataType.Double)" in str(fd)
+
+
+UNARY = [
+    "abs", "cos", "exp", "gelu", "log", "neg", "reciprocal", "relu", "rsqrt",
+    "sigmoid", "silu", "sin", "sqrt", "tanh",
+]  # fmt: skip
+BINARY = ["add", "sub", "mul", "div", "pow", "maximum", "minimum", "fmod"]
+COMPARE = ["eq", "ne", "lt", "le", "gt", "ge"]
+
+
+def test_every_op_of_the_library_is_in_fd_ops():
+    for name in fuser._C.unary_ops + fuser._C.binary_ops + [
+        "where", "cast", "set", "segment_set", "broadcast", "broadcast_in_dim",
+        "permute", "reshape", "sum", "max", "min", "mean",
+    ]:  # fmt: skip
+        assert callable(getattr(FusionDefinition().ops, name)), name
+    assert set(UNARY + ["logical_not"]) == set(fuser._C.unary_ops)
+    assert set(BINARY + COMPARE + ["logical_and", "logical_or", "mod"]) == set(fuser._C.binary_ops)
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_ops(name):
+    with FusionDefinition() as fd:
+        t0 = contiguous_tensor(fd, 2, DataType.Half)
+        t1 = getattr(fd.ops, name)(t0)
+        fd.add_output(t1)
+    assert isinstance(t1, Tensor)
+    assert t1.dtype == DataType.Half
+    assert f"T1 = fd.ops.{name}(T0)" in str(fd)
+    assert f"{name}(" in fd.fusion_ir()
+
+
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_ops_with_tensors_and_numbers(name):
+    with FusionDefinition() as fd:
+        t0 = contiguous_tensor(fd, 2)
+        t1 = contiguous_tensor(fd, 2)
+        t2 = getattr(fd.ops, name)(t0, t1)
+        t3 = getattr(fd.ops, name)(t2, 2.0)
+        t4 = getattr(fd.ops, name)(3, t3)
+    assert [t.dtype for t in (t2, t3, t4)] == [DataType.Float] * 3
+    text = str(fd)
+    assert f"T2 = fd.ops.{name}(T0, T1)" in text
+    assert "S0 = fd.define_scalar(2.0, dtype=DataType.Double)" in text
+    assert f"T3 = fd.ops.{name}(T2, S0)" in text
+    assert "S1 = fd.define_scalar(3, dtype=DataType.Int)" in text
+    assert f"T4 = fd.ops.{name}(S1, T3)" in text
+
+
+def test_comparisons_logical_ops_and_where():
+    with FusionDefinition() as fd:
+        t0 = contiguous_tensor(fd, 1)
+        t1 = contiguous_tensor(fd, 1)
+        compared = [getattr(fd.ops, name)(t0, t1) for name in COMPARE]
+        both = fd.ops.logical_and(compared[0], compared[1])
+        either = fd.ops.logical_or(both, fd.ops.logical_not(compared[2]))
+        chosen = fd.ops.where(either, t0, 0.0)
+    assert all(t.dtype == DataType.Bool for t in compared + [both, either])
+    assert chosen.dtype == DataType.Float
+
+
+def test_type_promotion_follows_pytorch():
+    with FusionDefinition() as fd:
+        i0 = contiguous_tensor(fd, 1, DataType.Int32)
+        h0 = contiguous_tensor(fd, 1, DataType.Half)
+        assert fd.ops.div(i0, i0).dtype == DataType.Float  # true division
+        assert fd.ops.add(i0, 1).dtype == DataType.Int32
+        assert fd.ops.add(i0, 1.5).dtype == DataType.Float
+        assert fd.ops.mul(h0, 2.0).dtype == DataType.Half
+        assert fd.ops.add(h0, i0).dtype == DataType.Half
+
+
+def test_cast():
+    with FusionDefinition() as fd:
+        t0 = contiguous_tensor(fd, 2)
+        t1 = fd.ops.cast(t0, DataType.BFloat16)
+        t2 = fd.ops.cast(t1, dtype=torch.float64)
+    assert t1.dtype == DataType.BFloat16
+    assert t2.dtype == DataType.Double
+    assert "T1 = fd.ops.cast(T0, dtype=DataType.BFloat16)" in str(fd)
+    assert "T2 = fd.ops.cast(T1, dtype=DataType.Double)" in str(fd)
+
+
+def test_scalar_arithmetic_gives_scalars():
+    with FusionDefinition() as fd:
+        s0 = fd.define_scalar(None, dtype=DataType.Double)
+        s1 = fd.ops.mul(s0, 2.0)
+        t0 = contiguous_tensor(fd, 1)
+        t1 = fd.ops.add(t0, s1)
+    assert isinstance(s1, Scalar)
+    assert s1.dtype == DataType.Double
+    assert isinstance(t1, Tensor)
+
+
+def test_python_operators():
+    with FusionDefinition() as fd:
+        t0 = contiguous_tensor(fd, 1)
+        t1 = contiguous_tensor(fd, 1)
+        t2 = -((t0 + t1) * 2.0 - 1) / t1
+        t3 = abs(1.0 - t2) ** 2
+    text = str(fd)
+    for op in ("add", "mul", "sub", "neg", "div", "abs", "pow"):
+        assert f"fd.ops.{op}(" in text
+    assert isinstance(t3, Tensor)
+
+
+def test_reductions():
+    with FusionDefinition() as fd:
+        t0 = contiguous_tensor(fd, 3)
+        t1 = fd.ops.sum(t0, dims=[1])
+        t2 = fd.ops.sum(t0, [0, -1], keepdim=True)
+        t3 = fd.ops.max(t0, 2)
+        t4 = fd.ops.min(t0)
+        t5 = fd.ops.mean(t0, dims=[0], dtype=DataType.Half)
+        i0 = contiguous_tensor(fd, 2, DataType.Int32)
+        t6 = fd.ops.sum(i0, [1])
+        t7 = fd.ops.sum(t0, [1], dtype=DataType.Double)
+    assert [t.ndim for t in (t1, t2, t3, t4, t5)] == [2, 3, 2, 0, 2]
+    assert t5.dtype == DataType.Half
+    assert t6.dtype == DataType.Int  # integers sum to int64, as in torch
+    assert t7.dtype == DataType.Double
+    text = str(fd)
+    assert "T1 = fd.ops.sum(T0, dims=[1], keepdim=False, dtype=DataType.Null)" in text
+    assert "T2 = fd.ops.sum(T0, dims=[0, -1], keepdim=True, dtype=DataType.Null)" in text
+    assert "T4 = fd.ops.min(T0, dims=[0, 1, 2], keepdim=False" in text
+    assert t2.logical_domain()[0].is_broadcast()
+
+
+def test_broadcast_and_broadcast_in_dim():
+    with FusionDefinition() as fd:
+        t0 = contiguous_tensor(fd, 1)
+        t1 = fd.ops.broadcast(t0, [True, False])
+        t2 = fd.ops.broadcast_in_dim(t0, shape=[1, -1, 1], broadcast_dims=[1])
+        t3 = contiguous_tensor(fd, 2)
+        t4 = fd.ops.broadcast_in_dim(t0, shape=t3.shape(), broadcast_dims=[1])
+        t5 = fd.ops.add(t3, t4)
+        fd.add_output(t5)
+    assert [i.is_broadcast() for i in t1.logical_domain()] == [True, False]
+    assert [i.is_broadcast() for i in t2.logical_domain()] == [True, False, True]
+    assert [i.is_broadcast() for i in t5.logical_domain()] == [False, False]
+    text = str(fd)
+    assert "T1 = fd.ops.broadcast(T0, is_broadcast_dim=[True, False])" in text
+    assert "S0 = T3.size(0)" in text
+    assert "T4 = fd.ops.broadcast_in_dim(T0, shape=[S0, S1], broadcast_dims=[1])" in text
+
+
+def test_broadcast_in_dim_checks():
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[3])
+        with pytest.raises(FuserError, match="one entry per dimension"):
+            fd.ops.broadcast_in_dim(t0, shape=[2, 3], broadcast_dims=[0, 1])
+        with pytest.raises(FuserError, match="must be increasing"):
+            fd.ops.broadcast_in_dim(t0, shape=[2, 3], broadcast_dims=[2])
+        with pytest.raises(FuserError, match="size 3, which cannot become 4"):
+            fd.ops.broadcast_in_dim(t0, shape=[2, 4], broadcast_dims=[1])
+
+
+def test_unsupported_expand_is_an_error_not_a_wrong_result():
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1])
+        t1 = fd.ops.broadcast_in_dim(t0, shape=[4, -1], broadcast_dims=[1])
+        t2 = fd.ops.relu(t1)
+        with pytest.raises(FuserError, match=r"expand \(axis 0 to 4\)"):
+            fd.add_output(t2)
+        with pytest.raises(FuserError, match="no expand yet"):
+            fd.ops.sum(t2, [0])
+        t3 = fd.ops.sum(t2, [1])  # keeps the expanded axis
+        with pytest.raises(FuserError, match=r"T3 has broadcast axes"):
+            fd.add_output(t3)
+        full = fd.define_tensor(shape=[-1, -1])
+        fd.add_output(fd.ops.add(t2, full))  # meets a full tensor: fine
+
+
+def test_permute_reshape_set():
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[2, 3, 4], contiguity=True)
+        t1 = fd.ops.permute(t0, dims=[2, 0, 1])
+        t2 = fd.ops.reshape(t0, new_shape=[6, -1])
+        t3 = fd.ops.set(t1)
+        t4 = fd.ops.segment_set(t2)
+    assert [i.extent().value() for i in t1.logical_domain()] == [4, 2, 3]
+    assert [i.extent().value() for i in t2.logical_domain()] == [6, 4]
+    assert t3.ndim == 3 and t4.ndim == 2
+    text = str(fd)
+    assert "T1 = fd.ops.permute(T0, dims=[2, 0, 1])" in text
+    assert "T2 = fd.ops.reshape(T0, new_shape=[6, -1])" in text
+    assert "T4 = fd.ops.segment_set(T2)" in text
+
+
+def test_add_output():
+    with FusionDefinition() as fd:
+        t0 = contiguous_tensor(fd, 1)
+        t1 = fd.ops.exp(t0)
+        fd.add_output(t1)
+        with pytest.raises(FuserError, match="already an output"):
+            fd.add_output(t1)
+        with pytest.raises(FuserError, match="only tensors can be outputs"):
+            fd.add_output(fd.define_scalar(1.0))
+    assert fd.outputs() == [t1]
+    assert "fd.add_output(T1)" in str(fd)
+
+
+def test_ops_only_inside_the_with_block():
+    fd = FusionDefinition()
+    with pytest.raises(FuserError, match="not open"):
+        fd.define_tensor(shape=[-1])
+    with fd:
+        t0 = contiguous_tensor(fd, 1)
+    with pytest.raises(FuserError, match="already closed"):
+        fd.ops.relu(t0)
+    with pytest.raises(FuserError, match="already defined"):
+        with fd:
+            pass
+
+
+def test_operands_from_another_definition_are_rejected():
+    with FusionDefinition() as other:
+        foreign = contiguous_tensor(other, 1)
+    with FusionDefinition() as fd:
+        t0 = contiguous_tensor(fd, 1)
+        with pytest.raises(FuserError, match="another FusionDefinition"):
+            fd.ops.add(t0, foreign)
+
+
+def test_bad_operand_types():
+    with FusionDefinition() as fd:
+        t0 = contiguous_tensor(fd, 1)
+        with pytest.raises(TypeError, match="argument 2 must be a Tensor"):
+            fd.ops.add(t0, "2")
+        with pytest.raises(FuserError, match="argument 1 must be a Tensor"):
+            fd.ops.permute(fd.define_scalar(1.0), [0])
+
+
+def test_subclass_with_definition_method():
+    class Relu(FusionDefinition):
+        def definition(self):
+            t0 = self.define_tensor(shape=[-1], contiguity=[True])
+            self.add_output(self.ops.relu(t0))
+
+    fd = Relu()
+    assert "T1 = fd.ops.relu(T0)" in str(fd)
+    assert len(fd.inputs()) == 1 and len(fd.outputs()) == 1

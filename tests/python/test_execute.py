@@ -1,0 +1,261 @@
+"""Running definitions on the GPU and comparing with torch."""
+
+import pytest
+import torch
+
+from fuser import DataType, FuserError, FusionDefinition
+
+from helpers import assert_round_trip, requires_gpu
+
+pytestmark = requires_gpu
+
+
+def cuda(*shape, dtype=torch.float32):
+    return torch.randn(*shape, device="cuda").to(dtype)
+
+
+def run(define, inputs):
+    with FusionDefinition() as fd:
+        define(fd)
+    return fd, fd.execute(inputs)
+
+
+UNARY = {
+    "abs": torch.abs,
+    "cos": torch.cos,
+    "exp": torch.exp,
+    "gelu": torch.nn.functional.gelu,
+    "log": lambda x: torch.log(x.abs() + 0.5),
+    "neg": torch.neg,
+    "reciprocal": lambda x: torch.reciprocal(x.abs() + 0.5),
+    "relu": torch.relu,
+    "rsqrt": lambda x: torch.rsqrt(x.abs() + 0.5),
+    "sigmoid": torch.sigmoid,
+    "silu": torch.nn.functional.silu,
+    "sin": torch.sin,
+    "sqrt": lambda x: torch.sqrt(x.abs() + 0.5),
+    "tanh": torch.tanh,
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary(name):
+    positive = name in ("log", "reciprocal", "rsqrt", "sqrt")
+
+    def define(fd):
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        x = fd.ops.add(fd.ops.abs(t0), 0.5) if positive else t0
+        fd.add_output(getattr(fd.ops, name)(x))
+
+    x = cuda(33, 65)
+    _, (out,) = run(define, [x])
+    torch.testing.assert_close(out, UNARY[name](x))
+
+
+BINARY = {
+    "add": torch.add,
+    "sub": torch.sub,
+    "mul": torch.mul,
+    "div": torch.div,
+    "maximum": torch.maximum,
+    "minimum": torch.minimum,
+    "fmod": torch.fmod,
+    "pow": lambda a, b: torch.pow(a.abs() + 0.5, b),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary(name):
+    def define(fd):
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        t1 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        x = fd.ops.add(fd.ops.abs(t0), 0.5) if name == "pow" else t0
+        fd.add_output(getattr(fd.ops, name)(x, t1))
+
+    a, b = cuda(17, 130), cuda(17, 130)
+    _, (out,) = run(define, [a, b])
+    torch.testing.assert_close(out, BINARY[name](a, b))
+
+
+def equal_or_not(n):
+    a = cuda(n)
+    b = a.clone()
+    b[::3] = cuda((n + 2) // 3)
+    return a, b
+
+
+def test_comparisons():
+    def define(fd):
+        t0 = fd.define_tensor(shape=[-1], contiguity=[True])
+        t1 = fd.define_tensor(shape=[-1], contiguity=[True])
+        for name in ("eq", "ne", "lt", "le", "gt", "ge"):
+            fd.add_output(getattr(fd.ops, name)(t0, t1))
+
+    a, b = equal_or_not(1000)
+    _, outs = run(define, [a, b])
+    expected = [a == b, a != b, a < b, a <= b, a > b, a >= b]
+    for got, want in zip(outs, expected):
+        assert got.dtype == torch.bool
+        assert torch.equal(got, want)
+
+
+def test_logical_ops():
+    def define(fd):
+        t0 = fd.define_tensor(shape=[-1], contiguity=[True])
+        t1 = fd.define_tensor(shape=[-1], contiguity=[True])
+        mask = fd.ops.logical_or(fd.ops.gt(t0, 0.5), fd.ops.logical_not(fd.ops.lt(t1, 0.0)))
+        fd.add_output(fd.ops.logical_and(mask, fd.ops.ne(t0, t1)))
+
+    a, b = equal_or_not(1000)
+    _, (out,) = run(define, [a, b])
+    assert torch.equal(out, ((a > 0.5) | ~(b < 0.0)) & (a != b))
+
+
+def test_where():
+    def define(fd):
+        t0 = fd.define_tensor(shape=[-1], contiguity=[True])
+        t1 = fd.define_tensor(shape=[-1], contiguity=[True])
+        fd.add_output(fd.ops.where(fd.ops.gt(t0, t1), t0, 0.0))
+        fd.add_output(fd.ops.where(fd.ops.lt(t0, 0.0), -1.0, t1))
+
+    a, b = equal_or_not(1000)
+    _, (out0, out1) = run(define, [a, b])
+    torch.testing.assert_close(out0, torch.where(a > b, a, 0.0))
+    torch.testing.assert_close(out1, torch.where(a < 0.0, -1.0, b))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_reduced_precision_and_scalar_inputs(dtype):
+    def define(fd):
+        t0 = fd.from_pytorch(a)
+        s0 = fd.define_scalar(None, dtype=DataType.Double)
+        s1 = fd.define_scalar(None, dtype=DataType.Int)
+        t1 = fd.ops.cast(t0, DataType.Float)
+        t2 = fd.ops.add(fd.ops.mul(t1, s0), s1)
+        fd.add_output(fd.ops.cast(fd.ops.tanh(t2), dtype=dtype))
+
+    a = cuda(8, 256, dtype=dtype)
+    _, (out,) = run(define, [a, 0.25, 3])
+    assert out.dtype == dtype
+    torch.testing.assert_close(out, torch.tanh(a.float() * 0.25 + 3).to(dtype))
+
+
+def test_broadcast_in_dim_bias_add():
+    def define(fd):
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        t1 = fd.define_tensor(shape=[-1], contiguity=[True])
+        t2 = fd.ops.broadcast_in_dim(t1, shape=t0.shape(), broadcast_dims=[1])
+        t3 = fd.ops.broadcast(fd.ops.sum(t0, [1]), [False, True])
+        fd.add_output(fd.ops.sub(fd.ops.add(t0, t2), t3))
+
+    x, bias = cuda(31, 47), cuda(47)
+    fd, (out,) = run(define, [x, bias])
+    torch.testing.assert_close(out, x + bias - x.sum(1, keepdim=True))
+    assert_round_trip(fd)
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_reductions(keepdim):
+    def define(fd):
+        t0 = fd.define_tensor(shape=[-1, -1, -1], contiguity=True)
+        fd.add_output(fd.ops.sum(t0, [1], keepdim=keepdim))
+        fd.add_output(fd.ops.max(t0, [0, 2], keepdim=keepdim))
+        fd.add_output(fd.ops.min(t0, [-1], keepdim=keepdim))
+        fd.add_output(fd.ops.mean(t0, [0], keepdim=keepdim))
+
+    x = cuda(5, 67, 9)
+    _, outs = run(define, [x])
+    expected = [
+        x.sum(1, keepdim=keepdim),
+        x.amax((0, 2), keepdim=keepdim),
+        x.amin(-1, keepdim=keepdim),
+        x.mean(0, keepdim=keepdim),
+    ]
+    for got, want in zip(outs, expected):
+        torch.testing.assert_close(got, want)
+
+
+def test_sum_of_half_accumulates_in_float():
+    def define(fd):
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=True, dtype=DataType.Half)
+        fd.add_output(fd.ops.sum(t0, [1]))
+        fd.add_output(fd.ops.sum(t0, [1], dtype=DataType.Float))
+
+    x = cuda(4, 2048, dtype=torch.float16)
+    _, (half_sum, float_sum) = run(define, [x])
+    assert half_sum.dtype == torch.float16 and float_sum.dtype == torch.float32
+    torch.testing.assert_close(float_sum, x.float().sum(1), rtol=1e-4, atol=1e-3)
+    torch.testing.assert_close(half_sum, x.float().sum(1).half(), rtol=1e-3, atol=1e-2)
+
+
+def test_permute_and_reshape():
+    def define(fd):
+        t0 = fd.define_tensor(shape=[4, 6, 8], contiguity=True)
+        fd.add_output(fd.ops.permute(t0, [2, 0, 1]))
+        fd.add_output(fd.ops.relu(fd.ops.reshape(t0, [24, -1])))
+
+    x = cuda(4, 6, 8)
+    _, (permuted, reshaped) = run(define, [x])
+    torch.testing.assert_close(permuted, x.permute(2, 0, 1))
+    torch.testing.assert_close(reshaped, x.reshape(24, 8).relu())
+
+
+def test_channels_last_input_from_pytorch():
+    x = cuda(2, 8, 4, 6).to(memory_format=torch.channels_last)
+
+    def define(fd):
+        t0 = fd.from_pytorch(x)
+        fd.add_output(fd.ops.mul(t0, 2.0))
+
+    fd, (out,) = run(define, [x])
+    torch.testing.assert_close(out, x * 2.0)
+    assert "stride_order=[3, 0, 2, 1]" in str(fd)
+    with pytest.raises(FuserError, match="is marked contiguous"):
+        fd.execute([x.contiguous()])
+
+
+def test_python_operators_and_constants():
+    def define(fd):
+        t0 = fd.define_tensor(shape=[-1], contiguity=[True])
+        t1 = fd.define_tensor(shape=[-1], contiguity=[True])
+        fd.add_output(-((t0 + t1) * 2.0 - 1) / (abs(t1) + 1) ** 2)
+
+    a, b = cuda(100), cuda(100)
+    _, (out,) = run(define, [a, b])
+    torch.testing.assert_close(out, -((a + b) * 2.0 - 1) / (b.abs() + 1) ** 2)
+
+
+def test_cache_reuse_and_inspection():
+    def define(fd):
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        fd.add_output(fd.ops.relu(t0))
+
+    with FusionDefinition() as fd:
+        define(fd)
+    x = cuda(64, 64)
+    (out1,) = fd.execute([x])
+    (out2,) = fd.execute([x])
+    torch.testing.assert_close(out1, x.relu())
+    torch.testing.assert_close(out2, x.relu())
+    assert fd._executor.num_runtimes() == 1
+    fd.execute([cuda(3, 5)])
+    assert fd._executor.num_runtimes() == 2
+    code = fd.last_cuda_code()
+    assert "__global__" in code and "relu(" in code
+    assert "T1" in fd.last_scheduled_fusion_ir()
+
+
+def test_execute_device_argument():
+    def define(fd):
+        t0 = fd.define_tensor(shape=[-1], contiguity=[True])
+        fd.add_output(fd.ops.exp(t0))
+
+    with FusionDefinition() as fd:
+        define(fd)
+    x = cuda(10)
+    (out,) = fd.execute([x], device=0)
+    torch.testing.assert_close(out, x.exp())
+    (out,) = fd.execute([x], device="cuda:0")
+    assert out.device == x.device
+    with pytest.raises(FuserError, match="CUDA devices"):
+        fd.execute([x], device="cpu")
