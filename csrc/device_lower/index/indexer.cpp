@@ -310,6 +310,32 @@ Val* Indexer::bufferIndex(TensorView* tv) {
   return simplifyExpr(linear, ranges_);
 }
 
+namespace {
+
+// Whether an index of `id` past its extent makes some logical index of the
+// tensor exceed its extent too (doc/indexing.md §5): true for a logical ID,
+// for the outer output of a split of such an ID (outer >= ceilDiv(e, f)
+// gives an input >= e) and for a merge whose outer input is such an ID
+// (out >= e_o * e_i gives outer >= e_o). Not for the inner output of a
+// split: its overrun lands inside the input's range, on the wrong element.
+bool overrunReachesLogical(
+    IterDomain* id,
+    const std::vector<IterDomain*>& logical) {
+  if (std::find(logical.begin(), logical.end(), id) != logical.end()) {
+    return true;
+  }
+  Expr* def = id->definition();
+  if (auto* split = dynamic_cast<Split*>(def)) {
+    return split->outer() == id && overrunReachesLogical(split->in(), logical);
+  }
+  if (auto* merge = dynamic_cast<Merge*>(def)) {
+    return overrunReachesLogical(merge->outer(), logical);
+  }
+  return false;
+}
+
+} // namespace
+
 Val* Indexer::predicate(TensorView* consumer, bool include_reduction_axes) {
   GpuLower* lower = GpuLower::current();
   Fusion* fusion = FusionGuard::getCurFusion();
@@ -342,10 +368,8 @@ Val* Indexer::predicate(TensorView* consumer, bool include_reduction_axes) {
         (split->in()->isReduction() && !include_reduction_axes)) {
       continue;
     }
-    const auto& logical = consumer->getLogicalDomain();
-    if (std::find(logical.begin(), logical.end(), split->in()) !=
-        logical.end()) {
-      continue; // covered above
+    if (overrunReachesLogical(split->in(), consumer->getLogicalDomain())) {
+      continue; // the logical predicates above catch it
     }
     Val* extent = lower->loopExtent(split->in());
     Val* factor = split->factor();
