@@ -156,6 +156,53 @@ void inlineAtImpl(
   }
 }
 
+// A producer is computed no deeper than the shallowest of its consumers
+// that are themselves inlined: its inner loops past that point would have
+// to be shared by exprs that other loops (a vectorized output copy, say)
+// can separate. Consumers that are not inlined (the loop nest owners)
+// impose nothing. Only axes of constant extent are given up this way, so
+// the register buffer stays of constant size.
+void capToConsumers(const std::vector<TensorView*>& tvs) {
+  bool changed = false;
+  for (auto it = tvs.rbegin(); it != tvs.rend(); ++it) {
+    TensorView* tv = *it;
+    if (tv->isFusionInput()) {
+      continue;
+    }
+    int64_t cap = tv->getComputeAtPosition();
+    for (TensorView* consumer : consumersOf(tv)) {
+      if (consumer->getComputeAtPosition() > 0) {
+        cap = std::min(cap, consumer->getComputeAtPosition());
+      }
+    }
+    for (int64_t i = cap; i < tv->getComputeAtPosition(); ++i) {
+      if (!tv->axis(i)->extent()->isConstInt()) {
+        cap = tv->getComputeAtPosition();
+        break;
+      }
+    }
+    if (cap < tv->getComputeAtPosition()) {
+      tv->setComputeAt(cap);
+      changed = true;
+    }
+  }
+  if (!changed) {
+    return;
+  }
+  // Produce positions follow from the producers' compute-at positions.
+  for (TensorView* tv : tvs) {
+    int64_t produce = 0;
+    if (Expr* def = tv->definition()) {
+      for (Val* in : def->inputs()) {
+        if (auto* producer = dynamic_cast<TensorView*>(in)) {
+          produce = std::max(produce, producer->getComputeAtPosition());
+        }
+      }
+    }
+    tv->setMaxProducer(produce);
+  }
+}
+
 } // namespace
 
 int64_t getMaxInlinePosition(TensorView* tv) {
@@ -173,6 +220,7 @@ void inlineMost(const std::vector<TensorView*>& tvs) {
       inlineAtImpl(tv, -1, /*best_effort=*/true, id_model);
     }
   }
+  capToConsumers(tvs);
 }
 
 void inlineMost(Fusion* fusion) {

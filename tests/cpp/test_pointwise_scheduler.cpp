@@ -304,6 +304,41 @@ TEST_F(PointwiseSchedulerTest, OddShapesScheduleAndLower) {
   }
 }
 
+// Regression: a mask read by two consumers that feed two vectorized
+// outputs. Inlined past its consumers, it needed loops that the first
+// output's vector copy had closed.
+TEST_F(PointwiseSchedulerTest, SharedMaskFeedingTwoOutputsLowers) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* t0 = makeContigTensor(1);
+  TensorView* t1 = makeContigTensor(1);
+  fusion->addInput(t0);
+  fusion->addInput(t1);
+  TensorView* mask = logical_or(
+      gt(t0, IrBuilder::create<Val>(0.5)),
+      logical_not(lt(t1, IrBuilder::create<Val>(0.0))));
+  fusion->addOutput(logical_and(mask, ne(t0, t1)));
+  fusion->addOutput(where(mask, t0, IrBuilder::create<Val>(0.0)));
+  RuntimeInfo info = makeInfo(fusion.get(), {{1000}, {1000}});
+  Scheduled s = scheduleWith(fusion.get(), info);
+  ASSERT_EQ(s.type, SchedulerType::PointWise);
+  // No producer is inlined deeper than an inlined consumer of it.
+  for (TensorView* tv : fusion->allTvs()) {
+    for (Expr* use : tv->uses()) {
+      auto* consumer = use->output(0)->as<TensorView>();
+      if (consumer->getComputeAtPosition() > 0) {
+        EXPECT_LE(
+            tv->getComputeAtPosition(), consumer->getComputeAtPosition())
+            << tv->toString() << " -> " << consumer->toString();
+      }
+    }
+  }
+  std::string code;
+  ASSERT_NO_THROW(code = generateCudaKernel(fusion.get()));
+  EXPECT_THAT(code, HasSubstr("vectorizedCopy<bool, 4>"));
+  EXPECT_THAT(code, HasSubstr("vectorizedCopy<float, 4>"));
+}
+
 // ---- on the GPU, through FusionExecutorCache
 
 class PointwiseSchedulerGpuTest : public FuserTest {};

@@ -56,7 +56,12 @@ Indexer::Indexer(const std::vector<kir::ForLoop*>& loops, bool vectorized_copy)
 
 Val* Indexer::known(IterDomain* id) {
   auto it = known_.find(GpuLower::current()->idModel().exactGroup(id));
-  return it == known_.end() ? nullptr : it->second;
+  if (it != known_.end()) {
+    return it->second;
+  }
+  // A broadcast axis has one position (doc/indexing.md §1), so it is
+  // always known; merges with it go through.
+  return id->isBroadcast() ? FusionGuard::getCurFusion()->zeroVal() : nullptr;
 }
 
 void Indexer::setKnown(IterDomain* id, Val* index) {
