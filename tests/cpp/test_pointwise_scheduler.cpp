@@ -7,6 +7,7 @@
 #include <ir/all_nodes.h>
 #include <ops/all_ops.h>
 #include <runtime/fusion_executor_cache.h>
+#include <runtime/nvrtc_compile.h>
 #include <scheduler/pointwise.h>
 #include <scheduler/registry.h>
 #include <tests/cpp/utils.h>
@@ -78,6 +79,12 @@ Scheduled scheduleWith(Fusion* fusion, RuntimeInfo& info) {
       choice.scheduler->type(),
       choice.scheduler->computeHeuristics(fusion, info), choice.rejections};
   choice.scheduler->schedule(fusion, *result.params);
+  if (result.type == SchedulerType::PointWise) {
+    // Every scheduled fusion must give a kernel that compiles.
+    const std::string code = generateCudaKernel(fusion);
+    EXPECT_NO_THROW(compileToCubin(code, "fuser_kernel", 90, true))
+        << result.params->toString();
+  }
   return result;
 }
 
@@ -230,9 +237,12 @@ TEST_F(PointwiseSchedulerTest, OuterBroadcastOpUsesOneDimensionalSchedule) {
   EXPECT_EQ(pointwise(s).break_point, 0);
   EXPECT_EQ(pointwise(s).vectorize, 4);
   EXPECT_EQ(pointwise(s).vectorize_input, (std::vector<bool>{true, true}));
-  EXPECT_THAT(
-      generateCudaKernel(fusion.get()),
-      HasSubstr("vectorizedCopy<float, 4>"));
+  const std::string code = generateCudaKernel(fusion.get());
+  EXPECT_THAT(code, HasSubstr("vectorizedCopy<float, 4>"));
+  // Regression: the broadcast copy next to the vectorized output took the
+  // output's vectorized loop and read a loop index out of its scope; every
+  // generated kernel must compile.
+  EXPECT_NO_THROW(compileToCubin(code, "fuser_kernel", 90, true));
 }
 
 TEST_F(PointwiseSchedulerTest, ReductionFallsBackToExprEvalWithReason) {

@@ -69,17 +69,30 @@ TensorView* outputTv(Expr* expr) {
   FUSER_ERROR("tensor expr without tensor output: ", expr->toString());
 }
 
-// For each loop group, its most concrete loop ID over all tensors.
-std::unordered_map<IterDomain*, IterDomain*> loopPromotion(
-    Fusion* fusion,
-    IdModel& id_model) {
-  std::unordered_map<IterDomain*, IterDomain*> promotion;
+// For each loop group and parallel type, its most concrete loop ID over
+// all tensors (a loop keeps its expr's parallel type: a copy next to a
+// vectorized output is not itself vectorized).
+using PromotionKey = std::pair<IterDomain*, ParallelType>;
+
+struct PromotionKeyHash {
+  size_t operator()(const PromotionKey& key) const {
+    return std::hash<IterDomain*>()(key.first) ^
+        (static_cast<size_t>(key.second) << 1);
+  }
+};
+
+using Promotion =
+    std::unordered_map<PromotionKey, IterDomain*, PromotionKeyHash>;
+
+Promotion loopPromotion(Fusion* fusion, IdModel& id_model) {
+  Promotion promotion;
   for (TensorView* tv : fusion->allTvs()) {
     if (tv->isFusionInput()) {
       continue;
     }
     for (IterDomain* id : tv->getLoopDomain()) {
-      IterDomain*& best = promotion[id_model.loopGroup(id)];
+      IterDomain*& best =
+          promotion[{id_model.loopGroup(id), id->getParallelType()}];
       if (best == nullptr || concreteness(id) > concreteness(best)) {
         best = id;
       }
@@ -150,7 +163,8 @@ std::vector<Expr*> generateLoopNests(const std::vector<Expr*>& exprs) {
     }
     for (size_t i = reuse; i < loop.size(); ++i) {
       IterDomain* id = loop[i];
-      IterDomain* best = promotion.at(id_model.loopGroup(id));
+      IterDomain* best =
+          promotion.at({id_model.loopGroup(id), id->getParallelType()});
       if (best != id &&
           (i < share_pos || (promoted_outer && sameConstantExtent(id, best)))) {
         id = best;
