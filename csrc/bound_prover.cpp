@@ -112,7 +112,7 @@ bool BoundProver::isProductOf(Val* product, Val* x, Val* y) {
     return false;
   }
   return (sameValue(mul->lhs(), x) && sameValue(mul->rhs(), y)) ||
-      (sameValue(mul->lhs(), y) && sameValue(mul->rhs(), x));
+         (sameValue(mul->lhs(), y) && sameValue(mul->rhs(), x));
 }
 
 // The index of a merge forward, v = q * D + r, against the merged extent
@@ -195,11 +195,11 @@ bool BoundProver::lessThan(Val* v, Val* bound, int depth) {
   }
   if (auto* min = integralDef(v, BinaryOpType::Min)) {
     return lessThan(min->lhs(), bound, depth) ||
-        lessThan(min->rhs(), bound, depth);
+           lessThan(min->rhs(), bound, depth);
   }
   if (auto* max = integralDef(v, BinaryOpType::Max)) {
     return lessThan(max->lhs(), bound, depth) &&
-        lessThan(max->rhs(), bound, depth);
+           lessThan(max->rhs(), bound, depth);
   }
   if (mergedIndexLessThan(v, bound, depth)) {
     return true;

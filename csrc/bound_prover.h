@@ -38,7 +38,7 @@ inline bool isIntConstant(const Val* v, int64_t c) {
 
 inline bool isBoolConstant(const Val* v, bool c) {
   return v->isConst() && v->dtype() == DataType::Bool &&
-      v->value().asBool() == c;
+         v->value().asBool() == c;
 }
 
 // The integer BinaryOp of type `op` that defines v, or nullptr.

@@ -18,16 +18,16 @@ void OptOutDispatch::handle(Expr* expr) {
   handle(static_cast<Statement*>(expr));
 }
 
-#define FUSER_DEFINE_VAL_HANDLER(T)   \
+#define FUSER_DEFINE_VAL_HANDLER(T)      \
   void OptOutDispatch::handle(T* node) { \
-    handle(static_cast<Val*>(node));  \
+    handle(static_cast<Val*>(node));     \
   }
 FUSER_DISPATCH_FOR_ALL_VALS(FUSER_DEFINE_VAL_HANDLER)
 #undef FUSER_DEFINE_VAL_HANDLER
 
-#define FUSER_DEFINE_EXPR_HANDLER(T)  \
+#define FUSER_DEFINE_EXPR_HANDLER(T)     \
   void OptOutDispatch::handle(T* node) { \
-    handle(static_cast<Expr*>(node)); \
+    handle(static_cast<Expr*>(node));    \
   }
 FUSER_DISPATCH_FOR_ALL_EXPRS(FUSER_DEFINE_EXPR_HANDLER)
 #undef FUSER_DEFINE_EXPR_HANDLER

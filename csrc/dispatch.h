@@ -12,8 +12,8 @@ class Expr;
 #define FUSER_DISPATCH_FOR_ALL_VALS(f) \
   f(IterDomain) f(TensorDomain) f(TensorView)
 
-#define FUSER_DISPATCH_FOR_ALL_EXPRS(f)                                    \
-  f(Split) f(Merge) f(LoadStoreOp) f(UnaryOp) f(BinaryOp) f(TernaryOp)     \
+#define FUSER_DISPATCH_FOR_ALL_EXPRS(f)                                \
+  f(Split) f(Merge) f(LoadStoreOp) f(UnaryOp) f(BinaryOp) f(TernaryOp) \
       f(BroadcastOp) f(ReductionOp) f(ViewOp)
 
 #define FUSER_FORWARD_DECLARE(T) class T;

@@ -67,7 +67,7 @@ std::string concat(const Args&... args) {
     }                                                              \
   } while (0)
 
-#define FUSER_ERROR(...)                        \
-  ::fuser::detail::throwInternalError(          \
-      "unreachable", __FILE__, __LINE__,        \
+#define FUSER_ERROR(...)                 \
+  ::fuser::detail::throwInternalError(   \
+      "unreachable", __FILE__, __LINE__, \
       ::fuser::detail::concat("" __VA_OPT__(, ) __VA_ARGS__))

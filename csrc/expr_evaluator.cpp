@@ -34,9 +34,7 @@ ScalarValue castTo(const ScalarValue& v, DataType dtype) {
 } // namespace
 
 ScalarValue evaluateBinaryOp(
-    BinaryOpType op,
-    const ScalarValue& a,
-    const ScalarValue& b,
+    BinaryOpType op, const ScalarValue& a, const ScalarValue& b,
     DataType out_type) {
   const bool integral = !a.isDouble() && !b.isDouble();
   auto result = [&](double d, int64_t i) {
@@ -64,7 +62,8 @@ ScalarValue evaluateBinaryOp(
           std::fmod(a.asDouble(), b.asDouble()),
           integral ? a.asInt() % b.asInt() : 0);
     case BinaryOpType::Pow:
-      return castTo(ScalarValue(std::pow(a.asDouble(), b.asDouble())), out_type);
+      return castTo(
+          ScalarValue(std::pow(a.asDouble(), b.asDouble())), out_type);
     case BinaryOpType::Max:
       return result(
           std::max(a.asDouble(), b.asDouble()), std::max(a.asInt(), b.asInt()));
@@ -72,23 +71,23 @@ ScalarValue evaluateBinaryOp(
       return result(
           std::min(a.asDouble(), b.asDouble()), std::min(a.asInt(), b.asInt()));
     case BinaryOpType::Eq:
-      return ScalarValue(integral ? a.asInt() == b.asInt()
-                                  : a.asDouble() == b.asDouble());
+      return ScalarValue(
+          integral ? a.asInt() == b.asInt() : a.asDouble() == b.asDouble());
     case BinaryOpType::Ne:
-      return ScalarValue(integral ? a.asInt() != b.asInt()
-                                  : a.asDouble() != b.asDouble());
+      return ScalarValue(
+          integral ? a.asInt() != b.asInt() : a.asDouble() != b.asDouble());
     case BinaryOpType::Lt:
-      return ScalarValue(integral ? a.asInt() < b.asInt()
-                                  : a.asDouble() < b.asDouble());
+      return ScalarValue(
+          integral ? a.asInt() < b.asInt() : a.asDouble() < b.asDouble());
     case BinaryOpType::Le:
-      return ScalarValue(integral ? a.asInt() <= b.asInt()
-                                  : a.asDouble() <= b.asDouble());
+      return ScalarValue(
+          integral ? a.asInt() <= b.asInt() : a.asDouble() <= b.asDouble());
     case BinaryOpType::Gt:
-      return ScalarValue(integral ? a.asInt() > b.asInt()
-                                  : a.asDouble() > b.asDouble());
+      return ScalarValue(
+          integral ? a.asInt() > b.asInt() : a.asDouble() > b.asDouble());
     case BinaryOpType::Ge:
-      return ScalarValue(integral ? a.asInt() >= b.asInt()
-                                  : a.asDouble() >= b.asDouble());
+      return ScalarValue(
+          integral ? a.asInt() >= b.asInt() : a.asDouble() >= b.asDouble());
     case BinaryOpType::LogicalAnd:
       return ScalarValue(a.asBool() && b.asBool());
     case BinaryOpType::LogicalOr:
@@ -98,17 +97,16 @@ ScalarValue evaluateBinaryOp(
 }
 
 ScalarValue evaluateUnaryOp(
-    UnaryOpType op,
-    const ScalarValue& a,
-    DataType out_type) {
+    UnaryOpType op, const ScalarValue& a, DataType out_type) {
   const double x = a.asDouble();
   switch (op) {
     case UnaryOpType::Neg:
       return a.isDouble() ? castTo(ScalarValue(-x), out_type)
                           : castTo(ScalarValue(-a.asInt()), out_type);
     case UnaryOpType::Abs:
-      return a.isDouble() ? castTo(ScalarValue(std::fabs(x)), out_type)
-                          : castTo(ScalarValue(std::llabs(a.asInt())), out_type);
+      return a.isDouble()
+                 ? castTo(ScalarValue(std::fabs(x)), out_type)
+                 : castTo(ScalarValue(std::llabs(a.asInt())), out_type);
     case UnaryOpType::Exp:
       return castTo(ScalarValue(std::exp(x)), out_type);
     case UnaryOpType::Log:
@@ -120,9 +118,10 @@ ScalarValue evaluateUnaryOp(
     case UnaryOpType::Reciprocal:
       return castTo(ScalarValue(1.0 / x), out_type);
     case UnaryOpType::Relu:
-      return a.isDouble() ? castTo(ScalarValue(x > 0 ? x : 0.0), out_type)
-                          : castTo(ScalarValue(std::max<int64_t>(a.asInt(), 0)),
-                                   out_type);
+      return a.isDouble()
+                 ? castTo(ScalarValue(x > 0 ? x : 0.0), out_type)
+                 : castTo(
+                       ScalarValue(std::max<int64_t>(a.asInt(), 0)), out_type);
     case UnaryOpType::Sigmoid:
       return castTo(ScalarValue(1.0 / (1.0 + std::exp(-x))), out_type);
     case UnaryOpType::Tanh:
@@ -213,7 +212,8 @@ ScalarValue ExpressionEvaluator::evaluateOrThrow(const Val* value) {
     }
     FUSER_CHECK(
         false, "Cannot evaluate ", value->toInlineString(), ": ",
-        missing->toString(), " is not bound. Bind it with "
+        missing->toString(),
+        " is not bound. Bind it with "
         "ExpressionEvaluator::bind before evaluating.");
   }
   return *result;

@@ -36,9 +36,10 @@ class ExpressionEvaluator {
 
 // Applies a BinaryOp / UnaryOp to concrete scalars (shared with codegen
 // tests and the simplifier's constant folding).
-ScalarValue evaluateBinaryOp(BinaryOpType op, const ScalarValue& a,
-                             const ScalarValue& b, DataType out_type);
-ScalarValue evaluateUnaryOp(UnaryOpType op, const ScalarValue& a,
-                            DataType out_type);
+ScalarValue evaluateBinaryOp(
+    BinaryOpType op, const ScalarValue& a, const ScalarValue& b,
+    DataType out_type);
+ScalarValue evaluateUnaryOp(
+    UnaryOpType op, const ScalarValue& a, DataType out_type);
 
 } // namespace fuser

@@ -128,7 +128,7 @@ void Fusion::setStatementName(Statement* stmt, int64_t name) {
 
 bool Fusion::inContainer(const Statement* stmt) const {
   return stmt != nullptr && stmt->fusion() == this &&
-      statement_index_.count(stmt) != 0;
+         statement_index_.count(stmt) != 0;
 }
 
 void Fusion::removeExpr(Expr* expr) {

@@ -111,16 +111,16 @@ void IdModel::build(Fusion* fusion, DisjointIdSets& sets, bool permissive) {
         if (auto* merge = dynamic_cast<Merge*>(expr)) {
           if (merge->outer()->isBroadcast() && !merge->inner()->isBroadcast()) {
             changed |= sets.join(merge->out(), merge->inner());
-          } else if (merge->inner()->isBroadcast() &&
-                     !merge->outer()->isBroadcast()) {
+          } else if (
+              merge->inner()->isBroadcast() && !merge->outer()->isBroadcast()) {
             changed |= sets.join(merge->out(), merge->outer());
           }
         }
       }
       IterDomain* in0 = sets.find(expr->input(0)->as<IterDomain>());
       IterDomain* in1 = expr->inputs().size() > 1
-          ? sets.find(expr->input(1)->as<IterDomain>())
-          : nullptr;
+                            ? sets.find(expr->input(1)->as<IterDomain>())
+                            : nullptr;
       auto key = std::make_tuple(attributeKey(expr), in0, in1);
       auto [it, inserted] = seen.emplace(key, expr);
       if (inserted) {

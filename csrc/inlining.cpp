@@ -44,9 +44,7 @@ bool dependsOn(TensorView* tv, TensorView* ancestor) {
 
 // Largest position and the reason it stops there.
 int64_t maxInlinePosition(
-    TensorView* tv,
-    IdModel& id_model,
-    std::string* reason) {
+    TensorView* tv, IdModel& id_model, std::string* reason) {
   if (tv->isFusionInput()) {
     if (reason) {
       *reason = "it is a fusion input, which is read, not computed";
@@ -61,7 +59,7 @@ int64_t maxInlinePosition(
       limit = i;
       if (reason) {
         *reason = "loop axis " + std::to_string(i) + " (" + id->toString() +
-            ") is a reduction axis";
+                  ") is a reduction axis";
       }
       break;
     }
@@ -117,9 +115,9 @@ int64_t maxInlinePosition(
         limit = r;
         if (reason) {
           *reason = "its consumer " + other->toString() +
-              " depends on the reduction of its consumer " +
-              reducing->toString() + " at loop axis " + std::to_string(r) +
-              ", so the two cannot share that loop";
+                    " depends on the reduction of its consumer " +
+                    reducing->toString() + " at loop axis " +
+                    std::to_string(r) + ", so the two cannot share that loop";
         }
         break;
       }
@@ -129,10 +127,7 @@ int64_t maxInlinePosition(
 }
 
 void inlineAtImpl(
-    TensorView* tv,
-    int64_t pos,
-    bool best_effort,
-    IdModel& id_model) {
+    TensorView* tv, int64_t pos, bool best_effort, IdModel& id_model) {
   const int64_t n = tv->nDims();
   FUSER_CHECK(
       pos >= -n - 1 && pos <= n, "inlineAt(", pos, ") of ", tv->toString(),

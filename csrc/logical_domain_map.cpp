@@ -7,8 +7,7 @@
 namespace fuser {
 
 PairwiseLogicalDomainMap::PairwiseLogicalDomainMap(
-    TensorView* producer,
-    TensorView* consumer)
+    TensorView* producer, TensorView* consumer)
     : producer_(producer), consumer_(consumer) {
   FUSER_CHECK(
       producer != nullptr && consumer != nullptr,
@@ -49,8 +48,8 @@ IdMap PairwiseLogicalDomainMap::mapProducerToConsumer() const {
     map[producer_id] = consumer_id;
   }
   FUSER_INTERNAL_ASSERT(
-      p == producer_ids.size(), "rank mismatch between ",
-      producer_->toString(), " and ", consumer_->toString());
+      p == producer_ids.size(), "rank mismatch between ", producer_->toString(),
+      " and ", consumer_->toString());
   return map;
 }
 

@@ -10,9 +10,9 @@ namespace fuser {
 
 const std::vector<std::string>& debugDumpOptionNames() {
   static const std::vector<std::string> names = {
-      "fusion_ir",  "scheduled_ir",  "scheduler_params",
-      "lower_passes", "kernel_ir", "cuda_kernel",
-      "launch_params", "nvrtc", "kernel_cache"};
+      "fusion_ir",     "scheduled_ir", "scheduler_params",
+      "lower_passes",  "kernel_ir",    "cuda_kernel",
+      "launch_params", "nvrtc",        "kernel_cache"};
   return names;
 }
 
@@ -44,8 +44,8 @@ std::unordered_set<int> parseDumpOptions() {
         valid += (valid.empty() ? "" : ", ") + name;
       }
       FUSER_CHECK(
-          false, "FUSER_DUMP: unknown option '", item, "'. Valid options: ",
-          valid, ".");
+          false, "FUSER_DUMP: unknown option '", item,
+          "'. Valid options: ", valid, ".");
     }
   }
   return enabled;

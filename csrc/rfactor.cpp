@@ -25,8 +25,8 @@ TensorView* TensorView::rFactor(const std::vector<int64_t>& axes) {
       !hasAllocation(), "rFactor of ", toString(),
       ": the tensor has an allocation domain; set it after rFactor.");
   FUSER_CHECK(
-      compute_at_pos_ == 0 && max_producer_pos_ == 0, "rFactor of ",
-      toString(), ": the tensor is already inlined; rfactor first.");
+      compute_at_pos_ == 0 && max_producer_pos_ == 0, "rFactor of ", toString(),
+      ": the tensor is already inlined; rfactor first.");
   FUSER_CHECK(!axes.empty(), "rFactor of ", toString(), ": no axes given.");
   const std::vector<IterDomain*> loop = getLoopDomain();
   const std::vector<IterDomain*> logical = getLogicalDomain();
@@ -63,8 +63,7 @@ TensorView* TensorView::rFactor(const std::vector<int64_t>& axes) {
   for (IterDomain* id : loop) {
     reduced_in_producer[id] = rfactored.count(id) != 0;
   }
-  for (auto it = reduction_exprs.rbegin(); it != reduction_exprs.rend();
-       ++it) {
+  for (auto it = reduction_exprs.rbegin(); it != reduction_exprs.rend(); ++it) {
     bool all = true;
     for (Val* out : (*it)->outputs()) {
       auto found = reduced_in_producer.find(out->as<IterDomain>());

@@ -50,9 +50,7 @@ class Simplifier {
   Val* rewriteDivMod(bool is_div, Val* n, Val* f, DataType dtype);
   Val* rewriteMinMax(BinaryOpType op, Val* a, Val* b);
   Val* reassociateConstants(
-      BinaryOpType op,
-      const std::vector<Val*>& operands,
-      DataType dtype);
+      BinaryOpType op, const std::vector<Val*>& operands, DataType dtype);
 
   // Whether t == q * f exactly for an integer q; *q_nonneg says whether
   // q >= 0 is proven.
@@ -100,9 +98,7 @@ Val* Simplifier::binary(BinaryOpType op, Val* a, Val* b, DataType dtype) {
 
 // Left-folds `op` (Add or Mul) over vals; the identity element when empty.
 Val* Simplifier::chain(
-    BinaryOpType op,
-    const std::vector<Val*>& vals,
-    DataType dtype) {
+    BinaryOpType op, const std::vector<Val*>& vals, DataType dtype) {
   if (vals.empty()) {
     return intConst(op == BinaryOpType::Mul ? 1 : 0, dtype);
   }
@@ -176,10 +172,7 @@ Val* Simplifier::rewriteOnce(Val* v) {
 }
 
 Val* Simplifier::rewriteBinary(
-    BinaryOpType op,
-    Val* a,
-    Val* b,
-    DataType dtype) {
+    BinaryOpType op, Val* a, Val* b, DataType dtype) {
   if (Val* folded = foldConstants(op, a, b, dtype)) {
     return folded;
   }
@@ -225,10 +218,7 @@ Val* Simplifier::rewriteBinary(
 }
 
 Val* Simplifier::foldConstants(
-    BinaryOpType op,
-    Val* a,
-    Val* b,
-    DataType dtype) {
+    BinaryOpType op, Val* a, Val* b, DataType dtype) {
   if (!a->isConst() || !b->isConst()) {
     return nullptr;
   }
@@ -395,9 +385,7 @@ Val* Simplifier::rewriteMul(Val* a, Val* b, DataType dtype) {
 // flattened chain: one constant, placed last. nullptr with fewer than two
 // constants or on overflow.
 Val* Simplifier::reassociateConstants(
-    BinaryOpType op,
-    const std::vector<Val*>& operands,
-    DataType dtype) {
+    BinaryOpType op, const std::vector<Val*>& operands, DataType dtype) {
   const int64_t identity = op == BinaryOpType::Mul ? 1 : 0;
   std::vector<Val*> symbolic;
   Bound constant = identity;
@@ -604,10 +592,9 @@ Val* Simplifier::rewriteUnary(UnaryOpType op, Val* in, DataType dtype) {
     return in;
   }
   auto c = intConstant(in);
-  if (c &&
-      (dtype != DataType::Int32 ||
-       (*c >= std::numeric_limits<int32_t>::min() &&
-        *c <= std::numeric_limits<int32_t>::max()))) {
+  if (c && (dtype != DataType::Int32 ||
+            (*c >= std::numeric_limits<int32_t>::min() &&
+             *c <= std::numeric_limits<int32_t>::max()))) {
     return intConst(*c, dtype);
   }
   return nullptr;

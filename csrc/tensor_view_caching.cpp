@@ -64,8 +64,7 @@ void checkCacheable(TensorView* tv, const char* what) {
 } // namespace
 
 TensorView* TensorView::cacheBefore(
-    LoadStoreOpType op_type,
-    bool replay_allocation) {
+    LoadStoreOpType op_type, bool replay_allocation) {
   checkCacheable(this, "cacheBefore");
   Expr* def = definition();
   FUSER_CHECK(
@@ -138,9 +137,7 @@ TensorView* TensorView::cacheBefore(
 }
 
 TensorView* TensorView::cacheAfter(
-    LoadStoreOpType op_type,
-    CacheOp cache_op,
-    bool replay_allocation) {
+    LoadStoreOpType op_type, CacheOp cache_op, bool replay_allocation) {
   checkCacheable(this, "cacheAfter");
   FUSER_CHECK(
       !uses().empty(), "cacheAfter of ", toString(),

@@ -12,8 +12,7 @@
 namespace fuser {
 
 MaxLogicalDomainInfoSpanningTree::MaxLogicalDomainInfoSpanningTree(
-    TensorView* reference,
-    const std::unordered_set<TensorView*>* selected)
+    TensorView* reference, const std::unordered_set<TensorView*>* selected)
     : reference_(reference) {
   FUSER_CHECK(reference != nullptr, "Spanning tree from a null reference.");
   if (selected != nullptr) {
@@ -33,13 +32,11 @@ using AxisInfo = std::unordered_map<IterDomain*, IterDomain*>;
 
 // What of `info` (about `from`) survives the edge to `to`.
 AxisInfo carry(
-    const AxisInfo& info,
-    TensorView* from,
-    TensorView* to,
+    const AxisInfo& info, TensorView* from, TensorView* to,
     bool to_is_consumer) {
   IdMap map = to_is_consumer
-      ? PairwiseLogicalDomainMap(from, to).mapProducerToConsumer()
-      : PairwiseLogicalDomainMap(to, from).mapConsumerToProducer();
+                  ? PairwiseLogicalDomainMap(from, to).mapProducerToConsumer()
+                  : PairwiseLogicalDomainMap(to, from).mapConsumerToProducer();
   const auto& to_logical = to->getLogicalDomain();
   AxisInfo result;
   for (auto [ref_id, id] : info) {
@@ -117,8 +114,8 @@ void MaxLogicalDomainInfoSpanningTree::traverse(Propagator* propagator) {
     if (info.count(edge.to)) {
       continue;
     }
-    info[edge.to] = carry(info[edge.from], edge.from, edge.to,
-                          edge.to_is_consumer);
+    info[edge.to] =
+        carry(info[edge.from], edge.from, edge.to, edge.to_is_consumer);
     if (edge.to_is_consumer) {
       propagator->propagateP2C(edge.from, edge.to);
     } else {

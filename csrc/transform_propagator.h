@@ -38,7 +38,8 @@ class MaxLogicalDomainInfoSpanningTree {
   bool has_selection_ = false;
 };
 
-class TransformPropagator : public MaxLogicalDomainInfoSpanningTree::Propagator {
+class TransformPropagator
+    : public MaxLogicalDomainInfoSpanningTree::Propagator {
  public:
   explicit TransformPropagator(TensorView* reference) : reference_(reference) {}
   void propagateC2P(TensorView* from, TensorView* to) override;

@@ -19,8 +19,7 @@ bool contains(const std::vector<IterDomain*>& ids, const IterDomain* id) {
 // expr made earlier in the same replay so loop and allocation share IDs
 // where the source shared them.
 std::vector<IterDomain*> makeLike(
-    Expr* expr,
-    const std::vector<IterDomain*>& inputs,
+    Expr* expr, const std::vector<IterDomain*>& inputs,
     std::vector<Expr*>& created) {
   for (Expr* candidate : created) {
     if (candidate->getOpString() != expr->getOpString() ||
@@ -54,9 +53,7 @@ std::vector<IterDomain*> makeLike(
 
 // Replays `exprs` and records the target exprs it created.
 std::vector<Expr*> replayExprsImpl(
-    const std::vector<Expr*>& exprs,
-    IdMap& id_map,
-    bool forward_broadcast,
+    const std::vector<Expr*>& exprs, IdMap& id_map, bool forward_broadcast,
     std::vector<Expr*>& created) {
   std::vector<Expr*> skipped;
   for (Expr* expr : exprs) {
@@ -91,9 +88,7 @@ std::vector<Expr*> replayExprsImpl(
 }
 
 [[noreturn]] void failAllocationReplay(
-    TensorView* source,
-    TensorView* target,
-    const std::string& why) {
+    TensorView* source, TensorView* target, const std::string& why) {
   std::stringstream ss;
   ss << "Cannot replay the allocation domain of " << source->toString()
      << " onto " << target->toString() << " (replay_allocation=true): " << why
@@ -107,11 +102,8 @@ std::vector<Expr*> replayExprsImpl(
 // Replays source logical -> allocation onto the target's logical IDs.
 // `seed` maps source logical IDs to target logical IDs.
 void replayAllocation(
-    TensorView* source,
-    TensorView* target,
-    const IdMap& seed,
-    std::vector<IterDomain*>& allocation,
-    Contiguity& contiguity,
+    TensorView* source, TensorView* target, const IdMap& seed,
+    std::vector<IterDomain*>& allocation, Contiguity& contiguity,
     std::vector<Expr*>& created) {
   if (source->hasReduction() || target->hasReduction()) {
     failAllocationReplay(
@@ -133,9 +125,10 @@ void replayAllocation(
   if (!skipped.empty()) {
     failAllocationReplay(
         source, target,
-        skipped.front()->toString() + " uses an axis that has no "
-        "counterpart in the target (a reshape or broadcast between them "
-        "does not carry it).");
+        skipped.front()->toString() +
+            " uses an axis that has no "
+            "counterpart in the target (a reshape or broadcast between them "
+            "does not carry it).");
   }
   allocation.clear();
   contiguity.clear();
@@ -197,10 +190,7 @@ int64_t normalizePos(TensorView* tv, int64_t pos) {
 // Replays `source`'s loop [0, pos) onto `target` through `seed` (source
 // logical/root ID -> target root ID), then the allocation if asked.
 std::pair<TensorDomain*, int64_t> replay(
-    TensorView* target,
-    TensorView* source,
-    int64_t pos,
-    const IdMap& seed,
+    TensorView* target, TensorView* source, int64_t pos, const IdMap& seed,
     const TransformReplayOptions& opt) {
   FUSER_CHECK(
       target->getComputeAtPosition() == 0 &&
@@ -255,30 +245,24 @@ std::pair<TensorDomain*, int64_t> replay(
 } // namespace
 
 std::vector<Expr*> TransformReplay::replayExprs(
-    const std::vector<Expr*>& exprs,
-    IdMap& id_map,
-    bool forward_broadcast) {
+    const std::vector<Expr*>& exprs, IdMap& id_map, bool forward_broadcast) {
   std::vector<Expr*> created;
   return replayExprsImpl(exprs, id_map, forward_broadcast, created);
 }
 
 std::pair<TensorDomain*, int64_t> TransformReplay::replayPasC(
-    TensorView* producer,
-    TensorView* consumer,
-    int64_t pos,
+    TensorView* producer, TensorView* consumer, int64_t pos,
     const TransformReplayOptions& opt) {
-  IdMap seed = PairwiseLogicalDomainMap(producer, consumer)
-                   .mapConsumerToProducer();
+  IdMap seed =
+      PairwiseLogicalDomainMap(producer, consumer).mapConsumerToProducer();
   return replay(producer, consumer, pos, seed, opt);
 }
 
 std::pair<TensorDomain*, int64_t> TransformReplay::replayCasP(
-    TensorView* consumer,
-    TensorView* producer,
-    int64_t pos,
+    TensorView* consumer, TensorView* producer, int64_t pos,
     const TransformReplayOptions& opt) {
-  IdMap seed = PairwiseLogicalDomainMap(producer, consumer)
-                   .mapProducerToConsumer();
+  IdMap seed =
+      PairwiseLogicalDomainMap(producer, consumer).mapProducerToConsumer();
   return replay(consumer, producer, pos, seed, opt);
 }
 

@@ -36,17 +36,13 @@ class TransformReplay {
   // (pos = -1: all of them), sets it on `producer`, and returns the new
   // domain with the matching producer position.
   static std::pair<TensorDomain*, int64_t> replayPasC(
-      TensorView* producer,
-      TensorView* consumer,
-      int64_t pos,
+      TensorView* producer, TensorView* consumer, int64_t pos,
       const TransformReplayOptions& opt = {});
 
   // Makes `consumer`'s loop domain mirror `producer`'s loop axes [0, pos),
   // sets it on `consumer`, and returns it with the consumer position.
   static std::pair<TensorDomain*, int64_t> replayCasP(
-      TensorView* consumer,
-      TensorView* producer,
-      int64_t pos,
+      TensorView* consumer, TensorView* producer, int64_t pos,
       const TransformReplayOptions& opt = {});
 
   // Replays Split/Merge `exprs` of the source side onto target IDs.
@@ -54,9 +50,7 @@ class TransformReplay {
   // unmapped broadcast input forwards the mapped input when
   // `forward_broadcast` is set. Returns the exprs it could not replay.
   static std::vector<Expr*> replayExprs(
-      const std::vector<Expr*>& exprs,
-      IdMap& id_map,
-      bool forward_broadcast);
+      const std::vector<Expr*>& exprs, IdMap& id_map, bool forward_broadcast);
 };
 
 } // namespace fuser

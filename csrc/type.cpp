@@ -18,7 +18,7 @@ bool isFloatingPointType(DataType dtype) {
 
 bool isIntegralType(DataType dtype) {
   return dtype == DataType::Int32 || dtype == DataType::Int ||
-      dtype == DataType::Index;
+         dtype == DataType::Index;
 }
 
 bool isBooleanType(DataType dtype) {
@@ -65,17 +65,17 @@ bool isLogicalOp(BinaryOpType op) {
 
 bool isParallelTypeThreadDim(ParallelType pt) {
   return pt == ParallelType::TIDx || pt == ParallelType::TIDy ||
-      pt == ParallelType::TIDz;
+         pt == ParallelType::TIDz;
 }
 
 bool isParallelTypeBlockDim(ParallelType pt) {
   return pt == ParallelType::BIDx || pt == ParallelType::BIDy ||
-      pt == ParallelType::BIDz;
+         pt == ParallelType::BIDz;
 }
 
 bool isParallelTypeDeviceDim(ParallelType pt) {
   return pt == ParallelType::DIDx || pt == ParallelType::DIDy ||
-      pt == ParallelType::DIDz;
+         pt == ParallelType::DIDz;
 }
 
 std::string toString(DataType dtype) {

@@ -12,7 +12,7 @@ enum class DataType {
   Null,
   Bool,
   Int32,
-  Int, // int64
+  Int,   // int64
   Index, // int32 or int64, chosen when a kernel is compiled
   Half,
   BFloat16,

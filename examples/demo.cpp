@@ -58,8 +58,8 @@ int main() {
             << "; generated kernel ===\n"
             << kernelFunction(runtime->kernelCode())
             << "\n=== run on the GPU ===\n"
-            << "input:  " << in_tensor.cpu() << "\noutput: "
-            << outputs[0].cpu() << "\nequal: "
-            << (at::equal(outputs[0], in_tensor) ? "yes" : "NO") << "\n";
+            << "input:  " << in_tensor.cpu() << "\noutput: " << outputs[0].cpu()
+            << "\nequal: " << (at::equal(outputs[0], in_tensor) ? "yes" : "NO")
+            << "\n";
   return at::equal(outputs[0], in_tensor) ? 0 : 1;
 }

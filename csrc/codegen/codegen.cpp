@@ -7,8 +7,8 @@
 
 #include <cmath>
 #include <iomanip>
-#include <limits>
 #include <iostream>
+#include <limits>
 #include <sstream>
 
 namespace fuser::codegen {
@@ -75,8 +75,8 @@ class CudaPrinter {
 
   std::string gen(Val* v) {
     if (auto* ti = dynamic_cast<kir::TensorIndex*>(v)) {
-      return "T" + std::to_string(ti->view()->name()) + "[" +
-          gen(ti->index()) + "]";
+      return "T" + std::to_string(ti->view()->name()) + "[" + gen(ti->index()) +
+             "]";
     }
     if (auto* named = dynamic_cast<kir::NamedScalar*>(v)) {
       return named->scalarName();
@@ -104,8 +104,9 @@ class CudaPrinter {
     return gen(v);
   }
 
-  std::string binary(BinaryOpType op, const std::string& a,
-                     const std::string& b, DataType dtype) {
+  std::string binary(
+      BinaryOpType op, const std::string& a, const std::string& b,
+      DataType dtype) {
     switch (op) {
       case BinaryOpType::Add:
         return "(" + a + " + " + b + ")";
@@ -146,8 +147,9 @@ class CudaPrinter {
     FUSER_ERROR("unknown binary op");
   }
 
-  std::string unary(UnaryOpType op, const std::string& x, DataType in_type,
-                    DataType out_type) {
+  std::string unary(
+      UnaryOpType op, const std::string& x, DataType in_type,
+      DataType out_type) {
     switch (op) {
       case UnaryOpType::Neg:
         return "(-" + x + ")";
@@ -188,16 +190,17 @@ class CudaPrinter {
 
   std::string inlineExpr(Expr* def) {
     if (auto* bop = dynamic_cast<BinaryOp*>(def)) {
-      return binary(bop->opType(), gen(bop->lhs()), gen(bop->rhs()),
-                    bop->out()->dtype());
+      return binary(
+          bop->opType(), gen(bop->lhs()), gen(bop->rhs()), bop->out()->dtype());
     }
     if (auto* uop = dynamic_cast<UnaryOp*>(def)) {
-      return unary(uop->opType(), gen(uop->in()), uop->in()->dtype(),
-                   uop->out()->dtype());
+      return unary(
+          uop->opType(), gen(uop->in()), uop->in()->dtype(),
+          uop->out()->dtype());
     }
     if (auto* top = dynamic_cast<TernaryOp*>(def)) {
       return "(" + gen(top->input(0)) + " ? " + gen(top->input(1)) + " : " +
-          gen(top->input(2)) + ")";
+             gen(top->input(2)) + ")";
     }
     FUSER_ERROR("cannot print ", def->toString(), " inline");
   }
@@ -223,9 +226,10 @@ class CudaPrinter {
       inner = depth + 1;
     }
     auto* copy = expr->as<LoadStoreOp>();
-    line(inner, "vectorizedCopy<" + cudaTypeName(copy->out()->dtype()) + ", " +
-                    std::to_string(loop->stop()->constIntValue()) + ">(&" +
-                    gen(copy->out()) + ", &" + gen(copy->in()) + ");");
+    line(
+        inner, "vectorizedCopy<" + cudaTypeName(copy->out()->dtype()) + ", " +
+                   std::to_string(loop->stop()->constIntValue()) + ">(&" +
+                   gen(copy->out()) + ", &" + gen(copy->in()) + ");");
     if (branch != nullptr) {
       line(depth, "}");
     }
@@ -248,9 +252,9 @@ class CudaPrinter {
         line(depth, "#pragma unroll");
       }
       const std::string i = gen(loop->index());
-      line(depth, "for (nvfuser_index_t " + i + " = " + gen(loop->start()) +
-                      "; " + i + " < " + gen(loop->stop()) + "; ++" + i +
-                      ") {");
+      line(
+          depth, "for (nvfuser_index_t " + i + " = " + gen(loop->start()) +
+                     "; " + i + " < " + gen(loop->stop()) + "; ++" + i + ") {");
       block(loop->body().exprs(), depth + 1);
       line(depth, "}");
       return;
@@ -272,12 +276,13 @@ class CudaPrinter {
           alloc->size()->toInlineString(),
           ", which is not a constant. Inline it further (inlineMost) or split "
           "its non-inlined axes by constant factors.");
-      line(depth, std::string(alloc->memoryType() == MemoryType::Shared
-                                  ? "__shared__ "
-                                  : "") +
-                      "alignas(16) " + cudaTypeName(alloc->buffer()->dtype()) +
-                      " T" + std::to_string(alloc->buffer()->name()) + "[" +
-                      gen(alloc->size()) + "];");
+      line(
+          depth,
+          std::string(
+              alloc->memoryType() == MemoryType::Shared ? "__shared__ " : "") +
+              "alignas(16) " + cudaTypeName(alloc->buffer()->dtype()) + " T" +
+              std::to_string(alloc->buffer()->name()) + "[" +
+              gen(alloc->size()) + "];");
       return;
     }
     if (expr->isA<kir::BlockSync>()) {
@@ -289,13 +294,14 @@ class CudaPrinter {
     if (auto* copy = dynamic_cast<LoadStoreOp*>(expr)) {
       line(depth, gen(out) + " = " + operand(copy->in(), dtype) + ";");
     } else if (auto* uop = dynamic_cast<UnaryOp*>(expr)) {
-      const DataType in_type = uop->opType() == UnaryOpType::Cast
-          ? uop->in()->dtype()
-          : dtype;
-      line(depth, gen(out) + " = " +
-                      unary(uop->opType(), operand(uop->in(), in_type),
-                            uop->in()->dtype(), dtype) +
-                      ";");
+      const DataType in_type =
+          uop->opType() == UnaryOpType::Cast ? uop->in()->dtype() : dtype;
+      line(
+          depth, gen(out) + " = " +
+                     unary(
+                         uop->opType(), operand(uop->in(), in_type),
+                         uop->in()->dtype(), dtype) +
+                     ";");
     } else if (auto* bop = dynamic_cast<BinaryOp*>(expr)) {
       // Comparisons compute in the operands' type, not bool.
       DataType compute = dtype;
@@ -303,14 +309,17 @@ class CudaPrinter {
         compute = bop->lhs()->isA<kir::TensorIndex>() ? bop->lhs()->dtype()
                                                       : bop->rhs()->dtype();
       }
-      line(depth, gen(out) + " = " +
-                      binary(bop->opType(), operand(bop->lhs(), compute),
-                             operand(bop->rhs(), compute), compute) +
-                      ";");
+      line(
+          depth, gen(out) + " = " +
+                     binary(
+                         bop->opType(), operand(bop->lhs(), compute),
+                         operand(bop->rhs(), compute), compute) +
+                     ";");
     } else if (auto* top = dynamic_cast<TernaryOp*>(expr)) {
-      line(depth, gen(out) + " = " + gen(top->input(0)) + " ? " +
-                      operand(top->input(1), dtype) + " : " +
-                      operand(top->input(2), dtype) + ";");
+      line(
+          depth, gen(out) + " = " + gen(top->input(0)) + " ? " +
+                     operand(top->input(1), dtype) + " : " +
+                     operand(top->input(2), dtype) + ";");
     } else if (auto* rop = dynamic_cast<ReductionOp*>(expr)) {
       const std::string acc = gen(out);
       const std::string in = operand(rop->in(), dtype);
@@ -357,8 +366,8 @@ std::string generateCudaKernel(const LoweredKernel& kernel) {
   ss << "\n// ---- kernel\n" << generateKernelFunction(kernel);
   std::string source = ss.str();
   if (isDebugDumpEnabled(DebugDumpOption::CudaKernel)) {
-    std::cout << "[cuda_kernel]\n" << generateKernelFunction(kernel)
-              << std::flush;
+    std::cout << "[cuda_kernel]\n"
+              << generateKernelFunction(kernel) << std::flush;
   }
   return source;
 }

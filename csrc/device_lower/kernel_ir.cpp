@@ -16,7 +16,8 @@ std::string TensorIndex::toString(int indent_size) const {
 
 std::string TensorIndex::toInlineString() const {
   return "T" + std::to_string(view_->name()) + "[" +
-      (index_ == nullptr ? std::string("?") : index_->toInlineString()) + "]";
+         (index_ == nullptr ? std::string("?") : index_->toInlineString()) +
+         "]";
 }
 
 void TensorIndex::accept(OptOutDispatch& visitor) {
@@ -67,7 +68,7 @@ bool ForLoop::isTrivial() const {
     return true;
   }
   return stop_->isConstInt() && start_->isConstInt() &&
-      stop_->constIntValue() - start_->constIntValue() == 1;
+         stop_->constIntValue() - start_->constIntValue() == 1;
 }
 
 namespace {

@@ -28,8 +28,7 @@ GpuLower::GpuLower(const Fusion* fusion, DataType index_type)
   }
   for (Val* output : kernel_->fusion->outputs()) {
     FUSER_CHECK(
-        !kernel_->fusion->isInput(output), "Fusion output ",
-        output->toString(),
+        !kernel_->fusion->isInput(output), "Fusion output ", output->toString(),
         " is also an input; such a fusion needs no kernel (the NoOp case).");
     kernel_->parameters.push_back(output);
   }

@@ -101,7 +101,6 @@ class GpuLower {
 
 // Lower `fusion` as it is scheduled now and print its CUDA C++.
 std::string generateCudaKernel(
-    const Fusion* fusion,
-    DataType index_type = DataType::Int);
+    const Fusion* fusion, DataType index_type = DataType::Int);
 
 } // namespace fuser

@@ -35,7 +35,8 @@ Val::Val(DataType dtype) : Val(ValType::Scalar, dtype) {}
 
 Val::Val(ScalarValue value, DataType dtype) : Val(ValType::Scalar, dtype) {
   FUSER_CHECK(
-      value.hasValue(), "A constant scalar needs a value; for a symbolic "
+      value.hasValue(),
+      "A constant scalar needs a value; for a symbolic "
       "scalar use IrBuilder::create<Val>(dtype).");
   // Keep the value in the representation of its data type.
   if (isIntegralType(dtype)) {

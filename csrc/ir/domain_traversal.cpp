@@ -23,10 +23,8 @@ namespace {
 // Post-order walk from `to` back to `from`. Collects the exprs in
 // topological order and the IDs that have no path back to `from`.
 void walkBack(
-    const std::vector<IterDomain*>& from,
-    const std::vector<IterDomain*>& to,
-    std::vector<Expr*>& exprs,
-    std::vector<IterDomain*>& underived) {
+    const std::vector<IterDomain*>& from, const std::vector<IterDomain*>& to,
+    std::vector<Expr*>& exprs, std::vector<IterDomain*>& underived) {
   std::unordered_set<const Val*> from_set(from.begin(), from.end());
   std::unordered_set<const Statement*> visited;
   std::vector<std::pair<Statement*, bool>> stack;
@@ -66,8 +64,7 @@ void walkBack(
 } // namespace
 
 std::vector<Expr*> getExprsBetween(
-    const std::vector<IterDomain*>& from,
-    const std::vector<IterDomain*>& to) {
+    const std::vector<IterDomain*>& from, const std::vector<IterDomain*>& to) {
   std::vector<Expr*> exprs;
   std::vector<IterDomain*> underived;
   walkBack(from, to, exprs, underived);
@@ -75,8 +72,7 @@ std::vector<Expr*> getExprsBetween(
 }
 
 std::vector<IterDomain*> applyExprsToFrontier(
-    const std::vector<IterDomain*>& ids,
-    const std::vector<Expr*>& exprs) {
+    const std::vector<IterDomain*>& ids, const std::vector<Expr*>& exprs) {
   std::vector<IterDomain*> frontier = ids;
   for (Expr* expr : exprs) {
     auto first = std::find(
@@ -106,12 +102,11 @@ std::vector<IterDomain*> applyExprsToFrontier(
 }
 
 void validateDomainEquivalence(
-    const std::vector<IterDomain*>& from,
-    const std::vector<IterDomain*>& to,
-    const std::string& tensor_name,
-    const std::string& what) {
+    const std::vector<IterDomain*>& from, const std::vector<IterDomain*>& to,
+    const std::string& tensor_name, const std::string& what) {
   const std::string context = "Invalid " + what + " " + idsToString(to) +
-      " for " + tensor_name + " (logical domain " + idsToString(from) + "): ";
+                              " for " + tensor_name + " (logical domain " +
+                              idsToString(from) + "): ";
   const std::string fix =
       " Build it with IterDomain::split/merge (or TensorView::split/merge) "
       "from this tensor's own logical IDs, using each exactly once.";

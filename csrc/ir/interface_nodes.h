@@ -12,8 +12,7 @@ namespace fuser {
 class TensorView : public Val {
  public:
   TensorView(
-      TensorDomain* domain,
-      DataType dtype,
+      TensorDomain* domain, DataType dtype,
       MemoryType memory_type = MemoryType::Local);
 
   TensorDomain* domain() const {
@@ -95,8 +94,7 @@ class TensorView : public Val {
       bool replay_allocation = false);
   TensorView* cacheAfter(
       LoadStoreOpType op_type = LoadStoreOpType::Set,
-      CacheOp cache_op = CacheOp::Unspecified,
-      bool replay_allocation = false);
+      CacheOp cache_op = CacheOp::Unspecified, bool replay_allocation = false);
   TensorView* cacheFork(bool replay_allocation = false);
 
   // Split a reduction into a partial reduction over `axes` (returned) and a

@@ -14,9 +14,7 @@ namespace fuser {
 class IterDomain : public Val {
  public:
   IterDomain(
-      Val* start,
-      Val* extent,
-      IterType iter_type = IterType::Iteration,
+      Val* start, Val* extent, IterType iter_type = IterType::Iteration,
       ParallelType parallel_type = ParallelType::Serial);
 
   Val* start() const {
@@ -68,9 +66,7 @@ class IterDomain : public Val {
   // Returns (outer, inner). With inner_split the factor is the inner extent,
   // otherwise the outer extent.
   static std::pair<IterDomain*, IterDomain*> split(
-      IterDomain* in,
-      Val* factor,
-      bool inner_split = true);
+      IterDomain* in, Val* factor, bool inner_split = true);
   // Create a Merge expr of (outer, inner) without touching any loop domain.
   static IterDomain* merge(IterDomain* outer, IterDomain* inner);
 
@@ -93,15 +89,12 @@ class TensorDomain : public Val {
  public:
   // logical only; contiguity empty means all false (broadcast: none).
   explicit TensorDomain(
-      std::vector<IterDomain*> logical,
-      Contiguity contiguity = {});
+      std::vector<IterDomain*> logical, Contiguity contiguity = {});
   // Every list; empty root/allocation mean "not set". Empty loop means
   // "equal to logical".
   TensorDomain(
-      std::vector<IterDomain*> root,
-      std::vector<IterDomain*> logical,
-      std::vector<IterDomain*> allocation,
-      std::vector<IterDomain*> loop,
+      std::vector<IterDomain*> root, std::vector<IterDomain*> logical,
+      std::vector<IterDomain*> allocation, std::vector<IterDomain*> loop,
       Contiguity contiguity = {});
 
   const std::vector<IterDomain*>& root() const {
@@ -150,15 +143,13 @@ class TensorDomain : public Val {
 
   void setLoopDomain(std::vector<IterDomain*> loop);
   void setAllocationDomain(
-      std::vector<IterDomain*> allocation,
-      Contiguity contiguity);
+      std::vector<IterDomain*> allocation, Contiguity contiguity);
   void setContiguity(const Contiguity& contiguity);
 
   // Default contiguity for `ids`: `fill` for non-broadcast, none for
   // broadcast.
   static Contiguity getContiguityFilledWith(
-      const std::vector<IterDomain*>& ids,
-      bool fill);
+      const std::vector<IterDomain*>& ids, bool fill);
   // The IDs without reduction axes.
   static std::vector<IterDomain*> noReductions(
       const std::vector<IterDomain*>& ids);
@@ -176,8 +167,7 @@ class TensorDomain : public Val {
  private:
   friend class TensorView;
   void validateContiguity(
-      const std::vector<IterDomain*>& ids,
-      const Contiguity& contiguity) const;
+      const std::vector<IterDomain*>& ids, const Contiguity& contiguity) const;
 
   std::vector<IterDomain*> root_;
   std::vector<IterDomain*> logical_;
@@ -191,10 +181,7 @@ class TensorDomain : public Val {
 class Split : public Expr {
  public:
   Split(
-      IterDomain* outer,
-      IterDomain* inner,
-      IterDomain* in,
-      Val* factor,
+      IterDomain* outer, IterDomain* inner, IterDomain* in, Val* factor,
       bool inner_split);
 
   IterDomain* outer() const {

@@ -12,9 +12,7 @@ namespace fuser {
 namespace {
 
 std::string opLine(
-    int indent_size,
-    const Expr* expr,
-    const std::string& op,
+    int indent_size, const Expr* expr, const std::string& op,
     const std::vector<std::string>& extra = {}) {
   std::stringstream ss;
   ss << indent(indent_size);
@@ -36,10 +34,7 @@ std::string opLine(
 
 // ---------------------------------------------------------------- LoadStoreOp
 LoadStoreOp::LoadStoreOp(
-    LoadStoreOpType op_type,
-    Val* out,
-    Val* in,
-    CacheOp cache_op)
+    LoadStoreOpType op_type, Val* out, Val* in, CacheOp cache_op)
     : op_type_(op_type), cache_op_(cache_op) {
   addOutput(out);
   addInput(in);
@@ -56,7 +51,7 @@ std::string LoadStoreOp::toString(int indent_size) const {
 bool LoadStoreOp::attributesMatch(const Expr* other) const {
   auto* op = dynamic_cast<const LoadStoreOp*>(other);
   return op != nullptr && op->opType() == op_type_ &&
-      op->cacheOp() == cache_op_;
+         op->cacheOp() == cache_op_;
 }
 
 void LoadStoreOp::accept(OptOutDispatch& visitor) {
@@ -91,7 +86,7 @@ std::string UnaryOp::toInlineString() const {
 bool UnaryOp::attributesMatch(const Expr* other) const {
   auto* op = dynamic_cast<const UnaryOp*>(other);
   return op != nullptr && op->opType() == op_type_ &&
-      op->out()->dtype() == out()->dtype();
+         op->out()->dtype() == out()->dtype();
 }
 
 void UnaryOp::accept(OptOutDispatch& visitor) {
@@ -113,8 +108,8 @@ BinaryOp::BinaryOp(BinaryOpType op_type, Val* out, Val* lhs, Val* rhs)
 
 std::string BinaryOp::toString(int indent_size) const {
   if (out()->isScalar()) {
-    return indent(indent_size) + out()->toString() + " = " +
-        toInlineString() + "\n";
+    return indent(indent_size) + out()->toString() + " = " + toInlineString() +
+           "\n";
   }
   return opLine(indent_size, this, fuser::toString(op_type_));
 }
@@ -171,11 +166,7 @@ Statement* BinaryOp::cloneWith(IrCloner& cloner) const {
 
 // ---------------------------------------------------------------- TernaryOp
 TernaryOp::TernaryOp(
-    TernaryOpType op_type,
-    Val* out,
-    Val* in1,
-    Val* in2,
-    Val* in3)
+    TernaryOpType op_type, Val* out, Val* in1, Val* in2, Val* in3)
     : op_type_(op_type) {
   addOutput(out);
   addInput(in1);
@@ -189,7 +180,7 @@ std::string TernaryOp::toString(int indent_size) const {
 
 std::string TernaryOp::toInlineString() const {
   return fuser::toString(op_type_) + "(" + input(0)->toInlineString() + ", " +
-      input(1)->toInlineString() + ", " + input(2)->toInlineString() + ")";
+         input(1)->toInlineString() + ", " + input(2)->toInlineString() + ")";
 }
 
 bool TernaryOp::attributesMatch(const Expr* other) const {
@@ -254,8 +245,7 @@ std::string ReductionOp::toString(int indent_size) const {
 
 bool ReductionOp::attributesMatch(const Expr* other) const {
   auto* op = dynamic_cast<const ReductionOp*>(other);
-  return op != nullptr && op->opType() == op_type_ &&
-      op->init()->sameAs(init_);
+  return op != nullptr && op->opType() == op_type_ && op->init()->sameAs(init_);
 }
 
 void ReductionOp::accept(OptOutDispatch& visitor) {

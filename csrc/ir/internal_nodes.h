@@ -13,9 +13,7 @@ namespace fuser {
 class LoadStoreOp : public Expr {
  public:
   LoadStoreOp(
-      LoadStoreOpType op_type,
-      Val* out,
-      Val* in,
+      LoadStoreOpType op_type, Val* out, Val* in,
       CacheOp cache_op = CacheOp::Unspecified);
 
   Val* out() const {

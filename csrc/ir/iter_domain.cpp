@@ -10,10 +10,7 @@
 namespace fuser {
 
 IterDomain::IterDomain(
-    Val* start,
-    Val* extent,
-    IterType iter_type,
-    ParallelType parallel_type)
+    Val* start, Val* extent, IterType iter_type, ParallelType parallel_type)
     : Val(ValType::IterDomain, DataType::Index),
       start_(start),
       extent_(extent),
@@ -47,9 +44,7 @@ IterDomain* IterDomain::cloneWithoutDefinition() const {
 }
 
 std::pair<IterDomain*, IterDomain*> IterDomain::split(
-    IterDomain* in,
-    Val* factor,
-    bool inner_split) {
+    IterDomain* in, Val* factor, bool inner_split) {
   FUSER_CHECK(in != nullptr, "IterDomain::split: the input ID is null.");
   FUSER_CHECK(
       factor != nullptr && factor->isScalar() &&
@@ -57,9 +52,8 @@ std::pair<IterDomain*, IterDomain*> IterDomain::split(
       "Split factor of ", in->toString(), " must be an integer scalar; got ",
       factor == nullptr ? std::string("null") : factor->toString(), ".");
   FUSER_CHECK(
-      !factor->isConstInt() || factor->constIntValue() > 0,
-      "Split factor of ", in->toString(), " must be positive; got ",
-      factor->toString(), ".");
+      !factor->isConstInt() || factor->constIntValue() > 0, "Split factor of ",
+      in->toString(), " must be positive; got ", factor->toString(), ".");
   FusionGuard fg(in->fusion());
   Val* remainder = IrBuilder::ceilDivExpr(in->extent(), factor);
   Val* outer_extent = inner_split ? remainder : factor;
@@ -81,8 +75,8 @@ IterDomain* IterDomain::merge(IterDomain* outer, IterDomain* inner) {
   FUSER_CHECK(
       outer->isReduction() == inner->isReduction() || outer->isBroadcast() ||
           inner->isBroadcast(),
-      "Cannot merge reduction and iteration axes: ", outer->toString(),
-      " and ", inner->toString(),
+      "Cannot merge reduction and iteration axes: ", outer->toString(), " and ",
+      inner->toString(),
       ". Reorder the reduction axes next to each other first.");
   IterType iter_type = IterType::Iteration;
   if (outer->isBroadcast() && inner->isBroadcast()) {
@@ -131,15 +125,12 @@ void IterDomain::accept(OptOutDispatch& visitor) {
 
 Statement* IterDomain::cloneWith(IrCloner& cloner) const {
   return IrBuilder::createInContainer<IterDomain>(
-      cloner.target(), cloner.clone(start_), cloner.clone(extent_),
-      iter_type_, parallel_type_);
+      cloner.target(), cloner.clone(start_), cloner.clone(extent_), iter_type_,
+      parallel_type_);
 }
 
 Split::Split(
-    IterDomain* outer,
-    IterDomain* inner,
-    IterDomain* in,
-    Val* factor,
+    IterDomain* outer, IterDomain* inner, IterDomain* in, Val* factor,
     bool inner_split)
     : factor_(factor), inner_split_(inner_split) {
   addOutput(outer);
@@ -150,15 +141,15 @@ Split::Split(
 std::string Split::toString(int indent_size) const {
   std::stringstream ss;
   ss << indent(indent_size) << (inner_split_ ? "Split: " : "Outer split: ")
-     << in()->toString() << " by factor " << factor_->toInlineString()
-     << " -> " << outer()->toString() << ", " << inner()->toString() << "\n";
+     << in()->toString() << " by factor " << factor_->toInlineString() << " -> "
+     << outer()->toString() << ", " << inner()->toString() << "\n";
   return ss.str();
 }
 
 bool Split::attributesMatch(const Expr* other) const {
   auto* split = dynamic_cast<const Split*>(other);
   return split != nullptr && split->innerSplit() == inner_split_ &&
-      split->factor()->sameAs(factor_);
+         split->factor()->sameAs(factor_);
 }
 
 void Split::accept(OptOutDispatch& visitor) {

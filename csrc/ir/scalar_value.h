@@ -18,9 +18,8 @@ class ScalarValue {
   ScalarValue(bool v) : value_(v) {}
   template <
       typename T,
-      std::enable_if_t<
-          std::is_integral_v<T> && !std::is_same_v<T, bool>,
-          int> = 0>
+      std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> =
+          0>
   ScalarValue(T v) : value_(static_cast<int64_t>(v)) {}
   ScalarValue(double v) : value_(v) {}
   ScalarValue(float v) : value_(static_cast<double>(v)) {}

@@ -13,15 +13,12 @@
 namespace fuser {
 
 TensorDomain::TensorDomain(
-    std::vector<IterDomain*> logical,
-    Contiguity contiguity)
+    std::vector<IterDomain*> logical, Contiguity contiguity)
     : TensorDomain({}, std::move(logical), {}, {}, std::move(contiguity)) {}
 
 TensorDomain::TensorDomain(
-    std::vector<IterDomain*> root,
-    std::vector<IterDomain*> logical,
-    std::vector<IterDomain*> allocation,
-    std::vector<IterDomain*> loop,
+    std::vector<IterDomain*> root, std::vector<IterDomain*> logical,
+    std::vector<IterDomain*> allocation, std::vector<IterDomain*> loop,
     Contiguity contiguity)
     : Val(ValType::TensorDomain, DataType::Null),
       root_(std::move(root)),
@@ -99,7 +96,8 @@ void TensorDomain::merge(int64_t axis_o, int64_t axis_i) {
   loop_[static_cast<size_t>(first)] = merged;
 }
 
-void TensorDomain::reorder(const std::unordered_map<int64_t, int64_t>& old2new) {
+void TensorDomain::reorder(
+    const std::unordered_map<int64_t, int64_t>& old2new) {
   const int64_t n = nDims();
   std::vector<int64_t> new2old(static_cast<size_t>(n), -1);
   std::vector<bool> old_used(static_cast<size_t>(n), false);
@@ -107,8 +105,8 @@ void TensorDomain::reorder(const std::unordered_map<int64_t, int64_t>& old2new) 
     const int64_t old_pos = wrapDim(entry.first);
     const int64_t new_pos = wrapDim(entry.second);
     FUSER_CHECK(
-        new2old[static_cast<size_t>(new_pos)] == -1, "reorder of ",
-        ownerName(), ": two axes are moved to position ", new_pos, ".");
+        new2old[static_cast<size_t>(new_pos)] == -1, "reorder of ", ownerName(),
+        ": two axes are moved to position ", new_pos, ".");
     FUSER_CHECK(
         !old_used[static_cast<size_t>(old_pos)], "reorder of ", ownerName(),
         ": axis ", old_pos, " is moved twice.");
@@ -141,8 +139,7 @@ void TensorDomain::setLoopDomain(std::vector<IterDomain*> loop) {
 }
 
 void TensorDomain::setAllocationDomain(
-    std::vector<IterDomain*> allocation,
-    Contiguity contiguity) {
+    std::vector<IterDomain*> allocation, Contiguity contiguity) {
   validateDomainEquivalence(
       logical_, allocation, ownerName(), "allocation domain");
   validateContiguity(allocation, contiguity);
@@ -156,12 +153,11 @@ void TensorDomain::setContiguity(const Contiguity& contiguity) {
 }
 
 void TensorDomain::validateContiguity(
-    const std::vector<IterDomain*>& ids,
-    const Contiguity& contiguity) const {
+    const std::vector<IterDomain*>& ids, const Contiguity& contiguity) const {
   FUSER_CHECK(
       ids.size() == contiguity.size(), "Contiguity of ", ownerName(),
-      " needs one entry per allocation ID ", idsToString(ids), " (",
-      ids.size(), "), got ", contiguity.size(), ".");
+      " needs one entry per allocation ID ", idsToString(ids), " (", ids.size(),
+      "), got ", contiguity.size(), ".");
   for (size_t i = 0; i < ids.size(); ++i) {
     if (ids[i]->isBroadcast()) {
       FUSER_CHECK(
@@ -180,8 +176,7 @@ void TensorDomain::validateContiguity(
 }
 
 Contiguity TensorDomain::getContiguityFilledWith(
-    const std::vector<IterDomain*>& ids,
-    bool fill) {
+    const std::vector<IterDomain*>& ids, bool fill) {
   Contiguity contiguity;
   contiguity.reserve(ids.size());
   for (IterDomain* id : ids) {
@@ -194,16 +189,18 @@ Contiguity TensorDomain::getContiguityFilledWith(
 std::vector<IterDomain*> TensorDomain::noReductions(
     const std::vector<IterDomain*>& ids) {
   std::vector<IterDomain*> result;
-  std::copy_if(ids.begin(), ids.end(), std::back_inserter(result),
-               [](IterDomain* id) { return !id->isReduction(); });
+  std::copy_if(
+      ids.begin(), ids.end(), std::back_inserter(result),
+      [](IterDomain* id) { return !id->isReduction(); });
   return result;
 }
 
 std::vector<IterDomain*> TensorDomain::noBroadcasts(
     const std::vector<IterDomain*>& ids) {
   std::vector<IterDomain*> result;
-  std::copy_if(ids.begin(), ids.end(), std::back_inserter(result),
-               [](IterDomain* id) { return !id->isBroadcast(); });
+  std::copy_if(
+      ids.begin(), ids.end(), std::back_inserter(result),
+      [](IterDomain* id) { return !id->isBroadcast(); });
   return result;
 }
 

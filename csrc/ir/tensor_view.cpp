@@ -12,9 +12,7 @@
 namespace fuser {
 
 TensorView::TensorView(
-    TensorDomain* domain,
-    DataType dtype,
-    MemoryType memory_type)
+    TensorDomain* domain, DataType dtype, MemoryType memory_type)
     : Val(ValType::TensorView, dtype),
       domain_(domain),
       memory_type_(memory_type) {
@@ -27,23 +25,21 @@ void TensorView::setDomain(TensorDomain* domain) {
   FUSER_CHECK(
       domain->logical() == domain_->logical(), "setDomain on ", toString(),
       ": the new domain must keep the logical domain ",
-      idsToString(domain_->logical()), ", got ",
-      idsToString(domain->logical()), ".");
+      idsToString(domain_->logical()), ", got ", idsToString(domain->logical()),
+      ".");
   domain_ = domain;
   domain_->owner_ = this;
 }
 
 void TensorView::setAllocationDomain(
-    std::vector<IterDomain*> ids,
-    bool contiguous) {
+    std::vector<IterDomain*> ids, bool contiguous) {
   Contiguity contiguity =
       TensorDomain::getContiguityFilledWith(ids, contiguous);
   domain_->setAllocationDomain(std::move(ids), std::move(contiguity));
 }
 
 void TensorView::setAllocationDomain(
-    std::vector<IterDomain*> ids,
-    Contiguity contiguity) {
+    std::vector<IterDomain*> ids, Contiguity contiguity) {
   domain_->setAllocationDomain(std::move(ids), std::move(contiguity));
 }
 
@@ -67,8 +63,8 @@ void TensorView::setLoopDomain(std::vector<IterDomain*> ids) {
 namespace {
 
 void checkNotInlined(const TensorView* tv, int64_t axis, const char* what) {
-  int64_t limit = std::max(tv->getComputeAtPosition(),
-                           tv->getMaxProducerPosition());
+  int64_t limit =
+      std::max(tv->getComputeAtPosition(), tv->getMaxProducerPosition());
   FUSER_CHECK(
       axis >= limit, "Cannot ", what, " axis ", axis, " of ", tv->toString(),
       ": axes left of position ", limit,
@@ -162,9 +158,7 @@ std::string TensorView::toInlineString() const {
 namespace {
 
 void printExprs(
-    std::stringstream& ss,
-    const std::vector<Expr*>& exprs,
-    int indent_size) {
+    std::stringstream& ss, const std::vector<Expr*>& exprs, int indent_size) {
   for (Expr* expr : exprs) {
     ss << expr->toString(indent_size);
   }
@@ -187,20 +181,23 @@ std::string TensorView::domainsToString(int indent_size) const {
   ss << pad << toString() << "\n";
   if (hasRoot()) {
     ss << pad << " root domain : " << idsToString(getRootDomain()) << "\n";
-    printExprs(ss, getExprsBetween(getRootDomain(), getLogicalDomain()),
-               indent_size + 1);
+    printExprs(
+        ss, getExprsBetween(getRootDomain(), getLogicalDomain()),
+        indent_size + 1);
   }
   ss << pad << " logical domain : " << idsToString(getLogicalDomain()) << "\n";
   if (hasAllocation()) {
     ss << pad << " allocation domain : " << idsToString(getAllocationDomain())
        << "\n";
-    printExprs(ss, getExprsBetween(getLogicalDomain(), getAllocationDomain()),
-               indent_size + 1);
+    printExprs(
+        ss, getExprsBetween(getLogicalDomain(), getAllocationDomain()),
+        indent_size + 1);
   }
   ss << pad << " contiguity: " << contiguityToString(getContiguity()) << "\n";
   ss << pad << " loop domain : " << idsToString(getLoopDomain()) << "\n";
-  printExprs(ss, getExprsBetween(getLogicalDomain(), getLoopDomain()),
-             indent_size + 1);
+  printExprs(
+      ss, getExprsBetween(getLogicalDomain(), getLoopDomain()),
+      indent_size + 1);
   return ss.str();
 }
 

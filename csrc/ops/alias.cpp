@@ -22,8 +22,7 @@ void checkTensor(TensorView* tv, const char* op) {
 } // namespace
 
 TensorView* broadcast(
-    TensorView* tv,
-    const std::vector<bool>& is_broadcast_dim) {
+    TensorView* tv, const std::vector<bool>& is_broadcast_dim) {
   checkTensor(tv, "broadcast");
   const auto inputs = TensorDomain::noReductions(tv->getLogicalDomain());
   const auto n_kept = static_cast<size_t>(
@@ -63,12 +62,12 @@ TensorView* permute(TensorView* tv, const std::vector<int64_t>& new2old) {
   std::vector<bool> seen(static_cast<size_t>(rank), false);
   for (int64_t axis : new2old) {
     FUSER_CHECK(
-        axis >= -rank && axis < rank, "permute of ", tv->toString(),
-        ": axis ", axis, " out of range for rank ", rank, ".");
+        axis >= -rank && axis < rank, "permute of ", tv->toString(), ": axis ",
+        axis, " out of range for rank ", rank, ".");
     int64_t a = axis < 0 ? axis + rank : axis;
     FUSER_CHECK(
-        !seen[static_cast<size_t>(a)], "permute of ", tv->toString(),
-        ": axis ", a, " repeated; the axes must be a permutation.");
+        !seen[static_cast<size_t>(a)], "permute of ", tv->toString(), ": axis ",
+        a, " repeated; the axes must be a permutation.");
     seen[static_cast<size_t>(a)] = true;
     normalized.push_back(a);
   }
@@ -95,8 +94,9 @@ TensorView* transpose(TensorView* tv, int64_t dim0, int64_t dim1) {
       " out of range for rank ", rank, ".");
   std::vector<int64_t> new2old(static_cast<size_t>(rank));
   std::iota(new2old.begin(), new2old.end(), 0);
-  std::swap(new2old[static_cast<size_t>(dim0 < 0 ? dim0 + rank : dim0)],
-            new2old[static_cast<size_t>(dim1 < 0 ? dim1 + rank : dim1)]);
+  std::swap(
+      new2old[static_cast<size_t>(dim0 < 0 ? dim0 + rank : dim0)],
+      new2old[static_cast<size_t>(dim1 < 0 ? dim1 + rank : dim1)]);
   return permute(tv, new2old);
 }
 

@@ -10,7 +10,8 @@ namespace fuser {
 
 // Inserts a broadcast axis wherever is_broadcast_dim is true; the number of
 // false entries must equal the input's rank.
-TensorView* broadcast(TensorView* tv, const std::vector<bool>& is_broadcast_dim);
+TensorView* broadcast(
+    TensorView* tv, const std::vector<bool>& is_broadcast_dim);
 
 // Output axis i is input axis new2old[i]. The output's root domain keeps the
 // input's order and its logical domain is the permutation of it.

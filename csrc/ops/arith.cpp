@@ -72,8 +72,7 @@ TensorView* set(TensorView* tv) {
 Val* castOp(DataType dtype, Val* val) {
   checkOperands({val}, "cast");
   FUSER_CHECK(
-      (dtype != DataType::Null && dtype != DataType::Index) ||
-          val->isScalar(),
+      (dtype != DataType::Null && dtype != DataType::Index) || val->isScalar(),
       "cast: cannot cast tensor ", val->toString(), " to ", dtype, ".");
   if (val->dtype() == dtype) {
     if (auto* tv = dynamic_cast<TensorView*>(val)) {
@@ -115,11 +114,11 @@ TensorView* unaryOp(UnaryOpType op, TensorView* in) {
   return unaryOp(op, static_cast<Val*>(in))->as<TensorView>();
 }
 
-#define FUSER_DEFINE_UNARY(name, op_type)    \
-  Val* name(Val* in) {                       \
+#define FUSER_DEFINE_UNARY(name, op_type)     \
+  Val* name(Val* in) {                        \
     return unaryOp(UnaryOpType::op_type, in); \
-  }                                          \
-  TensorView* name(TensorView* in) {         \
+  }                                           \
+  TensorView* name(TensorView* in) {          \
     return unaryOp(UnaryOpType::op_type, in); \
   }
 FUSER_DEFINE_UNARY(neg, Neg)
@@ -163,18 +162,18 @@ Val* binaryOp(BinaryOpType op, Val* lhs, Val* rhs) {
   return ops::maybeCastTensor(out, out_type);
 }
 
-#define FUSER_DEFINE_BINARY(name, op_type)                                \
-  Val* name(Val* lhs, Val* rhs) {                                         \
-    return binaryOp(BinaryOpType::op_type, lhs, rhs);                     \
-  }                                                                       \
-  TensorView* name(TensorView* lhs, TensorView* rhs) {                    \
-    return binaryOp(BinaryOpType::op_type, lhs, rhs)->as<TensorView>();   \
-  }                                                                       \
-  TensorView* name(TensorView* lhs, Val* rhs) {                           \
-    return binaryOp(BinaryOpType::op_type, lhs, rhs)->as<TensorView>();   \
-  }                                                                       \
-  TensorView* name(Val* lhs, TensorView* rhs) {                           \
-    return binaryOp(BinaryOpType::op_type, lhs, rhs)->as<TensorView>();   \
+#define FUSER_DEFINE_BINARY(name, op_type)                              \
+  Val* name(Val* lhs, Val* rhs) {                                       \
+    return binaryOp(BinaryOpType::op_type, lhs, rhs);                   \
+  }                                                                     \
+  TensorView* name(TensorView* lhs, TensorView* rhs) {                  \
+    return binaryOp(BinaryOpType::op_type, lhs, rhs)->as<TensorView>(); \
+  }                                                                     \
+  TensorView* name(TensorView* lhs, Val* rhs) {                         \
+    return binaryOp(BinaryOpType::op_type, lhs, rhs)->as<TensorView>(); \
+  }                                                                     \
+  TensorView* name(Val* lhs, TensorView* rhs) {                         \
+    return binaryOp(BinaryOpType::op_type, lhs, rhs)->as<TensorView>(); \
   }
 FUSER_DEFINE_BINARY(add, Add)
 FUSER_DEFINE_BINARY(sub, Sub)

@@ -46,10 +46,10 @@ FUSER_DECLARE_UNARY(logical_not)
 
 Val* binaryOp(BinaryOpType op, Val* lhs, Val* rhs);
 
-#define FUSER_DECLARE_BINARY(name)                     \
-  Val* name(Val* lhs, Val* rhs);                       \
-  TensorView* name(TensorView* lhs, TensorView* rhs);  \
-  TensorView* name(TensorView* lhs, Val* rhs);         \
+#define FUSER_DECLARE_BINARY(name)                    \
+  Val* name(Val* lhs, Val* rhs);                      \
+  TensorView* name(TensorView* lhs, TensorView* rhs); \
+  TensorView* name(TensorView* lhs, Val* rhs);        \
   TensorView* name(Val* lhs, TensorView* rhs);
 FUSER_DECLARE_BINARY(add)
 FUSER_DECLARE_BINARY(sub)

@@ -17,8 +17,8 @@ Val* initValue(ReductionOpType op, DataType dtype) {
   switch (op) {
     case ReductionOpType::Sum:
       return isFloatingPointType(dtype)
-          ? IrBuilder::create<Val>(ScalarValue(0.0), dtype)
-          : IrBuilder::create<Val>(ScalarValue(int64_t(0)), dtype);
+                 ? IrBuilder::create<Val>(ScalarValue(0.0), dtype)
+                 : IrBuilder::create<Val>(ScalarValue(int64_t(0)), dtype);
     case ReductionOpType::Max:
       if (isFloatingPointType(dtype)) {
         return IrBuilder::create<Val>(
@@ -28,9 +28,10 @@ Val* initValue(ReductionOpType op, DataType dtype) {
         return IrBuilder::create<Val>(ScalarValue(false), dtype);
       }
       return IrBuilder::create<Val>(
-          ScalarValue(dtype == DataType::Int32
-                          ? int64_t(std::numeric_limits<int32_t>::min())
-                          : std::numeric_limits<int64_t>::min()),
+          ScalarValue(
+              dtype == DataType::Int32
+                  ? int64_t(std::numeric_limits<int32_t>::min())
+                  : std::numeric_limits<int64_t>::min()),
           dtype);
     case ReductionOpType::Min:
       if (isFloatingPointType(dtype)) {
@@ -41,18 +42,17 @@ Val* initValue(ReductionOpType op, DataType dtype) {
         return IrBuilder::create<Val>(ScalarValue(true), dtype);
       }
       return IrBuilder::create<Val>(
-          ScalarValue(dtype == DataType::Int32
-                          ? int64_t(std::numeric_limits<int32_t>::max())
-                          : std::numeric_limits<int64_t>::max()),
+          ScalarValue(
+              dtype == DataType::Int32
+                  ? int64_t(std::numeric_limits<int32_t>::max())
+                  : std::numeric_limits<int64_t>::max()),
           dtype);
   }
   FUSER_ERROR("unknown reduction");
 }
 
 std::vector<int64_t> normalizeAxes(
-    TensorView* tv,
-    const std::vector<int64_t>& axes,
-    int64_t rank) {
+    TensorView* tv, const std::vector<int64_t>& axes, int64_t rank) {
   FUSER_CHECK(
       !axes.empty(), "Reduction of ", tv->toString(),
       ": no axes given; name the axes to reduce.");
@@ -63,8 +63,8 @@ std::vector<int64_t> normalizeAxes(
         ": axis ", axis, " is out of range for rank ", rank, ".");
     int64_t a = axis < 0 ? axis + rank : axis;
     FUSER_CHECK(
-        unique.insert(a).second, "Reduction of ", tv->toString(), ": axis ",
-        a, " given twice.");
+        unique.insert(a).second, "Reduction of ", tv->toString(), ": axis ", a,
+        " given twice.");
   }
   return {unique.begin(), unique.end()};
 }
@@ -72,14 +72,12 @@ std::vector<int64_t> normalizeAxes(
 } // namespace
 
 TensorView* reductionOp(
-    ReductionOpType op,
-    const std::vector<int64_t>& axes,
-    TensorView* tv,
+    ReductionOpType op, const std::vector<int64_t>& axes, TensorView* tv,
     bool keep_dim) {
   FUSER_CHECK(tv != nullptr, "Reduction of a null tensor.");
   FUSER_CHECK(
-      FusionGuard::getCurFusion() == tv->fusion(), "Reduction: ",
-      tv->toString(), " does not belong to the active Fusion.");
+      FusionGuard::getCurFusion() == tv->fusion(),
+      "Reduction: ", tv->toString(), " does not belong to the active Fusion.");
   const auto inputs = TensorDomain::noReductions(tv->getLogicalDomain());
   const auto rank = static_cast<int64_t>(inputs.size());
   const auto reduced = normalizeAxes(tv, axes, rank);
@@ -106,9 +104,7 @@ TensorView* reductionOp(
 }
 
 TensorView* sum(
-    TensorView* tv,
-    const std::vector<int64_t>& axes,
-    bool keep_dim,
+    TensorView* tv, const std::vector<int64_t>& axes, bool keep_dim,
     DataType dtype) {
   FUSER_CHECK(tv != nullptr, "sum of a null tensor.");
   DataType out_type = dtype;
@@ -122,23 +118,17 @@ TensorView* sum(
 }
 
 TensorView* max(
-    TensorView* tv,
-    const std::vector<int64_t>& axes,
-    bool keep_dim) {
+    TensorView* tv, const std::vector<int64_t>& axes, bool keep_dim) {
   return reductionOp(ReductionOpType::Max, axes, tv, keep_dim);
 }
 
 TensorView* min(
-    TensorView* tv,
-    const std::vector<int64_t>& axes,
-    bool keep_dim) {
+    TensorView* tv, const std::vector<int64_t>& axes, bool keep_dim) {
   return reductionOp(ReductionOpType::Min, axes, tv, keep_dim);
 }
 
 TensorView* mean(
-    TensorView* tv,
-    const std::vector<int64_t>& axes,
-    bool keep_dim) {
+    TensorView* tv, const std::vector<int64_t>& axes, bool keep_dim) {
   FUSER_CHECK(tv != nullptr, "mean of a null tensor.");
   FUSER_CHECK(
       isFloatingPointType(tv->dtype()), "mean of ", tv->toString(),
@@ -148,7 +138,8 @@ TensorView* mean(
   const auto rank = static_cast<int64_t>(inputs.size());
   Val* count = tv->fusion()->oneVal();
   for (int64_t axis : normalizeAxes(tv, axes, rank)) {
-    count = IrBuilder::mulExpr(count, inputs[static_cast<size_t>(axis)]->extent());
+    count =
+        IrBuilder::mulExpr(count, inputs[static_cast<size_t>(axis)]->extent());
   }
   TensorView* total = sum(tv, axes, keep_dim);
   return div(total, count);

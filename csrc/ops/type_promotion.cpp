@@ -66,8 +66,7 @@ DataType computeTypePromotion(const std::vector<Val*>& operands) {
   DataType tensor_type = DataType::Null;
   DataType scalar_type = DataType::Null;
   for (Val* operand : operands) {
-    DataType& slot =
-        operand->isA<TensorView>() ? tensor_type : scalar_type;
+    DataType& slot = operand->isA<TensorView>() ? tensor_type : scalar_type;
     slot = slot == DataType::Null ? operand->dtype()
                                   : promoteTypes(slot, operand->dtype());
   }

@@ -54,8 +54,8 @@ TensorView* newOutputTV(const std::vector<Val*>& inputs, DataType dtype) {
       if (a->isConstInt() && b->isConstInt()) {
         FUSER_CHECK(
             a->constIntValue() == b->constIntValue(),
-            "Elementwise op: extents of axis ", i, " do not match: ",
-            chosen->toString(), " vs ", id->toString(),
+            "Elementwise op: extents of axis ", i,
+            " do not match: ", chosen->toString(), " vs ", id->toString(),
             ". Tensors must have equal sizes or be broadcast.");
       } else if (!a->isConstInt() && b->isConstInt()) {
         chosen = id; // prefer the known extent

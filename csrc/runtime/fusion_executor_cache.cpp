@@ -17,8 +17,7 @@ namespace {
 
 // What the schedulers may know about this run (DESIGN §6).
 RuntimeInfo makeRuntimeInfo(
-    Fusion* fusion,
-    const std::vector<c10::IValue>& inputs) {
+    Fusion* fusion, const std::vector<c10::IValue>& inputs) {
   ExpressionEvaluator ee;
   bindFusionInputs(fusion, inputs, ee, /*require_cuda=*/true);
   RuntimeInfo info(ee);
@@ -47,8 +46,7 @@ RuntimeInfo makeRuntimeInfo(
 } // namespace
 
 FusionKernelRuntime::FusionKernelRuntime(
-    const Fusion* fusion,
-    const std::vector<c10::IValue>& inputs) {
+    const Fusion* fusion, const std::vector<c10::IValue>& inputs) {
   // One segment: the whole fusion goes to the first scheduler that takes
   // it (segmentation comes with the reduction schedulers).
   FusionSegment segment;

@@ -33,8 +33,8 @@ struct FusionSegment {
 // The compiled form of a fusion for one input signature.
 class FusionKernelRuntime {
  public:
-  FusionKernelRuntime(const Fusion* fusion,
-                      const std::vector<c10::IValue>& inputs);
+  FusionKernelRuntime(
+      const Fusion* fusion, const std::vector<c10::IValue>& inputs);
 
   std::vector<at::Tensor> run(const std::vector<c10::IValue>& inputs);
 
@@ -79,7 +79,8 @@ class FusionExecutorCache {
   }
 
  private:
-  std::vector<int64_t> signatureOf(const std::vector<c10::IValue>& inputs) const;
+  std::vector<int64_t> signatureOf(
+      const std::vector<c10::IValue>& inputs) const;
 
   std::unique_ptr<Fusion> fusion_;
   std::map<std::vector<int64_t>, std::unique_ptr<FusionKernelRuntime>>

@@ -12,16 +12,16 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include <cstring>
-#include <optional>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 namespace fuser {
 
 std::string LaunchParams::toString() const {
   std::stringstream ss;
-  ss << "grid(" << grid[0] << ", " << grid[1] << ", " << grid[2]
-     << ") block(" << block[0] << ", " << block[1] << ", " << block[2] << ")";
+  ss << "grid(" << grid[0] << ", " << grid[1] << ", " << grid[2] << ") block("
+     << block[0] << ", " << block[1] << ", " << block[2] << ")";
   return ss.str();
 }
 
@@ -51,8 +51,7 @@ bool fitsInt32Indexing(const std::vector<c10::IValue>& inputs) {
 }
 
 void KernelExecutor::compile(
-    const Fusion* fusion,
-    const std::vector<c10::IValue>& inputs) {
+    const Fusion* fusion, const std::vector<c10::IValue>& inputs) {
   device_ = 0;
   for (const auto& input : inputs) {
     if (input.isTensor() && input.toTensor().is_cuda()) {
@@ -98,10 +97,8 @@ void appendIndex(std::vector<char>& buffer, int64_t value, DataType type) {
 // Tensor<T, LogicalRank, AllocRank>: the pointer, the logical sizes, the
 // allocation strides, padded to the pointer's alignment (runtime/tensor.h).
 std::vector<char> tensorArgument(
-    const at::Tensor& tensor,
-    const std::vector<int64_t>& logical_sizes,
-    const std::vector<int64_t>& alloc_strides,
-    DataType index_type) {
+    const at::Tensor& tensor, const std::vector<int64_t>& logical_sizes,
+    const std::vector<int64_t>& alloc_strides, DataType index_type) {
   std::vector<char> buffer;
   append<void*>(buffer, tensor.data_ptr());
   for (int64_t size : logical_sizes) {
@@ -110,13 +107,13 @@ std::vector<char> tensorArgument(
   for (int64_t stride : alloc_strides) {
     appendIndex(buffer, stride, index_type);
   }
-  buffer.resize((buffer.size() + alignof(void*) - 1) / alignof(void*) *
-                alignof(void*));
+  buffer.resize(
+      (buffer.size() + alignof(void*) - 1) / alignof(void*) * alignof(void*));
   return buffer;
 }
 
-std::vector<char> scalarArgument(const c10::IValue& value, Val* param,
-                                 DataType index_type) {
+std::vector<char> scalarArgument(
+    const c10::IValue& value, Val* param, DataType index_type) {
   std::vector<char> buffer;
   switch (param->dtype()) {
     case DataType::Double:
@@ -138,20 +135,21 @@ std::vector<char> scalarArgument(const c10::IValue& value, Val* param,
       append<bool>(buffer, value.toBool());
       break;
     default:
-      FUSER_CHECK(false, "Scalar input ", param->toString(), " of type ",
-                  param->dtype(), " cannot be passed to a kernel.");
+      FUSER_CHECK(
+          false, "Scalar input ", param->toString(), " of type ",
+          param->dtype(), " cannot be passed to a kernel.");
   }
   return buffer;
 }
 
 // The kernel sees global logical sizes (a sharded axis counts every
 // device's part), as the extents are bound.
-std::vector<int64_t> globalLogicalSizes(TensorView* tv,
-                                        ExpressionEvaluator& ee) {
+std::vector<int64_t> globalLogicalSizes(
+    TensorView* tv, ExpressionEvaluator& ee) {
   std::vector<int64_t> sizes;
   for (IterDomain* id : TensorDomain::noReductions(tv->getLogicalDomain())) {
-    sizes.push_back(id->isBroadcast() ? 1
-                                      : ee.evaluateOrThrow(id->extent()).asInt());
+    sizes.push_back(
+        id->isBroadcast() ? 1 : ee.evaluateOrThrow(id->extent()).asInt());
   }
   return sizes;
 }
@@ -159,8 +157,7 @@ std::vector<int64_t> globalLogicalSizes(TensorView* tv,
 } // namespace
 
 void KernelExecutor::bindParameterExtents(
-    ExpressionEvaluator& ee,
-    size_t parameter,
+    ExpressionEvaluator& ee, size_t parameter,
     const std::vector<int64_t>& sizes) const {
   for (const ParameterExtent& extent : kernel_->parameter_extents) {
     if (extent.parameter == parameter) {
@@ -207,7 +204,8 @@ std::vector<at::Tensor> KernelExecutor::run(
     std::vector<int64_t> sizes = globalLogicalSizes(tv, ee);
     bindParameterExtents(ee, fusion->inputs().size() + outputs.size(), sizes);
     tensor_strides.push_back(layout.strides);
-    arguments.push_back(tensorArgument(out, sizes, layout.strides, indexType()));
+    arguments.push_back(
+        tensorArgument(out, sizes, layout.strides, indexType()));
     outputs.push_back(out);
   }
 
@@ -216,10 +214,9 @@ std::vector<at::Tensor> KernelExecutor::run(
     const int64_t extent = ee.evaluateOrThrow(check.extent).asInt();
     FUSER_CHECK(
         extent % check.width == 0, "Vectorized access of ",
-        check.tv->toString(), " by ", check.width,
-        " needs the extent ", extent, " to be divisible by ", check.width,
-        "; pass sizes divisible by ", check.width,
-        " or schedule without vectorization.");
+        check.tv->toString(), " by ", check.width, " needs the extent ", extent,
+        " to be divisible by ", check.width, "; pass sizes divisible by ",
+        check.width, " or schedule without vectorization.");
     // Every vector must start aligned. Within the contiguous innermost axes
     // the address is linear in the loop index, a multiple of the width;
     // the strides of the axes outside them must be multiples too.
@@ -241,9 +238,9 @@ std::vector<at::Tensor> KernelExecutor::run(
       for (size_t j = 0; j < k; ++j) {
         FUSER_CHECK(
             strides[j] == 1 || strides[j] % check.width == 0,
-            "Vectorized access of ", check.tv->toString(), " by ",
-            check.width, " needs the stride of allocation axis ", j,
-            " to be a multiple of ", check.width, "; got ", strides[j],
+            "Vectorized access of ", check.tv->toString(), " by ", check.width,
+            " needs the stride of allocation axis ", j, " to be a multiple of ",
+            check.width, "; got ", strides[j],
             ". Pass a tensor with padded rows or schedule without "
             "vectorization.");
       }
@@ -297,8 +294,9 @@ std::vector<at::Tensor> KernelExecutor::run(
       continue;
     }
     void* data = nullptr;
-    std::memcpy(&data, arguments.at(static_cast<size_t>(check.tensor_position)).data(),
-                sizeof(void*));
+    std::memcpy(
+        &data, arguments.at(static_cast<size_t>(check.tensor_position)).data(),
+        sizeof(void*));
     const auto bytes =
         static_cast<uintptr_t>(check.width * dataTypeSize(check.tv->dtype()));
     FUSER_CHECK(
@@ -311,9 +309,9 @@ std::vector<at::Tensor> KernelExecutor::run(
 
   c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device_));
   ensureCurrentContext(device_);
-  CUstream stream = c10::cuda::getCurrentCUDAStream(
-                        static_cast<c10::DeviceIndex>(device_))
-                        .stream();
+  CUstream stream =
+      c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device_))
+          .stream();
   FUSER_CUDA_SAFE_CALL(driverApi().cuLaunchKernel(
       function_, static_cast<unsigned>(launch_params_.grid[0]),
       static_cast<unsigned>(launch_params_.grid[1]),

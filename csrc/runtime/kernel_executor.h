@@ -58,8 +58,7 @@ class KernelExecutor {
   // Binds the argument fields the kernel's sizes are read from (by node,
   // not by name: this is the per-launch path).
   void bindParameterExtents(
-      ExpressionEvaluator& ee,
-      size_t parameter,
+      ExpressionEvaluator& ee, size_t parameter,
       const std::vector<int64_t>& sizes) const;
 
   std::unique_ptr<LoweredKernel> kernel_;

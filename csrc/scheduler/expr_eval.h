@@ -26,8 +26,7 @@ class ExprEvalScheduler : public Scheduler {
     return true;
   }
   std::unique_ptr<HeuristicParams> computeHeuristics(
-      Fusion*,
-      RuntimeInfo&) override {
+      Fusion*, RuntimeInfo&) override {
     return std::make_unique<ExprEvalParams>();
   }
   void schedule(Fusion*, const HeuristicParams&) override {}

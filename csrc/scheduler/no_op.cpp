@@ -23,9 +23,7 @@ bool NoOpScheduler::canScheduleCompileTime(Fusion*, std::string*) {
 }
 
 bool NoOpScheduler::canScheduleRunTime(
-    Fusion* fusion,
-    RuntimeInfo& runtime_info,
-    std::string* reason) {
+    Fusion* fusion, RuntimeInfo& runtime_info, std::string* reason) {
   if (computesNothing(fusion)) {
     return true;
   }
@@ -39,8 +37,7 @@ bool NoOpScheduler::canScheduleRunTime(
 }
 
 std::unique_ptr<HeuristicParams> NoOpScheduler::computeHeuristics(
-    Fusion*,
-    RuntimeInfo&) {
+    Fusion*, RuntimeInfo&) {
   return std::make_unique<NoOpParams>();
 }
 

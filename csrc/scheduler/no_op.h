@@ -21,12 +21,9 @@ class NoOpScheduler : public Scheduler {
   }
   bool canScheduleCompileTime(Fusion* fusion, std::string* reason) override;
   bool canScheduleRunTime(
-      Fusion* fusion,
-      RuntimeInfo& runtime_info,
-      std::string* reason) override;
+      Fusion* fusion, RuntimeInfo& runtime_info, std::string* reason) override;
   std::unique_ptr<HeuristicParams> computeHeuristics(
-      Fusion* fusion,
-      RuntimeInfo& runtime_info) override;
+      Fusion* fusion, RuntimeInfo& runtime_info) override;
   void schedule(Fusion* fusion, const HeuristicParams& params) override;
 };
 

@@ -60,9 +60,7 @@ bool isPermuted(const std::vector<int64_t>& order) {
 // [0, b) and broadcast along [b, rank), or full everywhere; and no
 // BroadcastOp adds an outer axis (its producer could not share the outer
 // loop). 0 when the 1-D schedule fits.
-int64_t findBreakPoint(
-    Fusion* fusion,
-    const std::vector<int64_t>& loop_order) {
+int64_t findBreakPoint(Fusion* fusion, const std::vector<int64_t>& loop_order) {
   const auto rank = static_cast<int64_t>(loop_order.size());
   int64_t break_point = 0;
   for (TensorView* tv : tensorInputs(fusion)) {
@@ -116,8 +114,7 @@ std::string PointwiseParams::toString() const {
 }
 
 bool PointWiseScheduler::canScheduleCompileTime(
-    Fusion* fusion,
-    std::string* reason) {
+    Fusion* fusion, std::string* reason) {
   if (fusion->outputs().empty()) {
     *reason = "the fusion has no outputs";
     return false;
@@ -125,7 +122,7 @@ bool PointWiseScheduler::canScheduleCompileTime(
   for (Expr* expr : fusion->exprs()) {
     if (expr->isA<ReductionOp>()) {
       *reason = "it reduces (" + expr->getOpString() +
-          "); no reduction scheduler yet";
+                "); no reduction scheduler yet";
       return false;
     }
     if (expr->isA<ViewOp>()) {
@@ -148,7 +145,7 @@ bool PointWiseScheduler::canScheduleCompileTime(
     }
     if (tv->hasAllocation() && !allocationOrderOfLogical(tv).has_value()) {
       *reason = "output " + tv->toString() +
-          " has an allocation that merges logical axes";
+                " has an allocation that merges logical axes";
       return false;
     }
   }
@@ -157,8 +154,7 @@ bool PointWiseScheduler::canScheduleCompileTime(
     return false;
   }
   for (TensorView* tv : fusion->allTvs()) {
-    if (!tv->isFusionInput() &&
-        tv->getLoopDomain() != tv->getLogicalDomain()) {
+    if (!tv->isFusionInput() && tv->getLoopDomain() != tv->getLogicalDomain()) {
       *reason = tv->toString() + " is already scheduled";
       return false;
     }
@@ -167,9 +163,7 @@ bool PointWiseScheduler::canScheduleCompileTime(
 }
 
 bool PointWiseScheduler::canScheduleRunTime(
-    Fusion* fusion,
-    RuntimeInfo& runtime_info,
-    std::string* reason) {
+    Fusion* fusion, RuntimeInfo& runtime_info, std::string* reason) {
   for (Val* out : fusion->outputs()) {
     if (runtime_info.numel(out->as<TensorView>()) == 0) {
       *reason = "an output is empty";
@@ -180,8 +174,7 @@ bool PointWiseScheduler::canScheduleRunTime(
 }
 
 std::unique_ptr<HeuristicParams> PointWiseScheduler::computeHeuristics(
-    Fusion* fusion,
-    RuntimeInfo& runtime_info) {
+    Fusion* fusion, RuntimeInfo& runtime_info) {
   auto params = std::make_unique<PointwiseParams>();
   const auto& outputs = fusion->outputs();
   // Reference: the largest output.
@@ -270,8 +263,7 @@ std::unique_ptr<HeuristicParams> PointWiseScheduler::computeHeuristics(
     return ids;
   };
   auto consider = [&](TensorView* tv) {
-    const int64_t run =
-        contiguousInnerExtent(tv, loopIdsOf(tv), runtime_info);
+    const int64_t run = contiguousInnerExtent(tv, loopIdsOf(tv), runtime_info);
     if (run > 1) {
       candidates.emplace_back(tv, run);
       max_bytes = std::max(max_bytes, dataTypeSize(tv->dtype()));
@@ -340,8 +332,7 @@ std::unique_ptr<HeuristicParams> PointWiseScheduler::computeHeuristics(
         false);
   }
   // Unroll to keep more bytes in flight when there are plenty of blocks.
-  const int64_t blocks =
-      outer_extent * ((inner_extent / width + 127) / 128);
+  const int64_t blocks = outer_extent * ((inner_extent / width + 127) / 128);
   params->unroll = blocks >= 8192 ? 4 : blocks >= 2048 ? 2 : 1;
   return params;
 }

@@ -30,12 +30,9 @@ class Scheduler {
   virtual bool canScheduleCompileTime(Fusion* fusion, std::string* reason) = 0;
   // With the inputs of a run.
   virtual bool canScheduleRunTime(
-      Fusion* fusion,
-      RuntimeInfo& runtime_info,
-      std::string* reason) = 0;
+      Fusion* fusion, RuntimeInfo& runtime_info, std::string* reason) = 0;
   virtual std::unique_ptr<HeuristicParams> computeHeuristics(
-      Fusion* fusion,
-      RuntimeInfo& runtime_info) = 0;
+      Fusion* fusion, RuntimeInfo& runtime_info) = 0;
   // Schedules `fusion` in place.
   virtual void schedule(Fusion* fusion, const HeuristicParams& params) = 0;
 };

@@ -6,9 +6,7 @@
 namespace fuser::scheduler_utils {
 
 std::vector<TensorView*> cacheInputs(
-    Fusion* fusion,
-    bool unroll,
-    bool replay_allocation) {
+    Fusion* fusion, bool unroll, bool replay_allocation) {
   FUSER_CHECK(fusion != nullptr, "cacheInputs: null fusion.");
   std::vector<TensorView*> caches;
   // Copy: caching appends exprs but never changes the inputs list.
@@ -26,8 +24,7 @@ std::vector<TensorView*> cacheInputs(
 }
 
 std::vector<std::pair<TensorView*, TensorView*>> cacheAndForkOutputs(
-    Fusion* fusion,
-    bool unroll) {
+    Fusion* fusion, bool unroll) {
   (void)unroll;
   FUSER_CHECK(fusion != nullptr, "cacheAndForkOutputs: null fusion.");
   std::vector<std::pair<TensorView*, TensorView*>> cached;
@@ -48,8 +45,7 @@ std::vector<std::pair<TensorView*, TensorView*>> cacheAndForkOutputs(
 }
 
 void parallelizeAllLike(
-    TensorView* reference,
-    const std::vector<TensorView*>& tvs,
+    TensorView* reference, const std::vector<TensorView*>& tvs,
     const std::unordered_set<ParallelType>& parallel_types) {
   FUSER_CHECK(reference != nullptr, "parallelizeAllLike: null reference.");
   Fusion* fusion = reference->fusion();

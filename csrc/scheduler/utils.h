@@ -22,24 +22,20 @@ namespace fuser::scheduler_utils {
 // is a different tensor with its own parallel splits, and copying a layout
 // onto it silently surprised people.
 std::vector<TensorView*> cacheInputs(
-    Fusion* fusion,
-    bool unroll,
-    bool replay_allocation = false);
+    Fusion* fusion, bool unroll, bool replay_allocation = false);
 
 // For each output: if it is also used inside the fusion, fork it
 // (cacheFork) so the computed value lives in a register and the output is a
 // plain copy; then cache it (cacheBefore). Returns (cache, output) pairs.
 // Outputs keep the allocation the user gave them.
 std::vector<std::pair<TensorView*, TensorView*>> cacheAndForkOutputs(
-    Fusion* fusion,
-    bool unroll);
+    Fusion* fusion, bool unroll);
 
 // Gives every tensor in `tvs` (all tensors when empty) the parallel types of
 // `reference`'s loop IDs that map to their loop IDs (IdModel loop map).
 // Only types in `parallel_types` are copied when it is non-empty.
 void parallelizeAllLike(
-    TensorView* reference,
-    const std::vector<TensorView*>& tvs = {},
+    TensorView* reference, const std::vector<TensorView*>& tvs = {},
     const std::unordered_set<ParallelType>& parallel_types = {});
 
 } // namespace fuser::scheduler_utils

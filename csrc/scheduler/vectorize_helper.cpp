@@ -9,7 +9,8 @@ namespace fuser {
 namespace {
 
 // The logical ID `id` derives from, or nullptr when it mixes several.
-IterDomain* logicalAncestor(IterDomain* id, const std::vector<IterDomain*>& logical) {
+IterDomain* logicalAncestor(
+    IterDomain* id, const std::vector<IterDomain*>& logical) {
   while (std::find(logical.begin(), logical.end(), id) == logical.end()) {
     Expr* def = id->definition();
     if (def == nullptr || def->inputs().size() != 1) {
@@ -80,8 +81,7 @@ std::optional<std::vector<int64_t>> allocationOrderOfLogical(
 }
 
 int64_t contiguousInnerExtent(
-    const TensorView* tv,
-    const std::vector<IterDomain*>& loop_ids,
+    const TensorView* tv, const std::vector<IterDomain*>& loop_ids,
     RuntimeInfo& runtime_info) {
   if (loop_ids.empty() || loop_ids.back() == nullptr ||
       loop_ids.back()->isBroadcast()) {

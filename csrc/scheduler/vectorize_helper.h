@@ -25,8 +25,7 @@ std::optional<std::vector<int64_t>> allocationOrderOfLogical(
 // innermost loop axis (a vector of it makes no sense). 1 means no vector
 // access is possible.
 int64_t contiguousInnerExtent(
-    const TensorView* tv,
-    const std::vector<IterDomain*>& loop_ids,
+    const TensorView* tv, const std::vector<IterDomain*>& loop_ids,
     RuntimeInfo& runtime_info);
 
 } // namespace fuser

@@ -5,10 +5,10 @@
 // AllocationDomainIrTest holds the IR-level tests; they need no GPU.
 // AllocationDomainTest runs fusions on the GPU (skipped without one).
 
+#include <device_lower/lower.h>
 #include <fusion.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <device_lower/lower.h>
 #include <ir/all_nodes.h>
 #include <ops/all_ops.h>
 #include <runtime/fusion_executor_cache.h>
@@ -35,7 +35,7 @@ Contiguity flags(std::initializer_list<std::optional<bool>> values) {
   return Contiguity(values);
 }
 
-}  // namespace
+} // namespace
 
 // The seed case: in = [i6] with allocation [i6/2, 2] made by the static
 // IterDomain::split, which leaves the loop domain alone.
@@ -52,10 +52,10 @@ TEST_F(AllocationDomainIrTest, SplitInputAllocation) {
 
   IterDomain* i6 = in->getLogicalDomain().at(0);
   ASSERT_TRUE(in->hasAllocation());
-  EXPECT_EQ(in->getAllocationDomain(),
-            (std::vector<IterDomain*>{outer, inner}));
-  EXPECT_EQ(in->getMaybeAllocationDomain(),
-            (std::vector<IterDomain*>{outer, inner}));
+  EXPECT_EQ(
+      in->getAllocationDomain(), (std::vector<IterDomain*>{outer, inner}));
+  EXPECT_EQ(
+      in->getMaybeAllocationDomain(), (std::vector<IterDomain*>{outer, inner}));
 
   // The allocation is a split of the logical ID.
   ASSERT_NE(outer->definition(), nullptr);
@@ -112,8 +112,9 @@ TEST_F(AllocationDomainIrTest, SplitInputAllocationPrinted) {
 
   EXPECT_EQ(outer->toString(), "iS2{3}");
   EXPECT_EQ(inner->toString(), "iS3{2}");
-  EXPECT_EQ(outer->definition()->toString(),
-            "Split: iS0{6} by factor 2 -> iS2{3}, iS3{2}\n");
+  EXPECT_EQ(
+      outer->definition()->toString(),
+      "Split: iS0{6} by factor 2 -> iS2{3}, iS3{2}\n");
 
   const std::string domains = in->domainsToString();
   EXPECT_THAT(domains, HasSubstr("logical domain : [iS0{6}]"));
@@ -123,18 +124,19 @@ TEST_F(AllocationDomainIrTest, SplitInputAllocationPrinted) {
   EXPECT_THAT(domains, HasSubstr("loop domain : [iS0{6}]"));
 
   const std::string printed = fusion->toString();
-  EXPECT_THAT(printed,
-              HasSubstr("T0_g_float[iS0{6}]\n"
-                        "   logical domain : [iS0{6}]\n"
-                        "   allocation domain : [iS2{3}, iS3{2}]\n"
-                        "    Split: iS0{6} by factor 2 -> iS2{3}, iS3{2}\n"
-                        "   contiguity: t t\n"
-                        "   loop domain : [iS0{6}]\n"));
+  EXPECT_THAT(
+      printed, HasSubstr("T0_g_float[iS0{6}]\n"
+                         "   logical domain : [iS0{6}]\n"
+                         "   allocation domain : [iS2{3}, iS3{2}]\n"
+                         "    Split: iS0{6} by factor 2 -> iS2{3}, iS3{2}\n"
+                         "   contiguity: t t\n"
+                         "   loop domain : [iS0{6}]\n"));
   // The output has no allocation line.
-  EXPECT_THAT(printed, HasSubstr("T1_g_float[iS1{6}]\n"
-                                 "   logical domain : [iS1{6}]\n"
-                                 "   contiguity: t\n"
-                                 "   loop domain : [iS1{6}]\n"));
+  EXPECT_THAT(
+      printed, HasSubstr("T1_g_float[iS1{6}]\n"
+                         "   logical domain : [iS1{6}]\n"
+                         "   contiguity: t\n"
+                         "   loop domain : [iS1{6}]\n"));
   // Fusion::print writes the same text.
   std::stringstream ss;
   fusion->print(ss);
@@ -158,8 +160,8 @@ TEST_F(AllocationDomainIrTest, AllocationIndependentOfLoop) {
   ASSERT_EQ(in->nDims(), 2);
   EXPECT_EQ(in->axis(0)->extent()->value(), 2);
   EXPECT_EQ(in->axis(1)->extent()->value(), 3);
-  EXPECT_EQ(in->getAllocationDomain(),
-            (std::vector<IterDomain*>{outer, inner}));
+  EXPECT_EQ(
+      in->getAllocationDomain(), (std::vector<IterDomain*>{outer, inner}));
   EXPECT_NE(in->axis(0)->definition(), outer->definition());
   EXPECT_EQ(in->getLogicalDomain(), (std::vector<IterDomain*>{i6}));
   // i6 feeds two splits: one for the loop, one for the allocation.
@@ -182,12 +184,13 @@ TEST_F(AllocationDomainIrTest, AllocationDroppingAnAxisIsRejected) {
   // Dropping the inner half of a split also leaves part of it uncovered.
   auto [outer, inner] = IterDomain::split(
       in->axis(1), IrBuilder::create<Val>(2, DataType::Index), true);
-  EXPECT_THAT(([&, outer = outer]() {
-                in->setAllocationDomain({in->axis(0), outer}, true);
-              }),
-              ThrowsMessage<UserError>(
-                  HasSubstr("does not cover the logical domain; missing [" +
-                            inner->toString() + "]")));
+  EXPECT_THAT(
+      ([&, outer = outer]() {
+        in->setAllocationDomain({in->axis(0), outer}, true);
+      }),
+      ThrowsMessage<UserError>(HasSubstr(
+          "does not cover the logical domain; missing [" + inner->toString() +
+          "]")));
 
   // A rejected allocation leaves the tensor as it was.
   EXPECT_FALSE(in->hasAllocation());
@@ -207,29 +210,31 @@ TEST_F(AllocationDomainIrTest, AllocationRepeatingAnAxisIsRejected) {
       [&]() {
         in->setAllocationDomain({i0, i1, i0}, true);
       },
-      ThrowsMessage<UserError>(
-          AllOf(HasSubstr("Invalid allocation domain"),
-                HasSubstr("iS0{4} appears more than once"))));
+      ThrowsMessage<UserError>(AllOf(
+          HasSubstr("Invalid allocation domain"),
+          HasSubstr("iS0{4} appears more than once"))));
 
   // An ID together with the IDs split from it covers it twice.
   auto [outer, inner] =
       IterDomain::split(i1, IrBuilder::create<Val>(5, DataType::Index), true);
-  EXPECT_THAT(([&, outer = outer, inner = inner]() {
-                in->setAllocationDomain({i0, i1, outer, inner}, true);
-              }),
-              ThrowsMessage<UserError>(HasSubstr(
-                  "iS1{5} is used more than once (it appears together with "
-                  "IDs derived from it)")));
+  EXPECT_THAT(
+      ([&, outer = outer, inner = inner]() {
+        in->setAllocationDomain({i0, i1, outer, inner}, true);
+      }),
+      ThrowsMessage<UserError>(
+          HasSubstr("iS1{5} is used more than once (it appears together with "
+                    "IDs derived from it)")));
 
   // Two splits of the same ID cannot both be part of the allocation.
   auto [outer2, inner2] =
       IterDomain::split(i1, IrBuilder::create<Val>(1, DataType::Index), true);
-  EXPECT_THAT(([&, outer = outer, outer2 = outer2, inner2 = inner2]() {
-                in->setAllocationDomain({i0, outer, outer2, inner2}, true);
-              }),
-              ThrowsMessage<UserError>(HasSubstr(
-                  "iS1{5} is used more than once (it feeds several IDs of "
-                  "the list)")));
+  EXPECT_THAT(
+      ([&, outer = outer, outer2 = outer2, inner2 = inner2]() {
+        in->setAllocationDomain({i0, outer, outer2, inner2}, true);
+      }),
+      ThrowsMessage<UserError>(
+          HasSubstr("iS1{5} is used more than once (it feeds several IDs of "
+                    "the list)")));
   EXPECT_FALSE(in->hasAllocation());
 }
 
@@ -254,11 +259,12 @@ TEST_F(AllocationDomainIrTest, AllocationWithAnotherTensorsAxisIsRejected) {
   // A split of another tensor's axis is not derived from this one either.
   auto [outer, inner] = IterDomain::split(
       out->axis(0), IrBuilder::create<Val>(2, DataType::Index), true);
-  EXPECT_THAT(([&, outer = outer, inner = inner]() {
-                in->setAllocationDomain({outer, inner, in->axis(1)}, true);
-              }),
-              ThrowsMessage<UserError>(HasSubstr(
-                  "[iS2{4}] is not derived from the logical domain of T0")));
+  EXPECT_THAT(
+      ([&, outer = outer, inner = inner]() {
+        in->setAllocationDomain({outer, inner, in->axis(1)}, true);
+      }),
+      ThrowsMessage<UserError>(
+          HasSubstr("[iS2{4}] is not derived from the logical domain of T0")));
 
   // A freshly made ID is not derived from anything.
   auto* fresh = IrBuilder::create<IterDomain>(
@@ -295,14 +301,14 @@ TEST_F(AllocationDomainIrTest, AllocationContiguityMustMatch) {
       [&]() {
         in->setAllocationDomain({i2, b1, i0}, flags({true, false, true}));
       },
-      ThrowsMessage<UserError>(
-          AllOf(HasSubstr("broadcast ID bS1{1} takes no contiguity flag"),
-                HasSubstr("got false"))));
+      ThrowsMessage<UserError>(AllOf(
+          HasSubstr("broadcast ID bS1{1} takes no contiguity flag"),
+          HasSubstr("got false"))));
   // Other IDs need one.
   EXPECT_THAT(
       [&]() {
-        in->setAllocationDomain({i2, b1, i0},
-                                flags({std::nullopt, std::nullopt, true}));
+        in->setAllocationDomain(
+            {i2, b1, i0}, flags({std::nullopt, std::nullopt, true}));
       },
       ThrowsMessage<UserError>(
           HasSubstr("iS2{5} needs a contiguity flag (true or false)")));
@@ -348,10 +354,11 @@ TEST_F(AllocationDomainIrTest, PermutedAllocationMixedContiguity) {
   EXPECT_FALSE(out->hasAllocation());
 
   const std::string domains = in->domainsToString();
-  EXPECT_THAT(domains,
-              HasSubstr("allocation domain : [iS0{2}, iS2{4}, iS3{5}, iS1{3}]\n"
-                        " contiguity: t f t t\n"
-                        " loop domain : [iS0{2}, iS1{3}, iS2{4}, iS3{5}]\n"));
+  EXPECT_THAT(
+      domains,
+      HasSubstr("allocation domain : [iS0{2}, iS2{4}, iS3{5}, iS1{3}]\n"
+                " contiguity: t f t t\n"
+                " loop domain : [iS0{2}, iS1{3}, iS2{4}, iS3{5}]\n"));
 
   // Changing only the contiguity keeps the order.
   in->setContiguity({false, true, true, false});
@@ -381,9 +388,10 @@ TEST_F(AllocationDomainIrTest, MergedAllocation) {
   EXPECT_EQ(merged->extent()->value(), 12);
   EXPECT_EQ(in->getContiguity(), flags({true}));
   EXPECT_EQ(in->getLoopDomain(), in->getLogicalDomain());
-  EXPECT_THAT(in->domainsToString(),
-              HasSubstr("allocation domain : [iS4{12}]\n"
-                        "  Merge: iS1{4} and iS0{3} -> iS4{12}\n"));
+  EXPECT_THAT(
+      in->domainsToString(),
+      HasSubstr("allocation domain : [iS4{12}]\n"
+                "  Merge: iS1{4} and iS0{3} -> iS4{12}\n"));
 }
 
 TEST_F(AllocationDomainIrTest, SymbolicSplitAllocation) {
@@ -413,8 +421,9 @@ TEST_F(AllocationDomainIrTest, SymbolicSplitAllocation) {
   EXPECT_EQ(outer->toString(), "iS4{ceilDiv(" + e1 + ", 4)}");
   EXPECT_THAT(
       in->domainsToString(),
-      HasSubstr("allocation domain : [iS4{ceilDiv(" + e1 + ", 4)}, iS0{" +
-                i0->extent()->toString() + "}, iS5{4}]"));
+      HasSubstr(
+          "allocation domain : [iS4{ceilDiv(" + e1 + ", 4)}, iS0{" +
+          i0->extent()->toString() + "}, iS5{4}]"));
   EXPECT_EQ(in->getContiguity(), flags({false, true, true}));
   EXPECT_EQ(in->getLoopDomain(), (std::vector<IterDomain*>{i0, i1}));
 }
@@ -441,13 +450,15 @@ TEST_F(AllocationDomainIrTest, DeviceSplitAllocation) {
   EXPECT_TRUE(did->isDeviceDim());
   EXPECT_EQ(did->getParallelType(), ParallelType::DIDx);
   ASSERT_NE(local->extent()->definition(), nullptr);
-  EXPECT_EQ(local->extent()->definition()->as<BinaryOp>()->opType(),
-            BinaryOpType::CeilDiv);
+  EXPECT_EQ(
+      local->extent()->definition()->as<BinaryOp>()->opType(),
+      BinaryOpType::CeilDiv);
   EXPECT_EQ(in->getLoopDomain(), (std::vector<IterDomain*>{m, n}));
   EXPECT_FALSE(m->isParallelized());
   EXPECT_EQ(did->toString(), "iDIDx4{4}");
-  EXPECT_THAT(in->domainsToString(), HasSubstr("Outer split: " + m->toString() +
-                                               " by factor 4 -> iDIDx4{4}"));
+  EXPECT_THAT(
+      in->domainsToString(),
+      HasSubstr("Outer split: " + m->toString() + " by factor 4 -> iDIDx4{4}"));
 }
 
 TEST_F(AllocationDomainIrTest, AllocationSurvivesFusionCopy) {
@@ -585,12 +596,12 @@ TEST_F(AllocationDomainTest, TwoDimensionalSplitAllocationPointwise) {
   FusionGuard fg(fusion.get());
   TensorView* in = makeContigTensor(2); // [M, N]
   fusion->addInput(in);
-  TensorView* out = add(
-      mul(in, IrBuilder::create<Val>(2.0)), IrBuilder::create<Val>(1.0));
+  TensorView* out =
+      add(mul(in, IrBuilder::create<Val>(2.0)), IrBuilder::create<Val>(1.0));
   fusion->addOutput(out);
   const auto& l = in->getLogicalDomain();
-  auto [outer, inner] = IterDomain::split(
-      l[0], IrBuilder::create<Val>(4, DataType::Index), true);
+  auto [outer, inner] =
+      IterDomain::split(l[0], IrBuilder::create<Val>(4, DataType::Index), true);
   in->setAllocationDomain({outer, inner, l[1]}, true); // [M/4, 4, N]
 
   FusionExecutorCache executor_cache(std::move(fusion));
@@ -747,4 +758,4 @@ TEST_F(AllocationDomainTest, ShardedInputRankLocalShard) {
   EXPECT_TRUE(at::equal(outputs[0], shard));
 }
 
-}  // namespace fuser
+} // namespace fuser

@@ -31,8 +31,8 @@ std::vector<IterDomain*> nhwcOrder(TensorView* tv) {
 // Split + permute: logical [M, N], allocation [N, M/4, 4].
 void setSplitPermute(TensorView* tv) {
   const auto& l = tv->getLogicalDomain();
-  auto [outer, inner] = IterDomain::split(
-      l[0], IrBuilder::create<Val>(4, DataType::Index), true);
+  auto [outer, inner] =
+      IterDomain::split(l[0], IrBuilder::create<Val>(4, DataType::Index), true);
   tv->setAllocationDomain({l[1], outer, inner}, {false, true, true});
 }
 
@@ -81,7 +81,8 @@ TEST_F(CachingTest, CacheAfterSeedWithAndWithoutKnob) {
     TensorView* cache =
         in->cacheAfter(LoadStoreOpType::Set, CacheOp::Unspecified, knob);
     // The input keeps what the user gave it.
-    EXPECT_EQ(in->getAllocationDomain(), (std::vector<IterDomain*>{outer, inner}));
+    EXPECT_EQ(
+        in->getAllocationDomain(), (std::vector<IterDomain*>{outer, inner}));
     EXPECT_EQ(in->nDims(), 1);
     // The cache reads the input and feeds the output.
     ASSERT_TRUE(cache->definition()->isA<LoadStoreOp>());

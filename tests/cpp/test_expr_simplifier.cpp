@@ -107,9 +107,7 @@ class ExprSimplifierTest : public FuserIrTest {
 
   // Evaluates both at every grid point and expects equal values.
   static void expectSameValues(
-      Val* original,
-      Val* simplified,
-      const std::vector<Axis>& grid) {
+      Val* original, Val* simplified, const std::vector<Axis>& grid) {
     ExpressionEvaluator ee;
     std::unordered_map<const Val*, int64_t> point;
     int64_t points = 0;

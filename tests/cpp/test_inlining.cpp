@@ -205,7 +205,8 @@ TEST_F(InliningTest, IdModelMapsBroadcastOnlyInLoopMap) {
   EXPECT_TRUE(bcast->isBroadcast());
   EXPECT_TRUE(id_model.loopMapped(bcast, out0));
   EXPECT_FALSE(id_model.exactMapped(bcast, out0));
-  EXPECT_TRUE(id_model.exactMapped(a->getLogicalDomain()[1], out->getLogicalDomain()[1]));
+  EXPECT_TRUE(id_model.exactMapped(
+      a->getLogicalDomain()[1], out->getLogicalDomain()[1]));
 }
 
 } // namespace fuser

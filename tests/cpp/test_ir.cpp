@@ -58,10 +58,10 @@ TEST_F(IrTest, ConstantAndSymbolicScalars) {
   EXPECT_FALSE(sym->isConst());
   EXPECT_FALSE(sym->value().hasValue());
   EXPECT_EQ(sym->toString(), "i" + std::to_string(sym->name()));
-  EXPECT_EQ(IrBuilder::create<Val>(DataType::Float)->toString().substr(0, 1),
-            "d");
-  EXPECT_EQ(IrBuilder::create<Val>(DataType::Bool)->toString().substr(0, 1),
-            "b");
+  EXPECT_EQ(
+      IrBuilder::create<Val>(DataType::Float)->toString().substr(0, 1), "d");
+  EXPECT_EQ(
+      IrBuilder::create<Val>(DataType::Bool)->toString().substr(0, 1), "b");
 
   // Constants are structurally equal when their values are.
   EXPECT_TRUE(two->sameAs(IrBuilder::create<Val>(2, DataType::Index)));
@@ -70,9 +70,10 @@ TEST_F(IrTest, ConstantAndSymbolicScalars) {
   EXPECT_TRUE(sym->sameAs(sym));
 
   // A double does not fit an integer type.
-  EXPECT_THAT([]() { IrBuilder::create<Val>(2.5, DataType::Index); },
-              ThrowsMessage<UserError>(
-                  HasSubstr("Constant 2.5 does not fit integer type index")));
+  EXPECT_THAT(
+      []() { IrBuilder::create<Val>(2.5, DataType::Index); },
+      ThrowsMessage<UserError>(
+          HasSubstr("Constant 2.5 does not fit integer type index")));
 }
 
 TEST_F(IrTest, ScalarArithmeticFoldsConstants) {
@@ -93,17 +94,20 @@ TEST_F(IrTest, ScalarArithmeticFoldsConstants) {
   EXPECT_EQ(q->definition()->as<BinaryOp>()->opType(), BinaryOpType::CeilDiv);
   EXPECT_EQ(q->dtype(), DataType::Index);
   EXPECT_EQ(q->toInlineString(), "ceilDiv(" + n->toString() + ", 4)");
-  EXPECT_EQ(IrBuilder::addExpr(n, four)->toInlineString(),
-            "( " + n->toString() + " + 4 )");
+  EXPECT_EQ(
+      IrBuilder::addExpr(n, four)->toInlineString(),
+      "( " + n->toString() + " + 4 )");
   EXPECT_EQ(n->uses().size(), 2u);
 }
 
 TEST_F(IrTest, NoActiveFusionIsAUserError) {
   ASSERT_EQ(FusionGuard::getCurFusion(), nullptr);
-  EXPECT_THAT([]() { IrBuilder::create<Val>(DataType::Index); },
-              ThrowsMessage<UserError>(HasSubstr("No active Fusion")));
-  EXPECT_THAT([]() { makeContigConcreteTensor({2}); },
-              ThrowsMessage<UserError>(HasSubstr("needs an active Fusion")));
+  EXPECT_THAT(
+      []() { IrBuilder::create<Val>(DataType::Index); },
+      ThrowsMessage<UserError>(HasSubstr("No active Fusion")));
+  EXPECT_THAT(
+      []() { makeContigConcreteTensor({2}); },
+      ThrowsMessage<UserError>(HasSubstr("needs an active Fusion")));
 }
 
 // ---------------------------------------------------------------- tensors
@@ -143,8 +147,9 @@ TEST_F(IrTest, TensorViewDomains) {
   EXPECT_EQ(tv->getContiguity(), (Contiguity{true, std::nullopt, true}));
 
   EXPECT_EQ(tv->axis(-1), logical[2]);
-  EXPECT_THAT([&]() { tv->axis(3); },
-              ThrowsMessage<UserError>(HasSubstr("Axis 3 is out of range")));
+  EXPECT_THAT(
+      [&]() { tv->axis(3); },
+      ThrowsMessage<UserError>(HasSubstr("Axis 3 is out of range")));
 }
 
 TEST_F(IrTest, SymbolicTensors) {
@@ -245,17 +250,20 @@ TEST_F(IrTest, FusionInputOutputMisuse) {
   fusion->addInput(tv0);
   fusion->addOutput(tv1);
 
-  EXPECT_THAT([&]() { fusion->addInput(tv0); },
-              ThrowsMessage<UserError>(HasSubstr("is already an input")));
-  EXPECT_THAT([&]() { fusion->addInput(tv1); },
-              ThrowsMessage<UserError>(
-                  HasSubstr("a fusion input must not have a definition")));
+  EXPECT_THAT(
+      [&]() { fusion->addInput(tv0); },
+      ThrowsMessage<UserError>(HasSubstr("is already an input")));
+  EXPECT_THAT(
+      [&]() { fusion->addInput(tv1); },
+      ThrowsMessage<UserError>(
+          HasSubstr("a fusion input must not have a definition")));
   EXPECT_THAT(
       [&]() { fusion->addOutput(IrBuilder::create<Val>(DataType::Float)); },
       ThrowsMessage<UserError>(HasSubstr("only tensors can be outputs")));
-  EXPECT_THAT([&]() { tv0->setMemoryType(MemoryType::Shared); },
-              ThrowsMessage<UserError>(HasSubstr(
-                  "fusion inputs and outputs live in global memory")));
+  EXPECT_THAT(
+      [&]() { tv0->setMemoryType(MemoryType::Shared); },
+      ThrowsMessage<UserError>(
+          HasSubstr("fusion inputs and outputs live in global memory")));
 
   auto other = std::make_unique<Fusion>();
   {
@@ -288,16 +296,18 @@ TEST_F(IrTest, IterDomainSplitLeavesLoopAlone) {
   EXPECT_EQ(split->in(), id);
   EXPECT_EQ(split->getOpString(), "Split");
   EXPECT_EQ(inner->extent()->value(), 8);
-  EXPECT_EQ(outer->extent()->toInlineString(),
-            "ceilDiv(" + id->extent()->toString() + ", 8)");
+  EXPECT_EQ(
+      outer->extent()->toInlineString(),
+      "ceilDiv(" + id->extent()->toString() + ", 8)");
 
   // Outer split: the factor is the outer extent.
   auto [o2, i2] =
       IterDomain::split(id, IrBuilder::create<Val>(8, DataType::Index), false);
   EXPECT_FALSE(o2->definition()->as<Split>()->innerSplit());
   EXPECT_EQ(o2->extent()->value(), 8);
-  EXPECT_EQ(i2->extent()->toInlineString(),
-            "ceilDiv(" + id->extent()->toString() + ", 8)");
+  EXPECT_EQ(
+      i2->extent()->toInlineString(),
+      "ceilDiv(" + id->extent()->toString() + ", 8)");
   EXPECT_THAT(o2->definition()->toString(), HasSubstr("Outer split: "));
   EXPECT_EQ(id->uses().size(), 2u);
 
@@ -315,8 +325,9 @@ TEST_F(IrTest, IterDomainSplitLeavesLoopAlone) {
         IterDomain::split(id, IrBuilder::create<Val>(0, DataType::Index));
       },
       ThrowsMessage<UserError>(HasSubstr("must be positive; got 0")));
-  EXPECT_THAT([&]() { IterDomain::split(id, IrBuilder::create<Val>(2.0)); },
-              ThrowsMessage<UserError>(HasSubstr("must be an integer scalar")));
+  EXPECT_THAT(
+      [&]() { IterDomain::split(id, IrBuilder::create<Val>(2.0)); },
+      ThrowsMessage<UserError>(HasSubstr("must be an integer scalar")));
 }
 
 TEST_F(IrTest, IterDomainMerge) {
@@ -337,18 +348,20 @@ TEST_F(IrTest, IterDomainMerge) {
   EXPECT_EQ(merge->toString(), "Merge: iS0{3} and iS2{5} -> iS3{15}\n");
 
   EXPECT_TRUE(IterDomain::merge(i0, b1)->isIteration());
-  auto* b = IrBuilder::create<IterDomain>(fusion->zeroVal(), fusion->oneVal(),
-                                          IterType::Broadcast);
+  auto* b = IrBuilder::create<IterDomain>(
+      fusion->zeroVal(), fusion->oneVal(), IterType::Broadcast);
   EXPECT_TRUE(IterDomain::merge(b1, b)->isBroadcast());
 
-  EXPECT_THAT([&]() { IterDomain::merge(i0, i0); },
-              ThrowsMessage<UserError>(HasSubstr("with itself")));
+  EXPECT_THAT(
+      [&]() { IterDomain::merge(i0, i0); },
+      ThrowsMessage<UserError>(HasSubstr("with itself")));
   auto* r = IrBuilder::create<IterDomain>(
       fusion->zeroVal(), IrBuilder::create<Val>(6, DataType::Index),
       IterType::Reduction);
-  EXPECT_THAT([&]() { IterDomain::merge(i0, r); },
-              ThrowsMessage<UserError>(
-                  HasSubstr("Cannot merge reduction and iteration axes")));
+  EXPECT_THAT(
+      [&]() { IterDomain::merge(i0, r); },
+      ThrowsMessage<UserError>(
+          HasSubstr("Cannot merge reduction and iteration axes")));
 }
 
 TEST_F(IrTest, IterDomainParallelize) {
@@ -398,12 +411,13 @@ TEST_F(IrTest, SetLoopDomain) {
   EXPECT_FALSE(tv1->hasAllocation());
 
   // Dropping an axis.
-  EXPECT_THAT(([&, outer = outer]() {
-                tv1->setLoopDomain({outer, i1});
-              }),
-              ThrowsMessage<UserError>(AllOf(
-                  HasSubstr("Invalid loop domain"),
-                  HasSubstr("does not cover the logical domain; missing ["))));
+  EXPECT_THAT(
+      ([&, outer = outer]() {
+        tv1->setLoopDomain({outer, i1});
+      }),
+      ThrowsMessage<UserError>(AllOf(
+          HasSubstr("Invalid loop domain"),
+          HasSubstr("does not cover the logical domain; missing ["))));
   // Repeating one.
   EXPECT_THAT(
       [&]() {
@@ -453,8 +467,9 @@ TEST_F(IrTest, ContiguityValidation) {
 
   // A TensorDomain built directly is validated the same way.
   std::vector<IterDomain*> ids = tv->getLogicalDomain();
-  EXPECT_THAT([&]() { IrBuilder::create<TensorDomain>(ids, Contiguity{true}); },
-              ThrowsMessage<UserError>(HasSubstr("(2), got 1")));
+  EXPECT_THAT(
+      [&]() { IrBuilder::create<TensorDomain>(ids, Contiguity{true}); },
+      ThrowsMessage<UserError>(HasSubstr("(2), got 1")));
 }
 
 TEST_F(IrTest, SetDomainKeepsLogical) {
@@ -472,9 +487,10 @@ TEST_F(IrTest, SetDomainKeepsLogical) {
   EXPECT_EQ(tv1->domain(), domain);
   EXPECT_EQ(tv1->getLoopDomain(), (std::vector<IterDomain*>{outer, inner}));
 
-  EXPECT_THAT([&]() { tv1->setDomain(tv0->domain()); },
-              ThrowsMessage<UserError>(HasSubstr(
-                  "the new domain must keep the logical domain [iS1{6}]")));
+  EXPECT_THAT(
+      [&]() { tv1->setDomain(tv0->domain()); },
+      ThrowsMessage<UserError>(
+          HasSubstr("the new domain must keep the logical domain [iS1{6}]")));
 }
 
 // ---------------------------------------------------------------- scheduling
@@ -512,26 +528,32 @@ TEST_F(IrTest, ScheduleSplit) {
   tv1->split(-1, f);
   ASSERT_EQ(tv1->nDims(), 5);
   EXPECT_EQ(tv1->axis(4)->extent(), f);
-  EXPECT_EQ(tv1->axis(3)->extent()->toInlineString(),
-            "ceilDiv(4, " + f->toString() + ")");
+  EXPECT_EQ(
+      tv1->axis(3)->extent()->toInlineString(),
+      "ceilDiv(4, " + f->toString() + ")");
   EXPECT_EQ(tv1->axis(3)->definition()->as<Split>()->factor(), f);
 
   // The logical domain is untouched; the loop is reached from it.
   EXPECT_EQ(tv1->getLogicalDomain(), logical);
   EXPECT_FALSE(tv1->hasAllocation());
-  EXPECT_THAT(tv1->domainsToString(),
-              AllOf(HasSubstr("Split: iS3{12} by factor 4 -> "),
-                    HasSubstr("Outer split: iS2{8} by factor 2 -> ")));
+  EXPECT_THAT(
+      tv1->domainsToString(),
+      AllOf(
+          HasSubstr("Split: iS3{12} by factor 4 -> "),
+          HasSubstr("Outer split: iS2{8} by factor 2 -> ")));
 
-  EXPECT_THAT([&]() { tv1->split(5, 2); },
-              ThrowsMessage<UserError>(
-                  AllOf(HasSubstr("Axis 5 is out of range for T1_g_float"),
-                        HasSubstr("with 5 loop axes"),
-                        HasSubstr("use an index in [-5, 5)"))));
-  EXPECT_THAT([&]() { tv1->split(-6, 2); },
-              ThrowsMessage<UserError>(HasSubstr("Axis -6 is out of range")));
-  EXPECT_THAT([&]() { tv1->split(0, int64_t(0)); },
-              ThrowsMessage<UserError>(HasSubstr("must be positive")));
+  EXPECT_THAT(
+      [&]() { tv1->split(5, 2); },
+      ThrowsMessage<UserError>(AllOf(
+          HasSubstr("Axis 5 is out of range for T1_g_float"),
+          HasSubstr("with 5 loop axes"),
+          HasSubstr("use an index in [-5, 5)"))));
+  EXPECT_THAT(
+      [&]() { tv1->split(-6, 2); },
+      ThrowsMessage<UserError>(HasSubstr("Axis -6 is out of range")));
+  EXPECT_THAT(
+      [&]() { tv1->split(0, int64_t(0)); },
+      ThrowsMessage<UserError>(HasSubstr("must be positive")));
   EXPECT_EQ(tv1->nDims(), 5);
 }
 
@@ -546,11 +568,13 @@ TEST_F(IrTest, ScheduleMergeReorderParallelize) {
 
   // reorder: old position -> new position; unnamed axes keep their order.
   tv1->reorder({{0, -1}});
-  EXPECT_EQ(tv1->getLoopDomain(),
-            (std::vector<IterDomain*>{logical[1], logical[2], logical[0]}));
+  EXPECT_EQ(
+      tv1->getLoopDomain(),
+      (std::vector<IterDomain*>{logical[1], logical[2], logical[0]}));
   tv1->reorder({{2, 0}, {0, 2}});
-  EXPECT_EQ(tv1->getLoopDomain(),
-            (std::vector<IterDomain*>{logical[0], logical[2], logical[1]}));
+  EXPECT_EQ(
+      tv1->getLoopDomain(),
+      (std::vector<IterDomain*>{logical[0], logical[2], logical[1]}));
 
   // merge(1) merges axes 1 and 2: [2, 4*3].
   EXPECT_EQ(tv1->merge(1), tv1);
@@ -573,15 +597,18 @@ TEST_F(IrTest, ScheduleMergeReorderParallelize) {
   tv1->axis(1)->parallelize(ParallelType::TIDx);
   EXPECT_EQ(tv1->axis(0)->getParallelType(), ParallelType::BIDx);
   EXPECT_EQ(tv1->axis(1)->getParallelType(), ParallelType::TIDx);
-  EXPECT_EQ(tv1->toString(),
-            "T1_g_float[iBIDx" + std::to_string(tv1->axis(0)->name()) +
-                "{3}, iTIDx" + std::to_string(tv1->axis(1)->name()) + "{8}]");
+  EXPECT_EQ(
+      tv1->toString(), "T1_g_float[iBIDx" +
+                           std::to_string(tv1->axis(0)->name()) + "{3}, iTIDx" +
+                           std::to_string(tv1->axis(1)->name()) + "{8}]");
   EXPECT_EQ(tv1->getLogicalDomain(), logical);
 
-  EXPECT_THAT([&]() { tv1->merge(0, 2); },
-              ThrowsMessage<UserError>(HasSubstr("Axis 2 is out of range")));
-  EXPECT_THAT([&]() { tv1->merge(1, 1); },
-              ThrowsMessage<UserError>(HasSubstr("with itself")));
+  EXPECT_THAT(
+      [&]() { tv1->merge(0, 2); },
+      ThrowsMessage<UserError>(HasSubstr("Axis 2 is out of range")));
+  EXPECT_THAT(
+      [&]() { tv1->merge(1, 1); },
+      ThrowsMessage<UserError>(HasSubstr("with itself")));
   EXPECT_THAT(
       [&]() {
         tv1->reorder({{3, 0}});
@@ -608,9 +635,10 @@ TEST_F(IrTest, ScheduleReductionAxes) {
   EXPECT_TRUE(tv1->axis(2)->isReduction());
   tv1->merge(1, 2);
   EXPECT_TRUE(tv1->axis(1)->isReduction());
-  EXPECT_THAT([&]() { tv1->merge(0, 1); },
-              ThrowsMessage<UserError>(
-                  HasSubstr("Cannot merge reduction and iteration axes")));
+  EXPECT_THAT(
+      [&]() { tv1->merge(0, 1); },
+      ThrowsMessage<UserError>(
+          HasSubstr("Cannot merge reduction and iteration axes")));
   EXPECT_THAT(
       [&]() { tv1->axis(1)->parallelize(ParallelType::Vectorize); },
       ThrowsMessage<UserError>(HasSubstr("Cannot vectorize reduction axis")));
@@ -656,20 +684,21 @@ TEST_F(IrTest, PrintFusion) {
   tv3->split(0, 4);
 
   const std::string math = fusion->mathToString();
-  EXPECT_EQ(math,
-            "Inputs:\n"
-            "  T0_g_float[iS0{2}, iS1{3}], float\n"
-            "Outputs:\n"
-            "  T3_g_float[iS8{2}, iS9{4}], float\n"
-            "\n"
-            "%kernel_math {\n"
-            "  T1_l_float[iS3{3}, iS2{2}]\n"
-            "     = Set(T0_g_float[iS0{2}, iS1{3}])\n"
-            "  T2_l_float[iS6{6}]\n"
-            "     = view(T1_l_float[iS3{3}, iS2{2}])\n"
-            "  T3_g_float[iS8{2}, iS9{4}]\n"
-            "     = neg(T2_l_float[iS6{6}])\n"
-            "} // %kernel_math\n");
+  EXPECT_EQ(
+      math,
+      "Inputs:\n"
+      "  T0_g_float[iS0{2}, iS1{3}], float\n"
+      "Outputs:\n"
+      "  T3_g_float[iS8{2}, iS9{4}], float\n"
+      "\n"
+      "%kernel_math {\n"
+      "  T1_l_float[iS3{3}, iS2{2}]\n"
+      "     = Set(T0_g_float[iS0{2}, iS1{3}])\n"
+      "  T2_l_float[iS6{6}]\n"
+      "     = view(T1_l_float[iS3{3}, iS2{2}])\n"
+      "  T3_g_float[iS8{2}, iS9{4}]\n"
+      "     = neg(T2_l_float[iS6{6}])\n"
+      "} // %kernel_math\n");
   std::stringstream math_ss;
   fusion->printMath(math_ss);
   EXPECT_EQ(math_ss.str(), math);
@@ -677,23 +706,25 @@ TEST_F(IrTest, PrintFusion) {
   const std::string printed = fusion->toString();
   EXPECT_EQ(printed.substr(0, math.size()), math);
   // Permute: root in the input's order, logical permuted.
-  EXPECT_THAT(printed, HasSubstr("  T1_l_float[iS3{3}, iS2{2}]\n"
-                                 "   root domain : [iS2{2}, iS3{3}]\n"
-                                 "   logical domain : [iS3{3}, iS2{2}]\n"
-                                 "   contiguity: t t\n"
-                                 "   loop domain : [iS3{3}, iS2{2}]\n"));
+  EXPECT_THAT(
+      printed, HasSubstr("  T1_l_float[iS3{3}, iS2{2}]\n"
+                         "   root domain : [iS2{2}, iS3{3}]\n"
+                         "   logical domain : [iS3{3}, iS2{2}]\n"
+                         "   contiguity: t t\n"
+                         "   loop domain : [iS3{3}, iS2{2}]\n"));
   // Reshape: root, the merge from root to logical, logical.
-  EXPECT_THAT(printed, HasSubstr("  T2_l_float[iS6{6}]\n"
-                                 "   root domain : [iS4{3}, iS5{2}]\n"
-                                 "    Merge: iS4{3} and iS5{2} -> iS6{6}\n"
-                                 "   logical domain : [iS6{6}]\n"));
+  EXPECT_THAT(
+      printed, HasSubstr("  T2_l_float[iS6{6}]\n"
+                         "   root domain : [iS4{3}, iS5{2}]\n"
+                         "    Merge: iS4{3} and iS5{2} -> iS6{6}\n"
+                         "   logical domain : [iS6{6}]\n"));
   // The scheduled output: the loop split printed under the loop domain.
-  EXPECT_THAT(printed,
-              HasSubstr("  T3_g_float[iS8{2}, iS9{4}]\n"
-                        "   logical domain : [iS7{6}]\n"
-                        "   contiguity: t\n"
-                        "   loop domain : [iS8{2}, iS9{4}]\n"
-                        "    Split: iS7{6} by factor 4 -> iS8{2}, iS9{4}\n"));
+  EXPECT_THAT(
+      printed, HasSubstr("  T3_g_float[iS8{2}, iS9{4}]\n"
+                         "   logical domain : [iS7{6}]\n"
+                         "   contiguity: t\n"
+                         "   loop domain : [iS8{2}, iS9{4}]\n"
+                         "    Split: iS7{6} by factor 4 -> iS8{2}, iS9{4}\n"));
   EXPECT_THAT(printed, Not(HasSubstr("allocation domain")));
   EXPECT_THAT(printed, HasSubstr("%domains {\n"));
 }
@@ -857,12 +888,24 @@ class NodeCounter : public OptOutDispatch {
  public:
   using OptOutDispatch::handle;
 
-  void handle(TensorView*) override { ++tensors; }
-  void handle(IterDomain*) override { ++ids; }
-  void handle(Split*) override { ++splits; }
-  void handle(Merge*) override { ++merges; }
-  void handle(LoadStoreOp*) override { ++load_stores; }
-  void handle(BinaryOp*) override { ++binary_ops; }
+  void handle(TensorView*) override {
+    ++tensors;
+  }
+  void handle(IterDomain*) override {
+    ++ids;
+  }
+  void handle(Split*) override {
+    ++splits;
+  }
+  void handle(Merge*) override {
+    ++merges;
+  }
+  void handle(LoadStoreOp*) override {
+    ++load_stores;
+  }
+  void handle(BinaryOp*) override {
+    ++binary_ops;
+  }
   // Every other Val (scalars, TensorDomains) and Expr lands here.
   void handle(Val* val) override {
     if (val->isScalar()) {
@@ -871,7 +914,9 @@ class NodeCounter : public OptOutDispatch {
       ++other_vals;
     }
   }
-  void handle(Expr*) override { ++other_exprs; }
+  void handle(Expr*) override {
+    ++other_exprs;
+  }
 
   int tensors = 0;
   int ids = 0;
@@ -888,11 +933,13 @@ class NodeCounter : public OptOutDispatch {
 class StatementCounter : public OptOutDispatch {
  public:
   using OptOutDispatch::handle;
-  void handle(Statement*) override { ++count; }
+  void handle(Statement*) override {
+    ++count;
+  }
   int count = 0;
 };
 
-}  // namespace
+} // namespace
 
 TEST_F(IrTest, DispatchCountsNodeKinds) {
   auto fusion = std::make_unique<Fusion>();
@@ -916,13 +963,13 @@ TEST_F(IrTest, DispatchCountsNodeKinds) {
   EXPECT_EQ(counter.tensors, 4);
   // 2 logical IDs per tensor, 2 from the split, 1 from the merge.
   EXPECT_EQ(counter.ids, 11);
-  EXPECT_EQ(counter.other_vals, 4);  // TensorDomains
+  EXPECT_EQ(counter.other_vals, 4); // TensorDomains
   EXPECT_GT(counter.scalars, 0);
   EXPECT_EQ(counter.splits, 1);
   EXPECT_EQ(counter.merges, 1);
   EXPECT_EQ(counter.load_stores, 1);
   EXPECT_EQ(counter.binary_ops, 1);
-  EXPECT_EQ(counter.other_exprs, 1);  // the UnaryOp
+  EXPECT_EQ(counter.other_exprs, 1); // the UnaryOp
 
   StatementCounter all;
   for (Val* val : fusion->vals()) {
@@ -931,11 +978,12 @@ TEST_F(IrTest, DispatchCountsNodeKinds) {
   for (Expr* expr : fusion->unorderedExprs()) {
     all.dispatch(expr);
   }
-  EXPECT_EQ(all.count, static_cast<int>(fusion->vals().size() +
-                                        fusion->unorderedExprs().size()));
+  EXPECT_EQ(
+      all.count, static_cast<int>(
+                     fusion->vals().size() + fusion->unorderedExprs().size()));
   EXPECT_EQ(
       counter.tensors + counter.ids + counter.scalars + counter.other_vals,
       static_cast<int>(fusion->vals().size()));
 }
 
-}  // namespace fuser
+} // namespace fuser

@@ -59,7 +59,7 @@ std::vector<std::string> describeMath(const Fusion* fusion) {
   return result;
 }
 
-}  // namespace
+} // namespace
 
 // ---------------------------------------------------------------- set
 
@@ -67,7 +67,7 @@ TEST_F(OpsTest, SetOutputDomains) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());
   TensorView* in = makeConcreteTensor({4, 1, -1}, DataType::BFloat16);
-  in->split(0, 2);  // scheduling the input does not shape the output
+  in->split(0, 2); // scheduling the input does not shape the output
   TensorView* out = set(in);
 
   EXPECT_EQ(out->dtype(), DataType::BFloat16);
@@ -128,8 +128,9 @@ TEST_F(OpsTest, UnaryOps) {
   EXPECT_EQ(s_exp->dtype(), DataType::Double);
   EXPECT_EQ(s_exp->definition()->as<UnaryOp>()->opType(), UnaryOpType::Exp);
 
-  EXPECT_THAT([&]() { neg(makeContigConcreteTensor({2}, DataType::Bool)); },
-              ThrowsMessage<UserError>(HasSubstr("use logical_not instead")));
+  EXPECT_THAT(
+      [&]() { neg(makeContigConcreteTensor({2}, DataType::Bool)); },
+      ThrowsMessage<UserError>(HasSubstr("use logical_not instead")));
 }
 
 // ---------------------------------------------------------------- binary
@@ -194,17 +195,19 @@ TEST_F(OpsTest, BinaryOpMisuse) {
   TensorView* tv1 = makeContigConcreteTensor({5});
   TensorView* tv2 = makeContigConcreteTensor({4, 6});
 
-  EXPECT_THAT([&]() { add(tv0, tv1); },
-              ThrowsMessage<UserError>(AllOf(
-                  HasSubstr("Elementwise op over tensors of different ranks"),
-                  HasSubstr("has 2 axes"),
-                  HasSubstr("has 1. Insert broadcast(tv, {...})"))));
-  EXPECT_THAT([&]() { mul(tv0, tv2); },
-              ThrowsMessage<UserError>(
-                  AllOf(HasSubstr("extents of axis 1 do not match"),
-                        HasSubstr("iS1{5} vs iS4{6}"))));
-  EXPECT_THAT([&]() { add(tv0, static_cast<Val*>(nullptr)); },
-              ThrowsMessage<UserError>(HasSubstr("an operand is null")));
+  EXPECT_THAT(
+      [&]() { add(tv0, tv1); },
+      ThrowsMessage<UserError>(AllOf(
+          HasSubstr("Elementwise op over tensors of different ranks"),
+          HasSubstr("has 2 axes"),
+          HasSubstr("has 1. Insert broadcast(tv, {...})"))));
+  EXPECT_THAT(
+      [&]() { mul(tv0, tv2); }, ThrowsMessage<UserError>(AllOf(
+                                    HasSubstr("extents of axis 1 do not match"),
+                                    HasSubstr("iS1{5} vs iS4{6}"))));
+  EXPECT_THAT(
+      [&]() { add(tv0, static_cast<Val*>(nullptr)); },
+      ThrowsMessage<UserError>(HasSubstr("an operand is null")));
 }
 
 TEST_F(OpsTest, Where) {
@@ -243,14 +246,17 @@ TEST_F(OpsTest, Where) {
   TensorView* wh = where(cond, h, IrBuilder::create<Val>(2.0));
   EXPECT_EQ(wh->dtype(), DataType::Half);
   fusion->addOutput(wh);
-  EXPECT_THAT(describeMath(fusion.get()),
-              ElementsAre("gt float,double->bool", "cast half->float",
-                          "TernaryOp", "cast float->half"));
+  EXPECT_THAT(
+      describeMath(fusion.get()),
+      ElementsAre(
+          "gt float,double->bool", "cast half->float", "TernaryOp",
+          "cast float->half"));
 
-  EXPECT_THAT([&]() { where(x, x, y); },
-              ThrowsMessage<UserError>(
-                  AllOf(HasSubstr("where: the condition must be bool"),
-                        HasSubstr("of type float"))));
+  EXPECT_THAT(
+      [&]() { where(x, x, y); },
+      ThrowsMessage<UserError>(AllOf(
+          HasSubstr("where: the condition must be bool"),
+          HasSubstr("of type float"))));
 }
 
 // ---------------------------------------------------------------- cast
@@ -267,8 +273,9 @@ TEST_F(OpsTest, Cast) {
   EXPECT_EQ(h->definition()->as<UnaryOp>()->opType(), UnaryOpType::Cast);
   EXPECT_EQ(h->definition()->as<UnaryOp>()->in(), tv);
   EXPECT_EQ(h->axis(0)->extent(), tv->axis(0)->extent());
-  EXPECT_EQ(h->definition()->toString(),
-            "T1_l_half[iS1{4}]\n   = cast(T0_g_float[iS0{4}], dtype=half)\n");
+  EXPECT_EQ(
+      h->definition()->toString(),
+      "T1_l_half[iS1{4}]\n   = cast(T0_g_float[iS0{4}], dtype=half)\n");
 
   // Casting to the same type is a copy.
   TensorView* same = cast(tv, DataType::Float);
@@ -282,9 +289,10 @@ TEST_F(OpsTest, Cast) {
   EXPECT_EQ(si->dtype(), DataType::Int);
   EXPECT_TRUE(si->isScalar());
 
-  EXPECT_THAT([&]() { castOp(DataType::Index, tv); },
-              ThrowsMessage<UserError>(
-                  HasSubstr("cannot cast tensor T0_g_float[iS0{4}] to index")));
+  EXPECT_THAT(
+      [&]() { castOp(DataType::Index, tv); },
+      ThrowsMessage<UserError>(
+          HasSubstr("cannot cast tensor T0_g_float[iS0{4}] to index")));
 }
 
 // ---------------------------------------------------------------- broadcast
@@ -304,18 +312,20 @@ TEST_F(OpsTest, Broadcast) {
   EXPECT_EQ(out->axis(1)->extent(), tv->axis(0)->extent());
   EXPECT_NE(out->axis(1), tv->axis(0));
   EXPECT_EQ(out->axis(3)->extent(), tv->axis(1)->extent());
-  EXPECT_EQ(out->getContiguity(),
-            (Contiguity{std::nullopt, true, std::nullopt, true}));
+  EXPECT_EQ(
+      out->getContiguity(),
+      (Contiguity{std::nullopt, true, std::nullopt, true}));
   EXPECT_EQ(out->dtype(), DataType::Float);
 
   ASSERT_TRUE(out->definition()->isA<BroadcastOp>());
   auto* bop = out->definition()->as<BroadcastOp>();
   EXPECT_EQ(bop->in(), tv);
-  EXPECT_EQ(bop->getBroadcastDimFlags(),
-            (std::vector<bool>{true, false, true, false}));
-  EXPECT_THAT(bop->toString(),
-              HasSubstr("broadcast(T0_l_float[iS0{4}, iS1{5}], "
-                        "flags={true, false, true, false})"));
+  EXPECT_EQ(
+      bop->getBroadcastDimFlags(),
+      (std::vector<bool>{true, false, true, false}));
+  EXPECT_THAT(
+      bop->toString(), HasSubstr("broadcast(T0_l_float[iS0{4}, iS1{5}], "
+                                 "flags={true, false, true, false})"));
 
   // A broadcast axis combines with an iteration axis in a binary op.
   TensorView* other = makeContigConcreteTensor({3, 4, 2, 5});
@@ -389,8 +399,9 @@ TEST_F(OpsTest, ReductionKeepDim) {
   EXPECT_TRUE(out->axis(2)->isBroadcast());
   EXPECT_FALSE(out->hasReduction());
   ASSERT_TRUE(out->definition()->isA<BroadcastOp>());
-  EXPECT_EQ(out->definition()->as<BroadcastOp>()->getBroadcastDimFlags(),
-            (std::vector<bool>{true, false, true}));
+  EXPECT_EQ(
+      out->definition()->as<BroadcastOp>()->getBroadcastDimFlags(),
+      (std::vector<bool>{true, false, true}));
   auto* reduced = out->definition()->as<BroadcastOp>()->in()->as<TensorView>();
   EXPECT_TRUE(reduced->axis(0)->isReduction());
   EXPECT_TRUE(reduced->axis(2)->isReduction());
@@ -421,8 +432,9 @@ TEST_F(OpsTest, MaxMinMean) {
 
   TensorView* mi = max(makeContigConcreteTensor({3}, DataType::Int32), {0});
   EXPECT_EQ(mi->dtype(), DataType::Int32);
-  EXPECT_EQ(mi->definition()->as<ReductionOp>()->init()->value(),
-            std::numeric_limits<int32_t>::min());
+  EXPECT_EQ(
+      mi->definition()->as<ReductionOp>()->init()->value(),
+      std::numeric_limits<int32_t>::min());
 
   // mean = sum / number of reduced elements.
   TensorView* avg = mean(tv, {1});
@@ -435,8 +447,8 @@ TEST_F(OpsTest, MaxMinMean) {
   EXPECT_EQ(div_op->rhs()->value(), 5);
   auto* total = div_op->lhs()->as<TensorView>();
   EXPECT_TRUE(total->axis(1)->isReduction());
-  EXPECT_EQ(total->definition()->as<ReductionOp>()->opType(),
-            ReductionOpType::Sum);
+  EXPECT_EQ(
+      total->definition()->as<ReductionOp>()->opType(), ReductionOpType::Sum);
 
   TensorView* avg_keep = mean(tv, {0, 1}, true);
   EXPECT_TRUE(avg_keep->axis(0)->isBroadcast());
@@ -459,16 +471,17 @@ TEST_F(OpsTest, ReductionMisuse) {
   EXPECT_THAT(
       [&]() { sum(tv, {2}); },
       ThrowsMessage<UserError>(HasSubstr("axis 2 is out of range for rank 2")));
-  EXPECT_THAT([&]() { max(tv, {-3}); },
-              ThrowsMessage<UserError>(
-                  HasSubstr("axis -3 is out of range for rank 2")));
+  EXPECT_THAT(
+      [&]() { max(tv, {-3}); }, ThrowsMessage<UserError>(HasSubstr(
+                                    "axis -3 is out of range for rank 2")));
   EXPECT_THAT(
       [&]() {
         sum(tv, {1, -1});
       },
       ThrowsMessage<UserError>(HasSubstr("axis 1 given twice")));
-  EXPECT_THAT([&]() { sum(tv, {}); },
-              ThrowsMessage<UserError>(HasSubstr("no axes given")));
+  EXPECT_THAT(
+      [&]() { sum(tv, {}); },
+      ThrowsMessage<UserError>(HasSubstr("no axes given")));
   EXPECT_THAT(
       [&]() { mean(makeContigConcreteTensor({4}, DataType::Int32), {0}); },
       ThrowsMessage<UserError>(
@@ -524,8 +537,9 @@ TEST_F(OpsTest, PermuteOutputDomains) {
         permute(tv, {0, 1, 3});
       },
       ThrowsMessage<UserError>(HasSubstr("axis 3 out of range for rank 3")));
-  EXPECT_THAT([&]() { transpose(tv, 0, 3); },
-              ThrowsMessage<UserError>(HasSubstr("out of range for rank 3")));
+  EXPECT_THAT(
+      [&]() { transpose(tv, 0, 3); },
+      ThrowsMessage<UserError>(HasSubstr("out of range for rank 3")));
 }
 
 // ---------------------------------------------------------------- reshape
@@ -593,8 +607,9 @@ TEST_F(OpsTest, ReshapeOutputDomains) {
         reshape(tv, {0, 24});
       },
       ThrowsMessage<UserError>(HasSubstr("must be positive or -1")));
-  EXPECT_THAT([&]() { reshape(makeSymbolicTensor(2), {-1}); },
-              ThrowsMessage<UserError>(HasSubstr("needs known extents")));
+  EXPECT_THAT(
+      [&]() { reshape(makeSymbolicTensor(2), {-1}); },
+      ThrowsMessage<UserError>(HasSubstr("needs known extents")));
 }
 
 // ---------------------------------------------------------------- promotion
@@ -697,9 +712,11 @@ TEST_F(OpsTest, HalfComputedInFloat) {
   fusion->addOutput(out);
 
   EXPECT_EQ(out->dtype(), DataType::Half);
-  EXPECT_THAT(describeMath(fusion.get()),
-              ElementsAre("cast half->float", "cast half->float",
-                          "mul float,float->float", "cast float->half"));
+  EXPECT_THAT(
+      describeMath(fusion.get()),
+      ElementsAre(
+          "cast half->float", "cast half->float", "mul float,float->float",
+          "cast float->half"));
   auto* cast_out = out->definition()->as<UnaryOp>();
   EXPECT_EQ(cast_out->opType(), UnaryOpType::Cast);
   auto* bop = cast_out->in()->definition()->as<BinaryOp>();
@@ -724,38 +741,50 @@ TEST_F(OpsTest, MixedTypeExprs) {
     return result;
   };
 
-  EXPECT_THAT(math_of(add(h, bf)),
-              ElementsAre("cast half->float", "cast bfloat16->float",
-                          "add float,float->float"));
-  EXPECT_THAT(math_of(add(i32, i64)),
-              ElementsAre("cast int32->int64", "add int64,int64->int64"));
-  EXPECT_THAT(math_of(add(i64, IrBuilder::create<Val>(0.5))),
-              ElementsAre("cast int64->float", "add float,double->float"));
-  EXPECT_THAT(math_of(add(h, IrBuilder::create<Val>(0.5))),
-              ElementsAre("cast half->float", "add float,double->float",
-                          "cast float->half"));
-  EXPECT_THAT(math_of(add(b, i32)),
-              ElementsAre("cast bool->int32", "add int32,int32->int32"));
-  EXPECT_THAT(math_of(lt(h, h)),
-              ElementsAre("cast half->float", "cast half->float",
-                          "lt float,float->bool"));
-  EXPECT_THAT(math_of(div(i32, i32)),
-              ElementsAre("cast int32->float", "cast int32->float",
-                          "div float,float->float"));
-  EXPECT_THAT(math_of(exp(i32)),
-              ElementsAre("cast int32->float", "exp float->float"));
+  EXPECT_THAT(
+      math_of(add(h, bf)), ElementsAre(
+                               "cast half->float", "cast bfloat16->float",
+                               "add float,float->float"));
+  EXPECT_THAT(
+      math_of(add(i32, i64)),
+      ElementsAre("cast int32->int64", "add int64,int64->int64"));
+  EXPECT_THAT(
+      math_of(add(i64, IrBuilder::create<Val>(0.5))),
+      ElementsAre("cast int64->float", "add float,double->float"));
+  EXPECT_THAT(
+      math_of(add(h, IrBuilder::create<Val>(0.5))),
+      ElementsAre(
+          "cast half->float", "add float,double->float", "cast float->half"));
+  EXPECT_THAT(
+      math_of(add(b, i32)),
+      ElementsAre("cast bool->int32", "add int32,int32->int32"));
+  EXPECT_THAT(
+      math_of(lt(h, h)),
+      ElementsAre(
+          "cast half->float", "cast half->float", "lt float,float->bool"));
+  EXPECT_THAT(
+      math_of(div(i32, i32)),
+      ElementsAre(
+          "cast int32->float", "cast int32->float", "div float,float->float"));
+  EXPECT_THAT(
+      math_of(exp(i32)), ElementsAre("cast int32->float", "exp float->float"));
   EXPECT_THAT(
       math_of(exp(h)),
       ElementsAre("cast half->float", "exp float->float", "cast float->half"));
-  EXPECT_THAT(math_of(sum(h, {0})),
-              ElementsAre("cast half->float", "reduction sum float->float",
-                          "cast float->half"));
-  EXPECT_THAT(math_of(sum(i32, {0})),
-              ElementsAre("cast int32->int64", "reduction sum int64->int64"));
-  EXPECT_THAT(math_of(sum(b, {0})),
-              ElementsAre("cast bool->int64", "reduction sum int64->int64"));
-  EXPECT_THAT(math_of(sum(h, {0}, false, DataType::Float)),
-              ElementsAre("cast half->float", "reduction sum float->float"));
+  EXPECT_THAT(
+      math_of(sum(h, {0})),
+      ElementsAre(
+          "cast half->float", "reduction sum float->float",
+          "cast float->half"));
+  EXPECT_THAT(
+      math_of(sum(i32, {0})),
+      ElementsAre("cast int32->int64", "reduction sum int64->int64"));
+  EXPECT_THAT(
+      math_of(sum(b, {0})),
+      ElementsAre("cast bool->int64", "reduction sum int64->int64"));
+  EXPECT_THAT(
+      math_of(sum(h, {0}, false, DataType::Float)),
+      ElementsAre("cast half->float", "reduction sum float->float"));
 }
 
-}  // namespace fuser
+} // namespace fuser

@@ -28,8 +28,7 @@ namespace {
 // sizes, laid out densely in its allocation order, its data pointer aligned
 // to `alignment` bytes.
 RuntimeInfo makeInfo(
-    Fusion* fusion,
-    const std::vector<std::vector<int64_t>>& sizes,
+    Fusion* fusion, const std::vector<std::vector<int64_t>>& sizes,
     int64_t alignment = 16) {
   ExpressionEvaluator ee;
   size_t t = 0;
@@ -308,8 +307,7 @@ TEST_F(PointwiseSchedulerTest, OddShapesScheduleAndLower) {
         numel *= d;
       }
       EXPECT_EQ(numel % pointwise(s).vectorize, 0) << s.params->toString();
-      EXPECT_NO_THROW(generateCudaKernel(fusion.get()))
-          << s.params->toString();
+      EXPECT_NO_THROW(generateCudaKernel(fusion.get())) << s.params->toString();
     }
   }
 }
@@ -337,8 +335,7 @@ TEST_F(PointwiseSchedulerTest, SharedMaskFeedingTwoOutputsLowers) {
     for (Expr* use : tv->uses()) {
       auto* consumer = use->output(0)->as<TensorView>();
       if (consumer->getComputeAtPosition() > 0) {
-        EXPECT_LE(
-            tv->getComputeAtPosition(), consumer->getComputeAtPosition())
+        EXPECT_LE(tv->getComputeAtPosition(), consumer->getComputeAtPosition())
             << tv->toString() << " -> " << consumer->toString();
       }
     }

@@ -17,8 +17,7 @@ bool isVectorizedCopyLoop(const kir::ForLoop* loop) {
   }
   Expr* expr = body[0];
   if (auto* branch = dynamic_cast<kir::IfThenElse*>(expr)) {
-    if (branch->thenBody().exprs().size() != 1 ||
-        !branch->elseBody().empty()) {
+    if (branch->thenBody().exprs().size() != 1 || !branch->elseBody().empty()) {
       return false;
     }
     expr = branch->thenBody().exprs()[0];
@@ -26,7 +25,7 @@ bool isVectorizedCopyLoop(const kir::ForLoop* loop) {
   auto* copy = dynamic_cast<LoadStoreOp*>(expr);
   // Before index lowering operands are tensors, after it TensorIndexes.
   return copy != nullptr &&
-      (copy->in()->isA<TensorView>() || copy->in()->isA<kir::TensorIndex>());
+         (copy->in()->isA<TensorView>() || copy->in()->isA<kir::TensorIndex>());
 }
 
 Indexer::Indexer(const std::vector<kir::ForLoop*>& loops, bool vectorized_copy)
@@ -109,8 +108,10 @@ bool Indexer::propagateOnce() {
                 IrBuilder::mulExpr(in_index[0], inner_extent), in_index[1]));
         progress = true;
       } else if (all(out_index) && any_missing(in_index)) {
-        setKnown(merge->outer(), IrBuilder::divExpr(out_index[0], inner_extent));
-        setKnown(merge->inner(), IrBuilder::modExpr(out_index[0], inner_extent));
+        setKnown(
+            merge->outer(), IrBuilder::divExpr(out_index[0], inner_extent));
+        setKnown(
+            merge->inner(), IrBuilder::modExpr(out_index[0], inner_extent));
         progress = true;
       }
     }
@@ -273,8 +274,8 @@ Val* Indexer::globalIndex(TensorView* tv) {
     Val* stride = nullptr;
     if (axis.contiguous == true) {
       stride = next_stride == nullptr
-          ? FusionGuard::getCurFusion()->oneVal()
-          : IrBuilder::mulExpr(next_extent, next_stride);
+                   ? FusionGuard::getCurFusion()->oneVal()
+                   : IrBuilder::mulExpr(next_extent, next_stride);
     } else {
       stride = IrBuilder::create<kir::NamedScalar>(
           "T" + std::to_string(tv->name()) + ".alloc_stride[" +
@@ -324,8 +325,7 @@ namespace {
 // (out >= e_o * e_i gives outer >= e_o). Not for the inner output of a
 // split: its overrun lands inside the input's range, on the wrong element.
 bool overrunReachesLogical(
-    IterDomain* id,
-    const std::vector<IterDomain*>& logical) {
+    IterDomain* id, const std::vector<IterDomain*>& logical) {
   if (std::find(logical.begin(), logical.end(), id) != logical.end()) {
     return true;
   }

@@ -59,8 +59,8 @@ Expr* makeReductionInit(ReductionOp* rop, size_t first_reduction) {
     }
     Val* extent = lower->loopExtent(loop[i]);
     Val* index = loop[i]->isThread()
-        ? kir::parallelIndex(loop[i]->getParallelType())
-        : IrBuilder::create<Val>(DataType::Index);
+                     ? kir::parallelIndex(loop[i]->getParallelType())
+                     : IrBuilder::create<Val>(DataType::Index);
     auto* for_loop = IrBuilder::create<kir::ForLoop>(
         loop[i], index, FusionGuard::getCurFusion()->zeroVal(), extent);
     for_loop->body().push_back(init);
@@ -76,9 +76,10 @@ Requests process(std::vector<Expr*>& scope, size_t depth) {
     Requests here;
     if (auto* loop = dynamic_cast<kir::ForLoop*>(expr)) {
       here = process(loop->body().mutableExprs(), depth + 1);
-    } else if (auto* tv = expr->outputs().empty()
-                   ? nullptr
-                   : dynamic_cast<TensorView*>(expr->output(0))) {
+    } else if (
+        auto* tv = expr->outputs().empty()
+                       ? nullptr
+                       : dynamic_cast<TensorView*>(expr->output(0))) {
       if (tv->getMemoryType() != MemoryType::Global) {
         here[static_cast<size_t>(tv->getComputeAtPosition())].push_back(
             makeAllocation(tv));

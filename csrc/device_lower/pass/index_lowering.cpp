@@ -66,21 +66,17 @@ void recordVectorization(kir::ForLoop* loop, IterDomain* id, TensorView* tv) {
 // expr touching one must run on the same shard (a device-parallel loop).
 // Reading it from an unsharded loop needs a collective first (DESIGN §7).
 void checkShardedAccess(
-    TensorView* tv,
-    Expr* expr,
-    const std::vector<kir::ForLoop*>& loops) {
+    TensorView* tv, Expr* expr, const std::vector<kir::ForLoop*>& loops) {
   if (tv->getMemoryType() != MemoryType::Global) {
     return;
   }
   const auto& allocation = tv->getMaybeAllocationDomain();
-  const bool sharded =
-      std::any_of(allocation.begin(), allocation.end(), [](IterDomain* id) {
-        return id->isDeviceDim();
-      });
-  const bool device_loop =
-      std::any_of(loops.begin(), loops.end(), [](kir::ForLoop* loop) {
-        return loop->iterDomain()->isDeviceDim();
-      });
+  const bool sharded = std::any_of(
+      allocation.begin(), allocation.end(),
+      [](IterDomain* id) { return id->isDeviceDim(); });
+  const bool device_loop = std::any_of(
+      loops.begin(), loops.end(),
+      [](kir::ForLoop* loop) { return loop->iterDomain()->isDeviceDim(); });
   FUSER_CHECK(
       !sharded || device_loop, tv->toString(),
       " is sharded across devices, but ", expr->toString(),
@@ -91,8 +87,7 @@ void checkShardedAccess(
 
 Expr* lowerExpr(Expr* expr, const std::vector<kir::ForLoop*>& loops) {
   GpuLower* lower = GpuLower::current();
-  const bool vectorized =
-      !loops.empty() && isVectorizedCopyLoop(loops.back());
+  const bool vectorized = !loops.empty() && isVectorizedCopyLoop(loops.back());
   Indexer indexer(loops, vectorized);
   auto lowerOperand = [&](Val* v) -> Val* {
     if (auto* ti = dynamic_cast<kir::TensorIndex*>(v)) {
@@ -119,8 +114,7 @@ Expr* lowerExpr(Expr* expr, const std::vector<kir::ForLoop*>& loops) {
   }
   if (auto* bop = dynamic_cast<BinaryOp*>(expr)) {
     return IrBuilder::create<BinaryOp>(
-        bop->opType(), out, lowerOperand(bop->lhs()),
-        lowerOperand(bop->rhs()));
+        bop->opType(), out, lowerOperand(bop->lhs()), lowerOperand(bop->rhs()));
   }
   if (auto* top = dynamic_cast<TernaryOp*>(expr)) {
     return IrBuilder::create<TernaryOp>(
@@ -137,8 +131,8 @@ Expr* lowerExpr(Expr* expr, const std::vector<kir::ForLoop*>& loops) {
     cache_op = ldst->cacheOp();
   } else {
     FUSER_INTERNAL_ASSERT(
-        expr->isA<BroadcastOp>() || expr->isA<ViewOp>(),
-        "cannot lower ", expr->toString());
+        expr->isA<BroadcastOp>() || expr->isA<ViewOp>(), "cannot lower ",
+        expr->toString());
   }
   return IrBuilder::create<LoadStoreOp>(
       LoadStoreOpType::Set, out, lowerOperand(expr->input(0)), cache_op);

@@ -77,7 +77,7 @@ using PromotionKey = std::pair<IterDomain*, ParallelType>;
 struct PromotionKeyHash {
   size_t operator()(const PromotionKey& key) const {
     return std::hash<IterDomain*>()(key.first) ^
-        (static_cast<size_t>(key.second) << 1);
+           (static_cast<size_t>(key.second) << 1);
   }
 };
 
@@ -103,7 +103,7 @@ Promotion loopPromotion(Fusion* fusion, IdModel& id_model) {
 
 bool sameConstantExtent(IterDomain* a, IterDomain* b) {
   return a->extent()->isConstInt() && b->extent()->isConstInt() &&
-      a->extent()->constIntValue() == b->extent()->constIntValue();
+         a->extent()->constIntValue() == b->extent()->constIntValue();
 }
 
 } // namespace
@@ -197,22 +197,20 @@ std::vector<Expr*> generateLoopNests(const std::vector<Expr*>& exprs) {
       }
       const std::vector<kir::ForLoop*>& loops = it->second;
       const bool same = loops.size() <= open.size() &&
-          std::equal(loops.begin(), loops.end(), open.begin());
+                        std::equal(loops.begin(), loops.end(), open.begin());
       FUSER_CHECK(
-          same, producer->toString(), " is inlined at position ",
-          loops.size(), ", but its consumer ", out->toString(),
+          same, producer->toString(), " is inlined at position ", loops.size(),
+          ", but its consumer ", out->toString(),
           " cannot run inside the loops it is computed in (another expr "
           "between them needs those loops to finish first). Inline ",
           producer->toString(), " less deeply.");
     }
     computed_in[out] = std::vector<kir::ForLoop*>(
-        open.begin(),
-        open.begin() +
-            std::min<int64_t>(
-                static_cast<int64_t>(open.size()),
-                out->getComputeAtPosition()));
-    for (size_t i = 0;
-         i < static_cast<size_t>(out->getComputeAtPosition()); ++i) {
+        open.begin(), open.begin() + std::min<int64_t>(
+                                         static_cast<int64_t>(open.size()),
+                                         out->getComputeAtPosition()));
+    for (size_t i = 0; i < static_cast<size_t>(out->getComputeAtPosition());
+         ++i) {
       shareable[i] = true;
     }
     if (open.empty()) {

@@ -31,8 +31,8 @@ void fill(std::vector<Expr*>& scope, std::vector<kir::ForLoop*>& loops) {
     // An initialization (a constant copied in) runs outside the reduction
     // loops.
     const bool is_init = guarded->isA<LoadStoreOp>() &&
-        !guarded->input(0)->isA<kir::TensorIndex>() &&
-        out->view()->hasReduction();
+                         !guarded->input(0)->isA<kir::TensorIndex>() &&
+                         out->view()->hasReduction();
     branch->setPredicate(indexer.predicate(out->view(), !is_init));
   }
 }
