@@ -222,19 +222,6 @@ void inlineMost(Fusion* fusion) {
   inlineMost(fusion->allTvs());
 }
 
-void inlineAllAt(Fusion* fusion, int64_t pos, bool best_effort) {
-  IdModel id_model(fusion);
-  for (TensorView* tv : fusion->allTvs()) {
-    if (!tv->isFusionInput()) {
-      inlineAtImpl(tv, std::min(pos, tv->nDims()), best_effort, id_model);
-    }
-  }
-}
-
-} // namespace fuser
-
-namespace fuser {
-
 void TensorView::inlineAt(int64_t pos, bool best_effort) {
   IdModel id_model(fusion());
   inlineAtImpl(this, pos, best_effort, id_model);

@@ -19,8 +19,4 @@ int64_t getMaxInlinePosition(TensorView* tv);
 void inlineMost(Fusion* fusion);
 void inlineMost(const std::vector<TensorView*>& tvs);
 
-// Inline every tensor at `pos` (clamped to what is allowed when
-// best_effort, otherwise a user error when not allowed).
-void inlineAllAt(Fusion* fusion, int64_t pos, bool best_effort = false);
-
 } // namespace fuser

@@ -41,12 +41,13 @@ class MaxLogicalDomainInfoSpanningTree {
 class TransformPropagator
     : public MaxLogicalDomainInfoSpanningTree::Propagator {
  public:
-  explicit TransformPropagator(TensorView* reference) : reference_(reference) {}
+  // The reference only roots the spanning tree; each edge replays from
+  // its already scheduled end.
+  explicit TransformPropagator(TensorView* reference) {
+    (void)reference;
+  }
   void propagateC2P(TensorView* from, TensorView* to) override;
   void propagateP2C(TensorView* from, TensorView* to) override;
-
- private:
-  TensorView* reference_;
 };
 
 } // namespace fuser

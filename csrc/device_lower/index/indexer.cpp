@@ -343,7 +343,6 @@ bool overrunReachesLogical(
 
 Val* Indexer::predicate(TensorView* consumer, bool include_reduction_axes) {
   GpuLower* lower = GpuLower::current();
-  Fusion* fusion = FusionGuard::getCurFusion();
   Val* condition = IrBuilder::create<Val>(ScalarValue(true), DataType::Bool);
   auto require_below = [&](Val* idx, Val* extent) {
     Val* simple = simplifyExpr(idx, ranges_);
@@ -394,7 +393,6 @@ Val* Indexer::predicate(TensorView* consumer, bool include_reduction_axes) {
       require_below(loop->index(), loop->stop());
     }
   }
-  (void)fusion;
   return simplifyExpr(condition, ranges_);
 }
 
