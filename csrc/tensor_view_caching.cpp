@@ -54,6 +54,19 @@ TensorDomain* freshRootAndLogicalCopy(TensorView* tv) {
       TensorDomain::getContiguityFilledWith(new_logical, true));
 }
 
+// Whether every root ancestor of `id` is a reduction axis.
+bool derivesOnlyFromReductions(IterDomain* id) {
+  if (id->definition() == nullptr) {
+    return id->isReduction();
+  }
+  for (Val* in : id->definition()->inputs()) {
+    if (!derivesOnlyFromReductions(in->as<IterDomain>())) {
+      return false;
+    }
+  }
+  return true;
+}
+
 void checkCacheable(TensorView* tv, const char* what) {
   FUSER_CHECK(
       tv->getComputeAtPosition() == 0 && tv->getMaxProducerPosition() == 0,
@@ -80,6 +93,10 @@ TensorView* TensorView::cacheBefore(
       "reduction, whose reduced axes have no layout to carry. Call "
       "cacheBefore without replay_allocation and set the cache's allocation "
       "explicitly.");
+  FUSER_CHECK(
+      !hasAllocation() || !hasReduction(), "cacheBefore of ", toString(),
+      ": a reduction with an allocation domain cannot be cached; set the "
+      "allocation on the cache instead.");
   FusionGuard fg(fusion());
 
   // The cache takes over the definition with a copy of this tensor's full
@@ -92,14 +109,16 @@ TensorView* TensorView::cacheBefore(
   // (minus reductions) and its allocation.
   std::vector<IterDomain*> logical =
       TensorDomain::noReductions(getLogicalDomain());
-  FUSER_CHECK(
-      !hasAllocation() || !hasReduction(), "cacheBefore of ", toString(),
-      ": a reduction with an allocation domain cannot be cached; set the "
-      "allocation on the cache instead.");
+  // The loop without its reduction axes, when those derive only from
+  // reduction axes (a merge with a broadcast can tie the two together);
+  // otherwise the loop restarts from logical.
   std::vector<IterDomain*> loop;
   for (IterDomain* id : getLoopDomain()) {
     if (!id->isReduction()) {
       loop.push_back(id);
+    } else if (!derivesOnlyFromReductions(id)) {
+      loop = logical;
+      break;
     }
   }
   Contiguity contiguity;
@@ -112,17 +131,9 @@ TensorView* TensorView::cacheBefore(
       }
     }
   }
-  TensorDomain* kept = nullptr;
-  try {
-    kept = IrBuilder::create<TensorDomain>(
-        std::vector<IterDomain*>{}, logical, getAllocationDomain(), loop,
-        contiguity);
-  } catch (const UserError&) {
-    // The loop went through reduction axes; restart it from logical.
-    kept = IrBuilder::create<TensorDomain>(
-        std::vector<IterDomain*>{}, logical, getAllocationDomain(), logical,
-        contiguity);
-  }
+  TensorDomain* kept = IrBuilder::create<TensorDomain>(
+      std::vector<IterDomain*>{}, logical, getAllocationDomain(), loop,
+      contiguity);
   // The domain's logical IDs change (root and reductions dropped), so set
   // it directly rather than through setDomain's logical check.
   domain_ = kept;
@@ -162,6 +173,10 @@ TensorView* TensorView::cacheFork(bool replay_allocation) {
       isFusionOutput() && !uses().empty(), "cacheFork of ", toString(),
       ": only a fusion output that is also used by other exprs can be "
       "forked.");
+  FUSER_CHECK(
+      !hasAllocation() || !hasReduction(), "cacheFork of ", toString(),
+      ": a reduction with an allocation domain cannot be forked; set the "
+      "allocation on the fork instead.");
   FusionGuard fg(fusion());
   // The new tensor becomes the fusion output and keeps the user's layout;
   // this one stays an intermediate and keeps the layout only on request.

@@ -177,16 +177,9 @@ std::vector<at::Tensor> FusionExecutorCache::runFusionWithInputs(
   std::vector<int64_t> key = signatureOf(inputs);
   auto it = runtimes_.find(key);
   if (it == runtimes_.end()) {
-    // Validate before compiling so a bad input is reported as such and
-    // leaves no half-built runtime behind.
-    ExpressionEvaluator ee;
-    bindFusionInputs(fusion_.get(), inputs, ee, /*require_cuda=*/true);
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      if (auto* tv = dynamic_cast<TensorView*>(fusion_->inputs()[i])) {
-        inferAllocationSizesAndStrides(
-            tv, inputs[i].toTensor(), ee, static_cast<int64_t>(i));
-      }
-    }
+    // The runtime validates the inputs (makeRuntimeInfo) before it
+    // schedules or compiles anything, so a bad input throws before a
+    // runtime is cached and the cache stays usable.
     auto runtime = std::make_unique<FusionKernelRuntime>(fusion_.get(), inputs);
     it = runtimes_.emplace(std::move(key), std::move(runtime)).first;
   }

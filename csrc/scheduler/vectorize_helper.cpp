@@ -1,5 +1,6 @@
 #include <scheduler/vectorize_helper.h>
 
+#include <allocation_folding.h>
 #include <ir/all_nodes.h>
 
 #include <algorithm>
@@ -19,42 +20,6 @@ IterDomain* logicalAncestor(
     id = def->input(0)->as<IterDomain>();
   }
   return id;
-}
-
-struct FoldedAxis {
-  IterDomain* id;
-  std::optional<bool> contiguous;
-};
-
-// Contiguous (outer, inner) pairs of one split read as the split input.
-// Only declared contiguity counts: the kernel indexes an axis declared
-// non-contiguous with its run-time stride, so lanes along it are not known
-// to be consecutive.
-std::vector<FoldedAxis> foldedAllocation(const TensorView* tv) {
-  std::vector<FoldedAxis> axes;
-  const auto& allocation = tv->getMaybeAllocationDomain();
-  const auto& contiguity = tv->getContiguity();
-  for (size_t i = 0; i < allocation.size(); ++i) {
-    if (!allocation[i]->isReduction()) {
-      axes.push_back({allocation[i], contiguity[i]});
-    }
-  }
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    for (size_t k = 0; k + 1 < axes.size(); ++k) {
-      auto* split = dynamic_cast<Split*>(axes[k].id->definition());
-      if (split != nullptr && split->outer() == axes[k].id &&
-          split->inner() == axes[k + 1].id && axes[k].contiguous == true &&
-          !axes[k].id->isDeviceDim()) {
-        axes[k] = {split->in(), axes[k + 1].contiguous};
-        axes.erase(axes.begin() + static_cast<int64_t>(k) + 1);
-        changed = true;
-        break;
-      }
-    }
-  }
-  return axes;
 }
 
 } // namespace
@@ -87,7 +52,7 @@ int64_t contiguousInnerExtent(
       loop_ids.back()->isBroadcast()) {
     return 0;
   }
-  std::vector<FoldedAxis> axes = foldedAllocation(tv);
+  std::vector<FoldedAllocationAxis> axes = foldedAllocationAxes(tv);
   // Walk the loop and the allocation from the innermost end together.
   int64_t extent = 1;
   auto axis = axes.rbegin();

@@ -1,5 +1,6 @@
 #include <device_lower/index/indexer.h>
 
+#include <allocation_folding.h>
 #include <device_lower/lower.h>
 #include <ir/domain_traversal.h>
 
@@ -136,50 +137,7 @@ Val* Indexer::index(TensorView* tv) {
 
 namespace {
 
-struct AllocationAxis {
-  IterDomain* id;
-  std::optional<bool> contiguous;
-  size_t stride_position; // where the kernel argument keeps its stride
-};
-
-// doc/indexing.md §4: a contiguous outer/inner pair of one split is the
-// split's input.
-std::vector<AllocationAxis> foldContiguousSplits(
-    std::vector<AllocationAxis> axes) {
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    for (size_t k = 0; k + 1 < axes.size(); ++k) {
-      auto* split = dynamic_cast<Split*>(axes[k].id->definition());
-      if (split == nullptr || split->outer() != axes[k].id ||
-          split->inner() != axes[k + 1].id || axes[k].contiguous != true ||
-          axes[k].id->isDeviceDim() || axes[k + 1].id->isDeviceDim()) {
-        continue;
-      }
-      axes[k] = AllocationAxis{
-          split->in(), axes[k + 1].contiguous, axes[k + 1].stride_position};
-      axes.erase(axes.begin() + static_cast<int64_t>(k) + 1);
-      changed = true;
-      break;
-    }
-  }
-  return axes;
-}
-
-// `tv`'s allocation axes without reductions, contiguous split pairs folded.
-std::vector<AllocationAxis> foldedAllocationAxes(TensorView* tv) {
-  const auto& allocation = tv->getMaybeAllocationDomain();
-  const auto& contiguity = tv->getContiguity();
-  std::vector<AllocationAxis> axes;
-  size_t position = 0;
-  for (size_t i = 0; i < allocation.size(); ++i) {
-    if (allocation[i]->isReduction()) {
-      continue;
-    }
-    axes.push_back({allocation[i], contiguity[i], position++});
-  }
-  return foldContiguousSplits(std::move(axes));
-}
+using AllocationAxis = FoldedAllocationAxis;
 
 // The k such that `id` linearizes axes [k, end) of `axes` (its index is
 // their row-major linear index), or -1: `id` maps to axes[end - 1], or is a
