@@ -2,6 +2,8 @@
 
 #include <ir/all_nodes.h>
 
+#include <functional>
+
 namespace fuser {
 
 std::vector<FoldedAllocationAxis> foldedAllocationAxes(const TensorView* tv) {
@@ -9,9 +11,22 @@ std::vector<FoldedAllocationAxis> foldedAllocationAxes(const TensorView* tv) {
   const auto& contiguity = tv->getContiguity();
   std::vector<FoldedAllocationAxis> axes;
   size_t position = 0;
+  // A merge lies in memory as its inputs do, the outer one contiguous
+  // with the inner one; device-parallel merges stay whole.
+  std::function<void(IterDomain*, std::optional<bool>, size_t)> unfold =
+      [&](IterDomain* id, std::optional<bool> contiguous, size_t stride) {
+        auto* merge = dynamic_cast<Merge*>(id->definition());
+        if (merge == nullptr || id->isDeviceDim() ||
+            merge->outer()->isDeviceDim() || merge->inner()->isDeviceDim()) {
+          axes.push_back({id, contiguous, stride});
+          return;
+        }
+        unfold(merge->outer(), true, stride);
+        unfold(merge->inner(), contiguous, stride);
+      };
   for (size_t i = 0; i < allocation.size(); ++i) {
     if (!allocation[i]->isReduction()) {
-      axes.push_back({allocation[i], contiguity[i], position++});
+      unfold(allocation[i], contiguity[i], position++);
     }
   }
   bool changed = true;

@@ -1,8 +1,10 @@
 // Contiguity folding of an allocation domain (doc/indexing.md §4): two
 // allocation axes that are the (outer, inner) outputs of one split, with the
 // outer contiguous, lie in memory exactly as the split's input does, so they
-// are read as that one axis. The indexer uses it to print `[i/2, 2]` as `i`,
-// the pointwise scheduler to see how far a vector access may reach.
+// are read as that one axis; a merged allocation axis lies as its two
+// inputs do, the outer contiguous, so it is read as those two. The indexer uses
+// it to print `[i/2, 2]` as `i`, the pointwise scheduler to see how far a
+// vector access may reach.
 #pragma once
 
 #include <ir/interface_nodes.h>
@@ -21,7 +23,8 @@ struct FoldedAllocationAxis {
   size_t stride_position;
 };
 
-// `tv`'s allocation axes without reductions, contiguous split pairs folded.
+// `tv`'s allocation axes without reductions, merges unfolded into their
+// inputs (the outer one contiguous) and contiguous split pairs folded.
 // Device-parallel axes are never folded: a shard holds only its part.
 std::vector<FoldedAllocationAxis> foldedAllocationAxes(const TensorView* tv);
 

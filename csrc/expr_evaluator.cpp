@@ -154,7 +154,8 @@ std::optional<ScalarValue> ExpressionEvaluator::evaluate(const Val* value) {
   if (auto it = bindings_.find(value); it != bindings_.end()) {
     return it->second;
   }
-  if (!named_bindings_.empty()) {
+  // Names are bound for leaves (a loop index, a kernel argument field).
+  if (!named_bindings_.empty() && value->definition() == nullptr) {
     if (auto it = named_bindings_.find(value->toString());
         it != named_bindings_.end()) {
       return it->second;

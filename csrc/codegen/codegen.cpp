@@ -1,6 +1,6 @@
 #include <codegen/codegen.h>
 
-#include <device_lower/index/indexer.h>
+#include <device_lower/analysis/vectorization.h>
 #include <fuser_embedded_runtime.h>
 
 #include <options.h>
@@ -242,7 +242,7 @@ class CudaPrinter {
         return;
       }
       const bool serial_trivial = loop->index()->isConst();
-      if (loop->isThreadParallel() || loop->iterDomain()->isDeviceDim() ||
+      if (loop->isThreadParallel() || loop->isDeviceParallel() ||
           serial_trivial) {
         block(loop->body().exprs(), depth);
         return;

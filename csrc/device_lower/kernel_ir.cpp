@@ -56,15 +56,21 @@ Statement* NamedScalar::cloneWith(IrCloner& cloner) const {
 }
 
 ForLoop::ForLoop(IterDomain* iter_domain, Val* index, Val* start, Val* stop)
-    : iter_domain_(iter_domain), index_(index), start_(start), stop_(stop) {}
-
-void ForLoop::setIterDomain(IterDomain* id) {
-  iter_domain_ = id;
+    : ForLoop(iter_domain, iter_domain->getParallelType(), index, start, stop) {
 }
 
+ForLoop::ForLoop(
+    IterDomain* iter_domain, ParallelType parallel_type, Val* index, Val* start,
+    Val* stop)
+    : iter_domain_(iter_domain),
+      parallel_type_(parallel_type),
+      index_(index),
+      start_(start),
+      stop_(stop) {}
+
 bool ForLoop::isTrivial() const {
-  if (iter_domain_->isThread() || iter_domain_->isDeviceDim() ||
-      iter_domain_->getParallelType() == ParallelType::Vectorize) {
+  if (isThreadParallel() || isDeviceParallel() ||
+      parallel_type_ == ParallelType::Vectorize) {
     return true;
   }
   return stop_->isConstInt() && start_->isConstInt() &&
@@ -86,8 +92,11 @@ std::string scopeToString(const Scope& scope, int indent_size) {
 std::string ForLoop::toString(int indent_size) const {
   std::stringstream ss;
   ss << indent(indent_size) << "FOR " << index_->toInlineString() << " in "
-     << iter_domain_->toString() << ":\n"
-     << scopeToString(body_, indent_size + 1);
+     << iter_domain_->toString();
+  if (parallel_type_ != iter_domain_->getParallelType()) {
+    ss << " (" << parallel_type_ << ")";
+  }
+  ss << ":\n" << scopeToString(body_, indent_size + 1);
   return ss.str();
 }
 

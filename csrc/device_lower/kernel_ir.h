@@ -79,16 +79,21 @@ class Scope {
 
 // One loop of the nest, made for a loop IterDomain. Thread- and
 // block-parallel loops print no `for`: their index is threadIdx/blockIdx.
+// The loop's parallel type is that of the expr that opened it, which may
+// differ from its ID's when loop promotion gave it another tensor's ID
+// (doc/indexing.md §1).
 class ForLoop : public Expr {
  public:
   ForLoop(IterDomain* iter_domain, Val* index, Val* start, Val* stop);
+  ForLoop(
+      IterDomain* iter_domain, ParallelType parallel_type, Val* index,
+      Val* start, Val* stop);
 
+  // The ID whose extent the loop runs over and whose chain its index
+  // follows (doc/indexing.md §1).
   IterDomain* iterDomain() const {
     return iter_domain_;
   }
-  // The ID whose extent the loop runs over; it may be replaced by a more
-  // concrete loop-mapped ID when another tensor shares the loop.
-  void setIterDomain(IterDomain* id);
   Val* index() const {
     return index_;
   }
@@ -105,10 +110,14 @@ class ForLoop : public Expr {
     stop_ = stop;
   }
   ParallelType parallelType() const {
-    return iter_domain_->getParallelType();
+    return parallel_type_;
   }
   bool isThreadParallel() const {
-    return iter_domain_->isThread();
+    return isParallelTypeThreadDim(parallel_type_) ||
+           isParallelTypeBlockDim(parallel_type_);
+  }
+  bool isDeviceParallel() const {
+    return isParallelTypeDeviceDim(parallel_type_);
   }
   // Loops that the codegen does not emit as a `for`.
   bool isTrivial() const;
@@ -129,6 +138,7 @@ class ForLoop : public Expr {
 
  private:
   IterDomain* iter_domain_;
+  ParallelType parallel_type_;
   Val* index_;
   Val* start_;
   Val* stop_;

@@ -20,14 +20,17 @@
 
 namespace fuser {
 
-// What the runtime must check before a vectorized access is legal: the
-// tensor's pointer is aligned to the vector, its innermost allocation
-// stride is 1, and `extent` is divisible by the width.
+// What the runtime must check before a vectorized access of a global
+// tensor is legal (csrc/vectorization.h): the contiguous run of `extent`
+// elements the lanes walk is a multiple of the width, and the data pointer
+// and the strides at `strided_positions` (kernel argument alloc_stride[k])
+// are aligned to the vector.
 struct VectorizationCheck {
   int64_t tensor_position = -1; // position among kernel tensor parameters
   TensorView* tv = nullptr;
   int64_t width = 1;
   Val* extent = nullptr;
+  std::vector<size_t> strided_positions;
 };
 
 // A symbolic extent of a kernel tensor parameter, read in the kernel from

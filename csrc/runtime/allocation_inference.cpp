@@ -464,4 +464,31 @@ void bindFusionInputs(
   }
 }
 
+RuntimeInfo makeRuntimeInfo(
+    Fusion* fusion, const std::vector<c10::IValue>& inputs, bool require_cuda) {
+  ExpressionEvaluator ee;
+  bindFusionInputs(fusion, inputs, ee, require_cuda);
+  RuntimeInfo info(ee);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    auto* tv = dynamic_cast<TensorView*>(fusion->inputs()[i]);
+    if (tv == nullptr) {
+      continue;
+    }
+    const at::Tensor& tensor = inputs[i].toTensor();
+    AllocationSizesAndStrides layout = inferAllocationSizesAndStrides(
+        tv, tensor, info.expressionEvaluator(), static_cast<int64_t>(i));
+    TensorRuntimeInfo tensor_info;
+    tensor_info.allocation_sizes = layout.sizes;
+    tensor_info.allocation_strides = layout.strides;
+    auto address = reinterpret_cast<uintptr_t>(tensor.data_ptr());
+    tensor_info.alignment_bytes = 16;
+    while (tensor_info.alignment_bytes > 1 &&
+           address % static_cast<uintptr_t>(tensor_info.alignment_bytes) != 0) {
+      tensor_info.alignment_bytes /= 2;
+    }
+    info.setTensorInfo(tv, std::move(tensor_info));
+  }
+  return info;
+}
+
 } // namespace fuser

@@ -12,6 +12,7 @@
 #include <expr_evaluator.h>
 #include <fusion.h>
 #include <ir/interface_nodes.h>
+#include <scheduler/runtime_info.h>
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/ivalue.h>
@@ -65,5 +66,12 @@ void validateInputTensor(
 void bindFusionInputs(
     Fusion* fusion, const std::vector<c10::IValue>& inputs,
     ExpressionEvaluator& ee, bool require_cuda = true);
+
+// Binds the inputs (bindFusionInputs) and records what the schedulers may
+// know about this run: extents, each tensor input's allocation sizes and
+// strides, and the alignment of its data pointer (DESIGN §6).
+RuntimeInfo makeRuntimeInfo(
+    Fusion* fusion, const std::vector<c10::IValue>& inputs,
+    bool require_cuda = true);
 
 } // namespace fuser

@@ -13,38 +13,6 @@
 
 namespace fuser {
 
-namespace {
-
-// What the schedulers may know about this run (DESIGN §6).
-RuntimeInfo makeRuntimeInfo(
-    Fusion* fusion, const std::vector<c10::IValue>& inputs) {
-  ExpressionEvaluator ee;
-  bindFusionInputs(fusion, inputs, ee, /*require_cuda=*/true);
-  RuntimeInfo info(ee);
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    auto* tv = dynamic_cast<TensorView*>(fusion->inputs()[i]);
-    if (tv == nullptr) {
-      continue;
-    }
-    const at::Tensor& tensor = inputs[i].toTensor();
-    AllocationSizesAndStrides layout = inferAllocationSizesAndStrides(
-        tv, tensor, info.expressionEvaluator(), static_cast<int64_t>(i));
-    TensorRuntimeInfo tensor_info;
-    tensor_info.allocation_sizes = layout.sizes;
-    tensor_info.allocation_strides = layout.strides;
-    auto address = reinterpret_cast<uintptr_t>(tensor.data_ptr());
-    tensor_info.alignment_bytes = 16;
-    while (tensor_info.alignment_bytes > 1 &&
-           address % static_cast<uintptr_t>(tensor_info.alignment_bytes) != 0) {
-      tensor_info.alignment_bytes /= 2;
-    }
-    info.setTensorInfo(tv, std::move(tensor_info));
-  }
-  return info;
-}
-
-} // namespace
-
 FusionKernelRuntime::FusionKernelRuntime(
     const Fusion* fusion, const std::vector<c10::IValue>& inputs) {
   // One segment: the whole fusion goes to the first scheduler that takes
@@ -82,8 +50,22 @@ std::vector<at::Tensor> FusionKernelRuntime::run(
   FusionSegment& segment = segments_.front();
   Fusion* fusion = segment.scheduled_fusion.get();
   switch (segment.scheduler_type) {
-    case SchedulerType::ExprEval:
-      return evaluateFusionWithATen(fusion, inputs);
+    case SchedulerType::ExprEval: {
+      // ATen picks its own strides; outputs come back in their layout.
+      ExpressionEvaluator ee;
+      std::vector<at::Tensor> outputs =
+          evaluateFusionWithATen(fusion, inputs, ee);
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        auto* tv = dynamic_cast<TensorView*>(fusion->outputs()[i]);
+        if (tv == nullptr || tv->isFusionInput()) {
+          continue;
+        }
+        at::Tensor laid_out = allocateOutput(tv, ee, outputs[i].options());
+        laid_out.copy_(outputs[i]);
+        outputs[i] = laid_out;
+      }
+      return outputs;
+    }
     case SchedulerType::NoOp: {
       // Outputs that are inputs are returned as they are; the others are
       // empty.

@@ -7,6 +7,7 @@
 #include <runtime/driver_api.h>
 #include <runtime/nvrtc_compile.h>
 #include <runtime/output_allocation.h>
+#include <vectorization.h>
 
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -156,6 +157,30 @@ std::vector<int64_t> globalLogicalSizes(
 
 } // namespace
 
+void KernelExecutor::checkVectorizedAccesses(
+    ExpressionEvaluator& ee, const std::vector<std::vector<int64_t>>& sizes,
+    const std::vector<std::vector<int64_t>>& strides,
+    const std::vector<const void*>& data) const {
+  for (const VectorizationCheck& check : kernel_->vectorization_checks) {
+    const auto t = static_cast<size_t>(check.tensor_position);
+    StridedAxes between_runs;
+    for (size_t k : check.strided_positions) {
+      between_runs.sizes.push_back(sizes.at(t).at(k));
+      between_runs.strides.push_back(strides.at(t).at(k));
+    }
+    const std::string violation = vectorAccessViolation(
+        check.width, dataTypeSize(check.tv->dtype()),
+        ee.evaluateOrThrow(check.extent).asInt(), between_runs,
+        pointerAlignment(data.at(t)));
+    FUSER_CHECK(
+        violation.empty(), "The kernel reads or writes ", check.tv->toString(),
+        " in vectors of ", check.width,
+        ", which this tensor does not allow: ", violation,
+        ". Pass a tensor laid out for it (e.g. a .contiguous() copy) or "
+        "schedule without vectorization.");
+  }
+}
+
 void KernelExecutor::bindParameterExtents(
     ExpressionEvaluator& ee, size_t parameter,
     const std::vector<int64_t>& sizes) const {
@@ -178,8 +203,11 @@ std::vector<at::Tensor> KernelExecutor::run(
 
   std::vector<std::vector<char>> arguments;
   std::vector<at::Tensor> outputs;
-  // Allocation strides of each tensor parameter, for the vector checks.
+  // Allocation sizes, strides and data of each tensor parameter, for the
+  // vector checks.
+  std::vector<std::vector<int64_t>> tensor_sizes;
   std::vector<std::vector<int64_t>> tensor_strides;
+  std::vector<const void*> tensor_data;
   for (size_t i = 0; i < fusion->inputs().size(); ++i) {
     Val* param = fusion->inputs()[i];
     if (auto* tv = dynamic_cast<TensorView*>(param)) {
@@ -188,7 +216,9 @@ std::vector<at::Tensor> KernelExecutor::run(
           tv, tensor, ee, static_cast<int64_t>(i));
       std::vector<int64_t> sizes = globalLogicalSizes(tv, ee);
       bindParameterExtents(ee, i, sizes);
+      tensor_sizes.push_back(layout.sizes);
       tensor_strides.push_back(layout.strides);
+      tensor_data.push_back(tensor.data_ptr());
       arguments.push_back(
           tensorArgument(tensor, sizes, layout.strides, indexType()));
     } else {
@@ -203,48 +233,12 @@ std::vector<at::Tensor> KernelExecutor::run(
     auto layout = inferAllocationSizesAndStrides(tv, out, ee, -1);
     std::vector<int64_t> sizes = globalLogicalSizes(tv, ee);
     bindParameterExtents(ee, fusion->inputs().size() + outputs.size(), sizes);
+    tensor_sizes.push_back(layout.sizes);
     tensor_strides.push_back(layout.strides);
+    tensor_data.push_back(out.data_ptr());
     arguments.push_back(
         tensorArgument(out, sizes, layout.strides, indexType()));
     outputs.push_back(out);
-  }
-
-  // The conditions vectorized accesses rely on (doc/indexing.md §5).
-  for (const VectorizationCheck& check : kernel_->vectorization_checks) {
-    const int64_t extent = ee.evaluateOrThrow(check.extent).asInt();
-    FUSER_CHECK(
-        extent % check.width == 0, "Vectorized access of ",
-        check.tv->toString(), " by ", check.width, " needs the extent ", extent,
-        " to be divisible by ", check.width, "; pass sizes divisible by ",
-        check.width, " or schedule without vectorization.");
-    // Every vector must start aligned. Within the contiguous innermost axes
-    // the address is linear in the loop index, a multiple of the width;
-    // the strides of the axes outside them must be multiples too.
-    if (check.tensor_position >= 0) {
-      const auto& strides =
-          tensor_strides.at(static_cast<size_t>(check.tensor_position));
-      const auto& allocation = check.tv->getMaybeAllocationDomain();
-      const auto& contiguity = check.tv->getContiguity();
-      std::vector<std::optional<bool>> flags;
-      for (size_t k = 0; k < allocation.size(); ++k) {
-        if (!allocation[k]->isReduction()) {
-          flags.push_back(contiguity[k]);
-        }
-      }
-      size_t k = std::min(flags.size(), strides.size());
-      while (k > 0 && flags[k - 1] != false) {
-        --k;
-      }
-      for (size_t j = 0; j < k; ++j) {
-        FUSER_CHECK(
-            strides[j] == 1 || strides[j] % check.width == 0,
-            "Vectorized access of ", check.tv->toString(), " by ", check.width,
-            " needs the stride of allocation axis ", j, " to be a multiple of ",
-            check.width, "; got ", strides[j],
-            ". Pass a tensor with padded rows or schedule without "
-            "vectorization.");
-      }
-    }
   }
 
   launch_params_ = LaunchParams();
@@ -287,25 +281,7 @@ std::vector<at::Tensor> KernelExecutor::run(
   for (auto& argument : arguments) {
     argument_pointers.push_back(argument.data());
   }
-  // The argument layout above depends on the vectorization checks passing:
-  // check pointer alignment now that the data pointers are known.
-  for (const VectorizationCheck& check : kernel_->vectorization_checks) {
-    if (check.tensor_position < 0) {
-      continue;
-    }
-    void* data = nullptr;
-    std::memcpy(
-        &data, arguments.at(static_cast<size_t>(check.tensor_position)).data(),
-        sizeof(void*));
-    const auto bytes =
-        static_cast<uintptr_t>(check.width * dataTypeSize(check.tv->dtype()));
-    FUSER_CHECK(
-        reinterpret_cast<uintptr_t>(data) % bytes == 0, "Vectorized access of ",
-        check.tv->toString(), " needs its data pointer aligned to ", bytes,
-        " bytes; the tensor at ", data,
-        " is not (a view with an offset?). Pass a .contiguous() copy or "
-        "schedule without vectorization.");
-  }
+  checkVectorizedAccesses(ee, tensor_sizes, tensor_strides, tensor_data);
 
   c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device_));
   ensureCurrentContext(device_);

@@ -61,6 +61,14 @@ class KernelExecutor {
       ExpressionEvaluator& ee, size_t parameter,
       const std::vector<int64_t>& sizes) const;
 
+  // The conditions the kernel's vectorized accesses rely on, for the
+  // tensors of this launch (per kernel tensor parameter: allocation sizes,
+  // strides, data pointer). A user error when one fails.
+  void checkVectorizedAccesses(
+      ExpressionEvaluator& ee, const std::vector<std::vector<int64_t>>& sizes,
+      const std::vector<std::vector<int64_t>>& strides,
+      const std::vector<const void*>& data) const;
+
   std::unique_ptr<LoweredKernel> kernel_;
   std::string source_;
   int device_ = -1;

@@ -224,6 +224,17 @@ std::unique_ptr<HeuristicParams> PointWiseScheduler::computeHeuristics(
       TensorDomain::noReductions(reference->getLogicalDomain());
 
   params->break_point = findBreakPoint(fusion, order);
+  // An inner part the reference is broadcast along has one position: the
+  // threads of a 2-D schedule would have nothing to do.
+  bool inner_all_broadcast = true;
+  for (int64_t k = params->break_point; k < rank; ++k) {
+    inner_all_broadcast &=
+        ref_logical[static_cast<size_t>(order[static_cast<size_t>(k)])]
+            ->isBroadcast();
+  }
+  if (inner_all_broadcast) {
+    params->break_point = 0;
+  }
   int64_t outer_extent = 1;
   int64_t inner_extent = 1;
   for (int64_t k = 0; k < rank; ++k) {
@@ -241,16 +252,21 @@ std::unique_ptr<HeuristicParams> PointWiseScheduler::computeHeuristics(
   // vectorizable tensor allows (contiguous inner extent, pointer
   // alignment) and that divides the inner loop extent; tensors broadcast
   // along the innermost axis read scalars.
-  std::vector<std::pair<TensorView*, int64_t>> candidates;
+  std::vector<std::pair<TensorView*, InnerRun>> candidates;
   int64_t max_bytes = 1;
-  // Each input's logical ID at each loop position, through the exact map
-  // (so permutes and broadcasts in between are followed).
+  // Each tensor's logical ID at each loop position that is not a broadcast
+  // of the reference (those have one position), through the exact map (so
+  // permutes and broadcasts in between are followed); nullptr where the
+  // tensor has none.
   IdModel id_model(fusion);
   auto loopIdsOf = [&](TensorView* tv) {
     std::vector<IterDomain*> ids;
     const auto logical = TensorDomain::noReductions(tv->getLogicalDomain());
     for (int64_t p : order) {
       IterDomain* ref_id = ref_logical[static_cast<size_t>(p)];
+      if (ref_id->isBroadcast()) {
+        continue;
+      }
       IterDomain* match = nullptr;
       for (IterDomain* id : logical) {
         if (id->isBroadcast() == ref_id->isBroadcast() &&
@@ -262,56 +278,46 @@ std::unique_ptr<HeuristicParams> PointWiseScheduler::computeHeuristics(
     }
     return ids;
   };
-  auto consider = [&](TensorView* tv) {
-    const int64_t run = contiguousInnerExtent(tv, loopIdsOf(tv), runtime_info);
-    if (run > 1) {
+  auto consider = [&](TensorView* tv, const InnerRun& run) {
+    if (run.elements > 1) {
       candidates.emplace_back(tv, run);
       max_bytes = std::max(max_bytes, dataTypeSize(tv->dtype()));
     }
-    return run > 1;
+    return run.elements > 1;
   };
   for (TensorView* tv : tensorInputs(fusion)) {
-    params->vectorize_input.push_back(!tv->uses().empty() && consider(tv));
+    params->vectorize_input.push_back(
+        !tv->uses().empty() &&
+        consider(tv, contiguousInnerRun(tv, loopIdsOf(tv), runtime_info)));
   }
-  // Outputs are allocated contiguous in their layout: the one they have,
-  // the one chosen above, or the logical order.
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    auto* tv = outputs[i]->as<TensorView>();
-    std::vector<int64_t> layout(static_cast<size_t>(rank));
-    std::iota(layout.begin(), layout.end(), 0);
-    if (tv->hasAllocation()) {
-      layout = *allocationOrderOfLogical(tv);
-    } else if (!params->output_layouts.empty()) {
-      layout = order;
-    }
-    const auto logical = TensorDomain::noReductions(tv->getLogicalDomain());
-    int64_t run = 1;
-    if (logical[static_cast<size_t>(order.back())]->isBroadcast()) {
-      run = 0;
+  // Outputs are allocated densely in their layout: the one they have, the
+  // one chosen above (the loop order itself), or the logical order.
+  for (Val* out : outputs) {
+    auto* tv = out->as<TensorView>();
+    const std::vector<IterDomain*> ids = loopIdsOf(tv);
+    InnerRun run;
+    if (tv->hasAllocation() || params->output_layouts.empty()) {
+      run = contiguousInnerRun(tv, ids, runtime_info);
+    } else if (ids.empty() || ids.back() == nullptr) {
+      run.elements = 0;
     } else {
-      for (int64_t k = rank; k-- > 0;) {
-        if (layout[static_cast<size_t>(k)] != order[static_cast<size_t>(k)]) {
-          break;
-        }
-        run *= runtime_info.extent(
-            logical[static_cast<size_t>(order[static_cast<size_t>(k)])]);
+      for (IterDomain* id : ids) {
+        run.elements *= id == nullptr ? 1 : runtime_info.extent(id);
       }
     }
-    params->vectorize_output.push_back(run > 1);
-    if (run > 1) {
-      candidates.emplace_back(tv, run);
-      max_bytes = std::max(max_bytes, dataTypeSize(tv->dtype()));
-    }
+    params->vectorize_output.push_back(consider(tv, run));
   }
   int64_t width = 16 / max_bytes;
   auto allowed = [&](int64_t v) {
     if (inner_extent % v != 0) {
       return false;
     }
-    for (auto [tv, run] : candidates) {
+    for (const auto& [tv, run] : candidates) {
       const TensorRuntimeInfo* info = runtime_info.tensorInfo(tv);
-      const int64_t alignment = info ? info->alignment_bytes : 16;
-      if (run % v != 0 || alignment % (v * dataTypeSize(tv->dtype())) != 0) {
+      if (!vectorAccessViolation(
+               v, dataTypeSize(tv->dtype()), run.elements, run.between_runs,
+               info ? info->alignment_bytes : 16)
+               .empty()) {
         return false;
       }
     }

@@ -28,11 +28,8 @@ std::optional<std::vector<int64_t>> allocationOrderOfLogical(
     const TensorView* tv) {
   const auto logical = TensorDomain::noReductions(tv->getLogicalDomain());
   std::vector<int64_t> order;
-  for (IterDomain* id : tv->getMaybeAllocationDomain()) {
-    if (id->isReduction()) {
-      continue;
-    }
-    IterDomain* ancestor = logicalAncestor(id, logical);
+  for (const FoldedAllocationAxis& axis : foldedAllocationAxes(tv)) {
+    IterDomain* ancestor = logicalAncestor(axis.id, logical);
     if (ancestor == nullptr) {
       return std::nullopt;
     }
@@ -45,37 +42,38 @@ std::optional<std::vector<int64_t>> allocationOrderOfLogical(
   return order;
 }
 
-int64_t contiguousInnerExtent(
+InnerRun contiguousInnerRun(
     const TensorView* tv, const std::vector<IterDomain*>& loop_ids,
     RuntimeInfo& runtime_info) {
+  InnerRun run;
   if (loop_ids.empty() || loop_ids.back() == nullptr ||
       loop_ids.back()->isBroadcast()) {
-    return 0;
+    run.elements = 0;
+    return run;
   }
-  std::vector<FoldedAllocationAxis> axes = foldedAllocationAxes(tv);
-  // Walk the loop and the allocation from the innermost end together.
-  int64_t extent = 1;
-  auto axis = axes.rbegin();
+  const MemoryAxes memory = memoryAxes(tv);
+  // Walk the loop and the contiguous innermost memory axes from the
+  // innermost end together (the same matching lowering does on the loop's
+  // merges, csrc/device_lower/analysis/vectorization.h).
+  size_t matched = 0;
+  // A loop axis along which `tv` does not advance ends the run.
   for (auto pos = loop_ids.rbegin(); pos != loop_ids.rend(); ++pos) {
     IterDomain* expected = *pos;
-    if (expected == nullptr || expected->isBroadcast()) {
-      // Takes no memory; skip it on both sides.
-      if (axis != axes.rend() && axis->id == expected) {
-        ++axis;
-      }
-      continue;
-    }
-    while (axis != axes.rend() && axis->id->isBroadcast()) {
-      ++axis;
-    }
-    if (axis == axes.rend() || axis->id != expected ||
-        axis->contiguous != true) {
+    if (expected == nullptr || expected->isBroadcast() ||
+        matched == memory.contiguous_suffix ||
+        memory.axes[memory.axes.size() - 1 - matched].id != expected) {
       break;
     }
-    extent *= runtime_info.extent(expected);
-    ++axis;
+    run.elements *= runtime_info.extent(expected);
+    ++matched;
   }
-  return extent;
+  if (const TensorRuntimeInfo* info = runtime_info.tensorInfo(tv)) {
+    for (size_t k : memory.stridesOutsideRun(matched)) {
+      run.between_runs.sizes.push_back(info->allocation_sizes.at(k));
+      run.between_runs.strides.push_back(info->allocation_strides.at(k));
+    }
+  }
+  return run;
 }
 
 } // namespace fuser

@@ -1,10 +1,12 @@
 // Which tensors of a pointwise fusion a vector access can cover, and how
-// far: the innermost axes of a tensor's allocation that are contiguous and
-// follow the loop order (doc/indexing.md §4 for contiguity folding).
+// far: the innermost allocation axes of a tensor that are contiguous and
+// follow the loop order (csrc/vectorization.h holds the rules a vector
+// access must meet; doc/indexing.md §4-5).
 #pragma once
 
 #include <ir/interface_nodes.h>
 #include <scheduler/runtime_info.h>
+#include <vectorization.h>
 
 #include <optional>
 #include <vector>
@@ -13,18 +15,27 @@ namespace fuser {
 
 // The logical positions (reductions left out) of `tv` from the outermost to
 // the innermost axis of its allocation, following each allocation ID back
-// to the logical axis it comes from. nullopt when an allocation ID mixes
-// logical axes (a merge of two).
+// to the logical axis it comes from (a merged allocation axis gives its
+// inputs in order). nullopt when an allocation ID mixes logical axes in
+// another way.
 std::optional<std::vector<int64_t>> allocationOrderOfLogical(
     const TensorView* tv);
 
-// For a loop whose axes, outermost first, are `tv`'s logical IDs `loop_ids`
-// (nullptr where `tv` has no such axis, e.g. one a BroadcastOp adds later):
-// the number of elements of `tv` that lie contiguously in memory at the
-// innermost end of that loop, or 0 when `tv` is broadcast along the
-// innermost loop axis (a vector of it makes no sense). 1 means no vector
-// access is possible.
-int64_t contiguousInnerExtent(
+// What a loop whose axes, outermost first, are `tv`'s logical IDs
+// `loop_ids` (nullptr where `tv` has no such axis, e.g. one a BroadcastOp
+// adds later; loop axes of one position left out) may read or write of
+// `tv` with vector accesses.
+struct InnerRun {
+  // The elements that lie contiguously in memory at the innermost end of
+  // the loop (1: no vector access possible; 0: `tv` is broadcast along the
+  // innermost loop axis, so a vector of it makes no sense).
+  int64_t elements = 1;
+  // The axes outside that run, with their sizes and strides (empty for a
+  // tensor without run-time info: an output the runtime allocates densely,
+  // whose other strides are multiples of the run).
+  StridedAxes between_runs;
+};
+InnerRun contiguousInnerRun(
     const TensorView* tv, const std::vector<IterDomain*>& loop_ids,
     RuntimeInfo& runtime_info);
 

@@ -25,7 +25,7 @@
 // evaluated, unsupported kernel IR.
 #pragma once
 
-#include <device_lower/index/indexer.h>
+#include <device_lower/analysis/vectorization.h>
 #include <device_lower/kernel_ir.h>
 #include <device_lower/lower.h>
 #include <expr_evaluator.h>
@@ -138,6 +138,9 @@ struct TensorLayout {
   std::vector<int64_t> alloc_sizes;
   std::vector<int64_t> alloc_strides;
   std::function<std::optional<std::vector<int64_t>>(const Coord&)> to_alloc;
+  // Whether several elements may share an offset (an input with a stride-0
+  // axis): each offset then stands for the first of its elements.
+  bool may_alias = false;
 
   bool inLogicalRange(const Coord& c) const {
     if (c.size() != logical_sizes.size()) {
@@ -214,8 +217,9 @@ struct TensorLayout {
     }
   }
 
-  // offset -> logical coordinate for every element of this buffer. Throws
-  // when two elements share an offset (a bad test layout).
+  // offset -> logical coordinate for every element of this buffer (the
+  // first one when elements alias). Throws when two elements share an
+  // offset and the layout does not allow it (a bad test layout).
   std::map<int64_t, Coord> inverse() const {
     std::map<int64_t, Coord> result;
     for (const Coord& c : allCoords()) {
@@ -223,7 +227,7 @@ struct TensorLayout {
       if (!offset.has_value()) {
         continue;
       }
-      if (!result.emplace(*offset, c).second) {
+      if (!result.emplace(*offset, c).second && !may_alias) {
         throw std::logic_error(
             "TensorLayout: two elements at offset " + std::to_string(*offset));
       }
@@ -360,18 +364,21 @@ class KernelInterpreter {
     return true;
   }
 
-  int64_t eval(const Val* v, const std::string& what) {
+  // `what` names the value in an error (a literal: this is the hot path).
+  int64_t eval(const Val* v, const char* what) {
     std::optional<ScalarValue> value = ee_.evaluate(v);
     if (!value.has_value() || !value->hasValue()) {
-      fatal("cannot evaluate " + what + ": " + v->toInlineString());
+      fatal(
+          std::string("cannot evaluate ") + what + ": " + v->toInlineString());
     }
     return value->asInt();
   }
 
-  bool evalBool(const Val* v, const std::string& what) {
+  bool evalBool(const Val* v, const char* what) {
     std::optional<ScalarValue> value = ee_.evaluate(v);
     if (!value.has_value() || !value->hasValue()) {
-      fatal("cannot evaluate " + what + ": " + v->toInlineString());
+      fatal(
+          std::string("cannot evaluate ") + what + ": " + v->toInlineString());
     }
     return value->asBool();
   }
@@ -427,7 +434,8 @@ class KernelInterpreter {
       if (it == kernel_.launch_extents.end()) {
         continue;
       }
-      const int64_t extent = eval(it->second, "launch extent of " + name);
+      const int64_t extent =
+          eval(it->second, ("launch extent of " + name).c_str());
       if (extent <= 0) {
         fatal("launch extent of " + name + " is " + std::to_string(extent));
       }
@@ -505,7 +513,7 @@ class KernelInterpreter {
       loops_.pop_back();
       return;
     }
-    if (loop->iterDomain()->isDeviceDim()) {
+    if (loop->isDeviceParallel()) {
       fatal("device loop with a non-constant index: " + loop->toString());
     }
     for (int64_t i = start; i < stop; ++i) {
@@ -662,7 +670,7 @@ class KernelInterpreter {
       }
       return Value{scalar->asDouble(), {}};
     }
-    return read(ti, eval(ti->index(), "index of " + ti->toInlineString()));
+    return read(ti, eval(ti->index(), "an operand index"));
   }
 
   Value read(kir::TensorIndex* ti, int64_t offset) {

@@ -200,16 +200,15 @@ std::string compareOutput(
   return os.str();
 }
 
-void validateOutputs(
+// The mismatches of `outputs` against `expected`, one line per output.
+std::string mismatches(
     Fusion* fusion, const std::vector<at::Tensor>& outputs,
-    const std::vector<at::Tensor>& expected, ExpressionEvaluator& ee, int line,
-    const char* file, const std::string& err_msg) {
+    const std::vector<at::Tensor>& expected, ExpressionEvaluator& ee) {
   if (outputs.size() != expected.size()) {
-    ADD_FAILURE_AT(file, line)
-        << "testValidate: got " << outputs.size() << " outputs, expected "
-        << expected.size() << ". " << err_msg;
-    return;
+    return "got " + std::to_string(outputs.size()) + " outputs, expected " +
+           std::to_string(expected.size()) + ".";
   }
+  std::string result;
   for (size_t i = 0; i < outputs.size(); ++i) {
     Val* out = i < fusion->outputs().size() ? fusion->outputs()[i] : nullptr;
     const int64_t reduction_size =
@@ -219,11 +218,21 @@ void validateOutputs(
     const std::string mismatch =
         compareOutput(outputs[i], expected[i], tolerance);
     if (!mismatch.empty()) {
-      ADD_FAILURE_AT(file, line)
-          << "testValidate: output " << i << " ("
-          << (out != nullptr ? out->toString() : std::string("?"))
-          << ") differs from the reference: " << mismatch << ". " << err_msg;
+      result += "output " + std::to_string(i) + " (" +
+                (out != nullptr ? out->toString() : std::string("?")) +
+                ") differs from the reference: " + mismatch + ".\n";
     }
+  }
+  return result;
+}
+
+void validateOutputs(
+    Fusion* fusion, const std::vector<at::Tensor>& outputs,
+    const std::vector<at::Tensor>& expected, ExpressionEvaluator& ee, int line,
+    const char* file, const std::string& err_msg) {
+  const std::string found = mismatches(fusion, outputs, expected, ee);
+  if (!found.empty()) {
+    ADD_FAILURE_AT(file, line) << "testValidate: " << found << err_msg;
   }
 }
 
@@ -268,6 +277,19 @@ void FuserTest::SetUp() {
     GTEST_SKIP() << "No CUDA device: this test runs kernels and needs a GPU "
                     "(it runs in tools/gpu_test.sh on a GPU machine).";
   }
+}
+
+std::string referenceMismatches(
+    Fusion* fusion, const std::vector<at::Tensor>& outputs,
+    const std::vector<c10::IValue>& inputs) {
+  ExpressionEvaluator ee;
+  std::vector<at::Tensor> expected;
+  try {
+    expected = evaluateFusionWithATen(fusion, inputs, ee);
+  } catch (const std::exception& e) {
+    return std::string("the ATen evaluation of the fusion failed: ") + e.what();
+  }
+  return mismatches(fusion, outputs, expected, ee);
 }
 
 } // namespace fuser

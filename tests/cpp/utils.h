@@ -81,4 +81,10 @@ void testValidate(
     const std::vector<at::Tensor>& expected_outputs, int line, const char* file,
     std::string err_msg = "");
 
+// What testValidate would report for `outputs`, without failing: one line
+// per output that differs from the ATen evaluation; "" when all match.
+std::string referenceMismatches(
+    Fusion* fusion, const std::vector<at::Tensor>& outputs,
+    const std::vector<c10::IValue>& inputs);
+
 } // namespace fuser

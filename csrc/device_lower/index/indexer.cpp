@@ -8,27 +8,6 @@
 
 namespace fuser {
 
-bool isVectorizedCopyLoop(const kir::ForLoop* loop) {
-  if (loop->parallelType() != ParallelType::Vectorize) {
-    return false;
-  }
-  const auto& body = loop->body().exprs();
-  if (body.size() != 1) {
-    return false;
-  }
-  Expr* expr = body[0];
-  if (auto* branch = dynamic_cast<kir::IfThenElse*>(expr)) {
-    if (branch->thenBody().exprs().size() != 1 || !branch->elseBody().empty()) {
-      return false;
-    }
-    expr = branch->thenBody().exprs()[0];
-  }
-  auto* copy = dynamic_cast<LoadStoreOp*>(expr);
-  // Before index lowering operands are tensors, after it TensorIndexes.
-  return copy != nullptr &&
-         (copy->in()->isA<TensorView>() || copy->in()->isA<kir::TensorIndex>());
-}
-
 Indexer::Indexer(const std::vector<kir::ForLoop*>& loops, bool vectorized_copy)
     : loops_(loops) {
   Fusion* fusion = FusionGuard::getCurFusion();
@@ -40,6 +19,7 @@ Indexer::Indexer(const std::vector<kir::ForLoop*>& loops, bool vectorized_copy)
         loop->parallelType() == ParallelType::Vectorize) {
       index = fusion->zeroVal();
     }
+    loop_indices_.push_back(index);
     setKnown(loop->iterDomain(), index);
     // A thread index is only known to stay below the loop's extent when the
     // launch is sized exactly for it.
@@ -120,6 +100,14 @@ bool Indexer::propagateOnce() {
   return progress;
 }
 
+std::string Indexer::loopsToString() const {
+  std::vector<IterDomain*> ids;
+  for (kir::ForLoop* loop : loops_) {
+    ids.push_back(loop->iterDomain());
+  }
+  return idsToString(ids);
+}
+
 Val* Indexer::indexOf(IterDomain* id) {
   if (id->isBroadcast() || id->isDeviceDim()) {
     return FusionGuard::getCurFusion()->zeroVal();
@@ -135,85 +123,7 @@ Val* Indexer::index(TensorView* tv) {
                                                    : bufferIndex(tv);
 }
 
-namespace {
-
 using AllocationAxis = FoldedAllocationAxis;
-
-// The k such that `id` linearizes axes [k, end) of `axes` (its index is
-// their row-major linear index), or -1: `id` maps to axes[end - 1], or is a
-// merge whose inner part linearizes [j, end) and outer part [k, j).
-// Broadcast parts of a merge contribute nothing.
-int64_t linearizedFrom(
-    IterDomain* id, const std::vector<IterDomain*>& axes, int64_t end) {
-  if (end <= 0) {
-    return -1;
-  }
-  IdModel& id_model = GpuLower::current()->idModel();
-  if (id_model.exactMapped(id, axes[static_cast<size_t>(end - 1)])) {
-    return end - 1;
-  }
-  auto* merge = dynamic_cast<Merge*>(id->definition());
-  if (merge == nullptr) {
-    return -1;
-  }
-  if (merge->inner()->isBroadcast()) {
-    return linearizedFrom(merge->outer(), axes, end);
-  }
-  if (merge->outer()->isBroadcast()) {
-    return linearizedFrom(merge->inner(), axes, end);
-  }
-  const int64_t inner_from = linearizedFrom(merge->inner(), axes, end);
-  return inner_from < 0 ? -1 : linearizedFrom(merge->outer(), axes, inner_from);
-}
-
-} // namespace
-
-bool isConsecutiveInMemory(TensorView* tv, IterDomain* id) {
-  // The lanes are consecutive indices of `id`, and of the input of the
-  // inner split that made it.
-  std::vector<IterDomain*> walked = {id};
-  if (auto* split = dynamic_cast<Split*>(id->definition());
-      split != nullptr && split->inner() == id && split->innerSplit()) {
-    walked.push_back(split->in());
-  }
-  // The axes, innermost last, that are laid out row-major with unit
-  // stride: the contiguous innermost suffix of the allocation (axes that
-  // take no memory skipped), or the innermost buffer axis.
-  std::vector<IterDomain*> linear;
-  if (tv->getMemoryType() == MemoryType::Global) {
-    const std::vector<AllocationAxis> axes = foldedAllocationAxes(tv);
-    for (size_t k = axes.size(); k-- > 0;) {
-      if (axes[k].id->isBroadcast() || axes[k].id->isDeviceDim()) {
-        continue;
-      }
-      if (axes[k].contiguous != true) {
-        break;
-      }
-      linear.insert(linear.begin(), axes[k].id);
-    }
-  } else {
-    const auto& loop = tv->getLoopDomain();
-    for (size_t i = loop.size(); i-- > 0;) {
-      IterDomain* axis = loop[i];
-      if (axis->isReduction() || axis->isBroadcast() || axis->isDeviceDim() ||
-          (tv->getMemoryType() == MemoryType::Local && axis->isThread()) ||
-          (tv->getMemoryType() == MemoryType::Shared && axis->isBlockDim())) {
-        continue;
-      }
-      if (i >= static_cast<size_t>(tv->getComputeAtPosition())) {
-        linear.push_back(axis);
-      }
-      break;
-    }
-  }
-  for (IterDomain* candidate : walked) {
-    if (linearizedFrom(
-            candidate, linear, static_cast<int64_t>(linear.size())) >= 0) {
-      return true;
-    }
-  }
-  return false;
-}
 
 Val* Indexer::globalIndex(TensorView* tv) {
   GpuLower* lower = GpuLower::current();
@@ -242,8 +152,8 @@ Val* Indexer::globalIndex(TensorView* tv) {
     }
     Val* idx = indexOf(axis.id);
     FUSER_INTERNAL_ASSERT(
-        idx != nullptr, "no path from the loops to ", axis.id->toString(),
-        " of ", tv->toString());
+        idx != nullptr, "no path from the loops ", loopsToString(), " to ",
+        axis.id->toString(), " of ", tv->toString());
     linear = IrBuilder::addExpr(linear, IrBuilder::mulExpr(idx, stride));
     next_stride = stride;
     next_extent = lower->loopExtent(axis.id);
@@ -251,11 +161,31 @@ Val* Indexer::globalIndex(TensorView* tv) {
   return simplifyExpr(linear, ranges_);
 }
 
+Val* Indexer::enclosingLoopIndex(IterDomain* id, std::vector<bool>& used) {
+  GpuLower* lower = GpuLower::current();
+  IdModel& id_model = lower->idModel();
+  Val* extent = lower->loopExtent(id);
+  for (size_t j = loops_.size(); j-- > 0;) {
+    kir::ForLoop* loop = loops_[j];
+    if (used[j] || !id_model.loopMapped(loop->iterDomain(), id) ||
+        !loop->stop()->sameAs(extent)) {
+      continue;
+    }
+    used[j] = true;
+    return loop_indices_[j];
+  }
+  return nullptr;
+}
+
 Val* Indexer::bufferIndex(TensorView* tv) {
   GpuLower* lower = GpuLower::current();
   const auto& loop = tv->getLoopDomain();
   Val* linear = FusionGuard::getCurFusion()->zeroVal();
   Val* stride = FusionGuard::getCurFusion()->oneVal();
+  // doc/indexing.md §4: a buffer position is an iteration of the loops it
+  // is written and read in; a coordinate of the tensor only where no such
+  // loop encloses the access.
+  std::vector<bool> used(loops_.size(), false);
   for (size_t i = loop.size();
        i-- > static_cast<size_t>(tv->getComputeAtPosition());) {
     IterDomain* id = loop[i];
@@ -264,10 +194,13 @@ Val* Indexer::bufferIndex(TensorView* tv) {
         (tv->getMemoryType() == MemoryType::Shared && id->isBlockDim())) {
       continue;
     }
-    Val* idx = indexOf(id);
+    Val* idx = enclosingLoopIndex(id, used);
+    if (idx == nullptr) {
+      idx = indexOf(id);
+    }
     FUSER_INTERNAL_ASSERT(
-        idx != nullptr, "no path from the loops to ", id->toString(), " of ",
-        tv->toString());
+        idx != nullptr, "no path from the loops ", loopsToString(), " to ",
+        id->toString(), " of ", tv->toString());
     linear = IrBuilder::addExpr(linear, IrBuilder::mulExpr(idx, stride));
     stride = IrBuilder::mulExpr(stride, lower->loopExtent(id));
   }
@@ -282,17 +215,23 @@ namespace {
 // gives an input >= e) and for a merge whose outer input is such an ID
 // (out >= e_o * e_i gives outer >= e_o). Not for the inner output of a
 // split: its overrun lands inside the input's range, on the wrong element.
+// A broadcast has no logical predicate of its own, so an overrun into one
+// (the outer input of a merge) only counts with `through_broadcast`: it
+// makes a point compute an element twice, which matters for a tensor other
+// threads see, not for a register.
 bool overrunReachesLogical(
-    IterDomain* id, const std::vector<IterDomain*>& logical) {
+    IterDomain* id, const std::vector<IterDomain*>& logical,
+    bool through_broadcast) {
   if (std::find(logical.begin(), logical.end(), id) != logical.end()) {
-    return true;
+    return through_broadcast || !id->isBroadcast();
   }
   Expr* def = id->definition();
   if (auto* split = dynamic_cast<Split*>(def)) {
-    return split->outer() == id && overrunReachesLogical(split->in(), logical);
+    return split->outer() == id &&
+           overrunReachesLogical(split->in(), logical, through_broadcast);
   }
   if (auto* merge = dynamic_cast<Merge*>(def)) {
-    return overrunReachesLogical(merge->outer(), logical);
+    return overrunReachesLogical(merge->outer(), logical, through_broadcast);
   }
   return false;
 }
@@ -311,15 +250,22 @@ Val* Indexer::predicate(TensorView* consumer, bool include_reduction_axes) {
         BinaryOpType::LogicalAnd, condition,
         IrBuilder::binaryExpr(BinaryOpType::Lt, simple, extent));
   };
+  // A tensor in memory that other threads see is written once per element
+  // (doc/indexing.md §5): along a broadcast axis only at position 0, and
+  // only by the first thread of a parallel type its loops do not use.
+  const bool shared_memory = consumer->getMemoryType() != MemoryType::Local;
   // Logical indices in range.
   for (IterDomain* id : consumer->getLogicalDomain()) {
-    if (id->isBroadcast() || id->isDeviceDim() ||
-        (id->isReduction() && !include_reduction_axes)) {
+    if (id->isDeviceDim() || (id->isReduction() && !include_reduction_axes)) {
       continue;
+    }
+    if (id->isBroadcast()) {
+      continue; // one position; loops over it are handled below
     }
     Val* idx = indexOf(id);
     FUSER_INTERNAL_ASSERT(
-        idx != nullptr, "no path from the loops to ", id->toString());
+        idx != nullptr, "no path from the loops ", loopsToString(), " to ",
+        id->toString());
     require_below(idx, lower->loopExtent(id));
   }
   // Split inputs on the loop path that a non-dividing split may overrun.
@@ -330,7 +276,8 @@ Val* Indexer::predicate(TensorView* consumer, bool include_reduction_axes) {
         (split->in()->isReduction() && !include_reduction_axes)) {
       continue;
     }
-    if (overrunReachesLogical(split->in(), consumer->getLogicalDomain())) {
+    if (overrunReachesLogical(
+            split->in(), consumer->getLogicalDomain(), !shared_memory)) {
       continue; // the logical predicates above catch it
     }
     Val* extent = lower->loopExtent(split->in());
@@ -340,15 +287,34 @@ Val* Indexer::predicate(TensorView* consumer, bool include_reduction_axes) {
       continue;
     }
     Val* idx = indexOf(split->in());
-    if (idx != nullptr) {
-      require_below(idx, extent);
-    }
+    FUSER_INTERNAL_ASSERT(
+        idx != nullptr, "no path from the loops ", loopsToString(), " to ",
+        split->in()->toString(), ", whose overrun must be predicated");
+    require_below(idx, extent);
   }
   // A thread index can exceed this loop's extent when the launch is sized
   // for a larger one.
   for (kir::ForLoop* loop : loops_) {
     if (loop->isThreadParallel()) {
       require_below(loop->index(), loop->stop());
+    }
+  }
+  // Loops over broadcast axes of the consumer repeat its elements.
+  const auto& consumer_loop = consumer->getLoopDomain();
+  if (shared_memory && consumer_loop.size() == loops_.size()) {
+    for (size_t i = 0; i < loops_.size(); ++i) {
+      if (consumer_loop[i]->isBroadcast() && !loop_indices_[i]->isConst()) {
+        require_below(loop_indices_[i], FusionGuard::getCurFusion()->oneVal());
+      }
+    }
+  }
+  for (const auto& [pt, extent] : lower->kernel().launch_extents) {
+    const bool used = std::any_of(
+        loops_.begin(), loops_.end(),
+        [pt = pt](kir::ForLoop* loop) { return loop->parallelType() == pt; });
+    if (shared_memory && !used) {
+      require_below(
+          kir::parallelIndex(pt), FusionGuard::getCurFusion()->oneVal());
     }
   }
   return simplifyExpr(condition, ranges_);

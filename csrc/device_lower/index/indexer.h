@@ -40,24 +40,21 @@ class Indexer {
   // from the loop indices (doc/indexing.md §2-3); nullptr if unreachable.
   Val* indexOf(IterDomain* id);
   bool propagateOnce();
+  // The loops' IDs, for messages.
+  std::string loopsToString() const;
   Val* known(IterDomain* id);
   void setKnown(IterDomain* id, Val* index);
 
+  // The index of the enclosing loop (innermost first among those not yet
+  // `used`) that is loop-mapped to `id` and runs over the same extent;
+  // nullptr when there is none.
+  Val* enclosingLoopIndex(IterDomain* id, std::vector<bool>& used);
+
   std::vector<kir::ForLoop*> loops_;
+  // The index each loop contributes (0 for the lane of a vectorized copy).
+  std::vector<Val*> loop_indices_;
   std::unordered_map<IterDomain*, Val*> known_; // exact group -> index
   ValueRanges ranges_;
 };
-
-// Whether a vectorized loop holds a single copy that is emitted as one
-// vector access.
-bool isVectorizedCopyLoop(const kir::ForLoop* loop);
-
-// Whether consecutive indices of the loop ID `id` (the lanes of a vector
-// access starting at lane 0) are consecutive elements of `tv` in memory:
-// `id`, or the input of the inner split that made it, is the row-major
-// linearization (a chain of merges) of the innermost contiguous allocation
-// axes of a global `tv`, or the innermost axis of a buffer
-// (doc/indexing.md §5). Needs a lowering in progress.
-bool isConsecutiveInMemory(TensorView* tv, IterDomain* id);
 
 } // namespace fuser

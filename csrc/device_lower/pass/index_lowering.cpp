@@ -4,6 +4,7 @@
 // broadcast, permute, reshape) become plain element copies.
 #include <device_lower/passes.h>
 
+#include <device_lower/analysis/vectorization.h>
 #include <device_lower/index/indexer.h>
 #include <device_lower/lower.h>
 
@@ -12,55 +13,6 @@
 namespace fuser {
 
 namespace {
-
-int64_t parameterPosition(TensorView* tv) {
-  const auto& params = GpuLower::current()->kernel().parameters;
-  int64_t tensor_position = 0;
-  for (Val* param : params) {
-    if (param == tv) {
-      return tensor_position;
-    }
-    if (param->isA<TensorView>()) {
-      ++tensor_position;
-    }
-  }
-  return -1;
-}
-
-// The runtime conditions of a vectorized access (doc/indexing.md §5).
-// `id` is the expr's own vectorized loop ID (the loop may iterate a
-// promoted one of another tensor).
-void recordVectorization(kir::ForLoop* loop, IterDomain* id, TensorView* tv) {
-  // One vector access from lane 0 reads or writes `width` consecutive
-  // elements; anything else would silently touch the wrong ones.
-  FUSER_CHECK(
-      isConsecutiveInMemory(tv, id), "Vectorized axis ", id->toString(),
-      " does not walk consecutive elements of ", tv->toString(),
-      " in memory. Vectorize only an inner split of the innermost axes of "
-      "the allocation domain, and only where they are contiguous (the "
-      "contiguity flags of a global tensor, e.g. makeContigTensor rather "
-      "than makeSymbolicTensor), or schedule without vectorization.");
-  if (tv->getMemoryType() != MemoryType::Global) {
-    return;
-  }
-  GpuLower* lower = GpuLower::current();
-  FUSER_CHECK(
-      loop->stop()->isConstInt(), "Vectorized axis ", id->toString(),
-      " needs a constant extent; split by a constant factor first.");
-  const int64_t width = loop->stop()->constIntValue();
-  const int64_t bytes = width * dataTypeSize(tv->dtype());
-  FUSER_CHECK(
-      width > 0 && (width & (width - 1)) == 0 && bytes <= 16,
-      "Vectorized axis ", id->toString(), " of ", tv->toString(), ": width ",
-      width, " x ", dataTypeSize(tv->dtype()),
-      " bytes must be a power of two of at most 16 bytes.");
-  Val* extent = lower->loopExtent(id);
-  if (auto* split = dynamic_cast<Split*>(id->definition())) {
-    extent = lower->loopExtent(split->in());
-  }
-  lower->kernel().vectorization_checks.push_back(
-      {parameterPosition(tv), tv, width, extent});
-}
 
 // A kernel only sees its rank's shard of a device-sharded tensor, so an
 // expr touching one must run on the same shard (a device-parallel loop).
@@ -76,7 +28,7 @@ void checkShardedAccess(
       [](IterDomain* id) { return id->isDeviceDim(); });
   const bool device_loop = std::any_of(
       loops.begin(), loops.end(),
-      [](kir::ForLoop* loop) { return loop->iterDomain()->isDeviceDim(); });
+      [](kir::ForLoop* loop) { return loop->isDeviceParallel(); });
   FUSER_CHECK(
       !sharded || device_loop, tv->toString(),
       " is sharded across devices, but ", expr->toString(),
@@ -99,8 +51,7 @@ Expr* lowerExpr(Expr* expr, const std::vector<kir::ForLoop*>& loops) {
     }
     if (auto* tv = dynamic_cast<TensorView*>(v)) {
       if (vectorized) {
-        auto* consumer = expr->output(0)->as<TensorView>();
-        recordVectorization(loops.back(), consumer->axis(-1), tv);
+        bookVectorizedAccess(loops.back(), tv);
       }
       checkShardedAccess(tv, expr, loops);
       return IrBuilder::create<kir::TensorIndex>(tv, indexer.index(tv));

@@ -41,23 +41,24 @@ int64_t concreteness(IterDomain* id) {
   return count;
 }
 
-Val* loopIndexFor(IterDomain* id, Val* extent) {
-  if (id->isThread()) {
-    return kir::parallelIndex(id->getParallelType());
+Val* loopIndexFor(IterDomain* id, ParallelType pt, Val* extent) {
+  if (isParallelTypeThreadDim(pt) || isParallelTypeBlockDim(pt)) {
+    return kir::parallelIndex(pt);
   }
-  if (id->isDeviceDim() || id->isBroadcast() ||
+  if (isParallelTypeDeviceDim(pt) || id->isBroadcast() ||
       (extent->isConstInt() && extent->constIntValue() == 1)) {
     return FusionGuard::getCurFusion()->zeroVal();
   }
   return IrBuilder::create<Val>(DataType::Index);
 }
 
-kir::ForLoop* makeLoop(IterDomain* id) {
+// A loop over `id` with the parallel type `pt` of the expr that opens it.
+kir::ForLoop* makeLoop(IterDomain* id, ParallelType pt) {
   GpuLower* lower = GpuLower::current();
   Val* extent = lower->loopExtent(id);
   return IrBuilder::create<kir::ForLoop>(
-      id, loopIndexFor(id, extent), FusionGuard::getCurFusion()->zeroVal(),
-      extent);
+      id, pt, loopIndexFor(id, pt, extent),
+      FusionGuard::getCurFusion()->zeroVal(), extent);
 }
 
 TensorView* outputTv(Expr* expr) {
@@ -69,20 +70,11 @@ TensorView* outputTv(Expr* expr) {
   FUSER_ERROR("tensor expr without tensor output: ", expr->toString());
 }
 
-// For each loop group and parallel type, its most concrete loop ID over
-// all tensors (a loop keeps its expr's parallel type: a copy next to a
-// vectorized output is not itself vectorized).
-using PromotionKey = std::pair<IterDomain*, ParallelType>;
-
-struct PromotionKeyHash {
-  size_t operator()(const PromotionKey& key) const {
-    return std::hash<IterDomain*>()(key.first) ^
-           (static_cast<size_t>(key.second) << 1);
-  }
-};
-
-using Promotion =
-    std::unordered_map<PromotionKey, IterDomain*, PromotionKeyHash>;
+// For each loop group its most concrete loop ID over all tensors: the
+// loops of one nest then follow one chain of IDs (an expr's own loop keeps
+// its parallel type, so a copy next to a vectorized output is not itself
+// vectorized).
+using Promotion = std::unordered_map<IterDomain*, IterDomain*>;
 
 Promotion loopPromotion(Fusion* fusion, IdModel& id_model) {
   Promotion promotion;
@@ -91,8 +83,7 @@ Promotion loopPromotion(Fusion* fusion, IdModel& id_model) {
       continue;
     }
     for (IterDomain* id : tv->getLoopDomain()) {
-      IterDomain*& best =
-          promotion[{id_model.loopGroup(id), id->getParallelType()}];
+      IterDomain*& best = promotion[id_model.loopGroup(id)];
       if (best == nullptr || concreteness(id) > concreteness(best)) {
         best = id;
       }
@@ -163,14 +154,14 @@ std::vector<Expr*> generateLoopNests(const std::vector<Expr*>& exprs) {
     }
     for (size_t i = reuse; i < loop.size(); ++i) {
       IterDomain* id = loop[i];
-      IterDomain* best =
-          promotion.at({id_model.loopGroup(id), id->getParallelType()});
+      const ParallelType pt = id->getParallelType();
+      IterDomain* best = promotion.at(id_model.loopGroup(id));
       if (best != id &&
           (i < share_pos || (promoted_outer && sameConstantExtent(id, best)))) {
         id = best;
         promoted_outer = true;
       }
-      kir::ForLoop* new_loop = makeLoop(id);
+      kir::ForLoop* new_loop = makeLoop(id, pt);
       if (open.empty()) {
         top_level.push_back(new_loop);
       } else {

@@ -2,6 +2,7 @@
 // of the tensor it writes (DESIGN §5, doc/indexing.md §5).
 #include <device_lower/passes.h>
 
+#include <device_lower/analysis/vectorization.h>
 #include <device_lower/index/indexer.h>
 #include <device_lower/lower.h>
 

@@ -1,0 +1,164 @@
+#include <device_lower/analysis/vectorization.h>
+
+#include <device_lower/lower.h>
+#include <vectorization.h>
+
+#include <algorithm>
+
+namespace fuser {
+
+bool isVectorizedCopyLoop(const kir::ForLoop* loop) {
+  if (loop->parallelType() != ParallelType::Vectorize) {
+    return false;
+  }
+  const auto& body = loop->body().exprs();
+  if (body.size() != 1) {
+    return false;
+  }
+  Expr* expr = body[0];
+  if (auto* branch = dynamic_cast<kir::IfThenElse*>(expr)) {
+    if (branch->thenBody().exprs().size() != 1 || !branch->elseBody().empty()) {
+      return false;
+    }
+    expr = branch->thenBody().exprs()[0];
+  }
+  auto* copy = dynamic_cast<LoadStoreOp*>(expr);
+  // Before index lowering operands are tensors, after it TensorIndexes.
+  return copy != nullptr &&
+         (copy->in()->isA<TensorView>() || copy->in()->isA<kir::TensorIndex>());
+}
+
+namespace {
+
+// The axes `id` is the row-major linearization of: the leaves of the
+// merges that made it, outer first, broadcasts left out (they add no
+// position).
+void appendLeaves(IterDomain* id, std::vector<IterDomain*>& leaves) {
+  if (id->isBroadcast()) {
+    return;
+  }
+  if (auto* merge = dynamic_cast<Merge*>(id->definition())) {
+    appendLeaves(merge->outer(), leaves);
+    appendLeaves(merge->inner(), leaves);
+    return;
+  }
+  leaves.push_back(id);
+}
+
+// Whether `id` is the innermost axis of `tv`'s register or shared buffer.
+bool isInnermostBufferAxis(TensorView* tv, IterDomain* id) {
+  const auto& loop = tv->getLoopDomain();
+  for (size_t i = loop.size(); i-- > 0;) {
+    IterDomain* axis = loop[i];
+    if (axis->isReduction() || axis->isBroadcast() || axis->isDeviceDim() ||
+        (tv->getMemoryType() == MemoryType::Local && axis->isThread()) ||
+        (tv->getMemoryType() == MemoryType::Shared && axis->isBlockDim())) {
+      continue;
+    }
+    // The buffer is indexed by the enclosing loop mapped to its axis
+    // (Indexer::bufferIndex).
+    GpuLower* lower = GpuLower::current();
+    return i >= static_cast<size_t>(tv->getComputeAtPosition()) &&
+           lower->idModel().loopMapped(axis, id) &&
+           lower->loopExtent(axis)->sameAs(lower->loopExtent(id));
+  }
+  return false;
+}
+
+} // namespace
+
+std::optional<VectorRun> vectorRun(TensorView* tv, IterDomain* id) {
+  if (tv->getMemoryType() != MemoryType::Global) {
+    return isInnermostBufferAxis(tv, id) ? std::optional(VectorRun{})
+                                         : std::nullopt;
+  }
+  IdModel& id_model = GpuLower::current()->idModel();
+  const MemoryAxes memory = memoryAxes(tv);
+  // The lanes are consecutive indices of `id`, and of the input of the
+  // inner split that made it.
+  std::vector<IterDomain*> walked = {id};
+  if (auto* split = dynamic_cast<Split*>(id->definition());
+      split != nullptr && split->inner() == id && split->innerSplit()) {
+    walked.push_back(split->in());
+  }
+  for (IterDomain* start : walked) {
+    // The innermost leaves that are the innermost contiguous axes, in
+    // order, form blocks of consecutive elements.
+    std::vector<IterDomain*> leaves;
+    appendLeaves(start, leaves);
+    size_t matched = 0;
+    while (matched < leaves.size() && matched < memory.contiguous_suffix &&
+           id_model.exactMapped(
+               leaves[leaves.size() - 1 - matched],
+               memory.axes[memory.axes.size() - 1 - matched].id)) {
+      ++matched;
+    }
+    if (matched == 0) {
+      continue;
+    }
+    VectorRun run;
+    for (size_t k = memory.axes.size() - matched; k < memory.axes.size(); ++k) {
+      run.axes.push_back(memory.axes[k].id);
+    }
+    run.strided_positions = memory.stridesOutsideRun(matched);
+    return run;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+int64_t parameterPosition(TensorView* tv) {
+  const auto& params = GpuLower::current()->kernel().parameters;
+  int64_t tensor_position = 0;
+  for (Val* param : params) {
+    if (param == tv) {
+      return tensor_position;
+    }
+    if (param->isA<TensorView>()) {
+      ++tensor_position;
+    }
+  }
+  return -1;
+}
+
+} // namespace
+
+void bookVectorizedAccess(kir::ForLoop* loop, TensorView* tv) {
+  // One vector access from lane 0 reads or writes `width` consecutive
+  // elements; anything else would silently touch the wrong ones. The lanes
+  // are those of the loop's own ID (loop promotion may give it that of a
+  // consumer).
+  IterDomain* id = loop->iterDomain();
+  const std::optional<VectorRun> run = vectorRun(tv, id);
+  FUSER_CHECK(
+      run.has_value(), "Vectorized axis ", id->toString(),
+      " does not walk consecutive elements of ", tv->toString(),
+      " in memory. Vectorize only an inner split of axes whose innermost "
+      "part follows the innermost allocation axes, the innermost of them "
+      "contiguous (the contiguity flags of a global tensor, e.g. "
+      "makeContigTensor rather than makeSymbolicTensor), or schedule "
+      "without vectorization.");
+  if (tv->getMemoryType() != MemoryType::Global) {
+    return;
+  }
+  GpuLower* lower = GpuLower::current();
+  FUSER_CHECK(
+      loop->stop()->isConstInt(), "Vectorized axis ", id->toString(),
+      " needs a constant extent; split by a constant factor first.");
+  const int64_t width = loop->stop()->constIntValue();
+  const int64_t bytes = width * dataTypeSize(tv->dtype());
+  FUSER_CHECK(
+      width > 0 && (width & (width - 1)) == 0 && bytes <= 16,
+      "Vectorized axis ", id->toString(), " of ", tv->toString(), ": width ",
+      width, " x ", dataTypeSize(tv->dtype()),
+      " bytes must be a power of two of at most 16 bytes.");
+  Val* extent = FusionGuard::getCurFusion()->oneVal();
+  for (IterDomain* axis : run->axes) {
+    extent = IrBuilder::mulExpr(extent, lower->loopExtent(axis));
+  }
+  lower->kernel().vectorization_checks.push_back(
+      {parameterPosition(tv), tv, width, extent, run->strided_positions});
+}
+
+} // namespace fuser

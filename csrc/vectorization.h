@@ -1,0 +1,51 @@
+// What makes `width` lanes of a tensor in global memory one vector access
+// (doc/indexing.md §5), in one place for the scheduler that picks a width,
+// lowering that books the conditions a kernel relies on, and the runtime
+// that checks them for the tensors of a launch.
+#pragma once
+
+#include <allocation_folding.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fuser {
+
+// The allocation axes of `tv` that take memory (folded; broadcast and
+// device-parallel axes left out), outermost first, and how many of the
+// innermost of them are contiguous: the unit-stride run a vector access
+// may walk.
+struct MemoryAxes {
+  std::vector<FoldedAllocationAxis> axes;
+  size_t contiguous_suffix = 0;
+
+  // Stride positions (kernel argument alloc_stride[k]) of the axes left of
+  // the contiguous run of the innermost `run_axes` axes: where one run
+  // ends and the next begins.
+  std::vector<size_t> stridesOutsideRun(size_t run_axes) const;
+};
+MemoryAxes memoryAxes(const TensorView* tv);
+
+// The largest power of two, at most 16, that divides `address`.
+int64_t pointerAlignment(const void* address);
+
+// The axes a vector access steps over from one contiguous run to the next:
+// their sizes and strides.
+struct StridedAxes {
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;
+};
+
+// Whether `width` lanes of `element_bytes` each, lane 0 at a multiple of
+// `width` along a unit-stride run of `run` elements, are one legal vector
+// access: the width is a power of two of at most 16 bytes, the run is a
+// multiple of the width (the lanes never leave it), and the data pointer
+// (of alignment `pointer_alignment`) and the stride of every axis of
+// `between_runs` that has more than one element are multiples of the
+// vector. "" when legal, else what fails.
+std::string vectorAccessViolation(
+    int64_t width, int64_t element_bytes, int64_t run,
+    const StridedAxes& between_runs, int64_t pointer_alignment);
+
+} // namespace fuser
