@@ -10,7 +10,7 @@
 #pragma once
 
 #include <ir/interface_nodes.h>
-#include <logical_domain_map.h>
+#include <id_model/logical_domain_map.h>
 
 #include <utility>
 #include <vector>

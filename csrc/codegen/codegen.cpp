@@ -3,7 +3,7 @@
 #include <device_lower/analysis/vectorization.h>
 #include <fuser_embedded_runtime.h>
 
-#include <options.h>
+#include <base/options.h>
 
 #include <cmath>
 #include <iomanip>

@@ -1,6 +1,6 @@
 #include <device_lower/kernel_ir.h>
 
-#include <dispatch.h>
+#include <ir/dispatch.h>
 #include <ir/cloner.h>
 
 #include <sstream>

@@ -3,7 +3,7 @@
 #include <codegen/codegen.h>
 #include <device_lower/analysis/launch_extents.h>
 #include <device_lower/passes.h>
-#include <options.h>
+#include <base/options.h>
 
 #include <chrono>
 #include <iostream>

@@ -9,7 +9,7 @@
 
 #include <device_lower/kernel_ir.h>
 #include <fusion.h>
-#include <id_model.h>
+#include <id_model/id_model.h>
 #include <ir/cloner.h>
 
 #include <map>
@@ -21,7 +21,7 @@
 namespace fuser {
 
 // What the runtime must check before a vectorized access of a global
-// tensor is legal (csrc/vectorization.h): the contiguous run of `extent`
+// tensor is legal (csrc/layout/vectorization.h): the contiguous run of `extent`
 // elements the lanes walk is a multiple of the width, and the data pointer
 // and the strides at `strided_positions` (kernel argument alloc_stride[k])
 // are aligned to the vector.

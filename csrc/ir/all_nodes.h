@@ -1,7 +1,7 @@
 // Every IR node and the builder.
 #pragma once
 
-#include <dispatch.h>
+#include <ir/dispatch.h>
 #include <ir/base_nodes.h>
 #include <ir/builder.h>
 #include <ir/interface_nodes.h>

@@ -6,9 +6,9 @@
 // IrBuilder::create<T>(...), which registers them with the active Fusion.
 #pragma once
 
-#include <exceptions.h>
+#include <base/exceptions.h>
 #include <ir/scalar_value.h>
-#include <type.h>
+#include <ir/type.h>
 
 #include <cstdint>
 #include <string>

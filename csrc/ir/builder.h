@@ -2,7 +2,7 @@
 // (FusionGuard) and registers it (naming it; wiring definition/uses).
 #pragma once
 
-#include <exceptions.h>
+#include <base/exceptions.h>
 #include <fusion.h>
 
 #include <utility>

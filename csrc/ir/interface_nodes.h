@@ -86,7 +86,7 @@ class TensorView : public Val {
   }
   void setMemoryType(MemoryType memory_type);
 
-  // Caching (csrc/tensor_view_caching.cpp). A cache gets this tensor's
+  // Caching (csrc/transform/caching.cpp). A cache gets this tensor's
   // allocation layout only when replay_allocation is true; see
   // TransformReplayOptions.
   TensorView* cacheBefore(
@@ -98,10 +98,10 @@ class TensorView : public Val {
   TensorView* cacheFork(bool replay_allocation = false);
 
   // Split a reduction into a partial reduction over `axes` (returned) and a
-  // final one in this tensor. csrc/rfactor.cpp.
+  // final one in this tensor. csrc/transform/rfactor.cpp.
   TensorView* rFactor(const std::vector<int64_t>& axes);
 
-  // Inlining (csrc/inlining.cpp). Positions count loop axes from the left.
+  // Inlining (csrc/transform/inlining.cpp). Positions count loop axes from the left.
   void inlineAt(int64_t pos, bool best_effort = false);
   int64_t getComputeAtPosition() const {
     return compute_at_pos_;

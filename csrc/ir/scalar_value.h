@@ -3,7 +3,7 @@
 // `EXPECT_EQ(split->factor()->value(), 2)`.
 #pragma once
 
-#include <exceptions.h>
+#include <base/exceptions.h>
 
 #include <cstdint>
 #include <ostream>

@@ -1,6 +1,6 @@
 #include <ir/interface_nodes.h>
 
-#include <dispatch.h>
+#include <ir/dispatch.h>
 #include <fusion.h>
 #include <ir/builder.h>
 #include <ir/cloner.h>

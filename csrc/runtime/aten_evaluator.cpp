@@ -2,7 +2,7 @@
 
 #include <ir/all_nodes.h>
 #include <ir/domain_traversal.h>
-#include <runtime/allocation_inference.h>
+#include <runtime/input_binding.h>
 #include <runtime/aten_types.h>
 
 #include <ATen/ATen.h>

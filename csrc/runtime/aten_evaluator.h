@@ -4,7 +4,7 @@
 // Works on any device ATen does, CPU included.
 #pragma once
 
-#include <expr_evaluator.h>
+#include <expr/evaluator.h>
 #include <fusion.h>
 
 #include <ATen/core/Tensor.h>

@@ -1,6 +1,6 @@
 #include <runtime/aten_types.h>
 
-#include <exceptions.h>
+#include <base/exceptions.h>
 
 namespace fuser {
 

@@ -3,7 +3,7 @@
 // evaluator).
 #pragma once
 
-#include <type.h>
+#include <ir/type.h>
 
 #include <c10/core/ScalarType.h>
 

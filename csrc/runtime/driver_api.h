@@ -4,7 +4,7 @@
 // included for its types only; fuser never links libcuda.
 #pragma once
 
-#include <exceptions.h>
+#include <base/exceptions.h>
 
 #include <cuda.h>
 

@@ -1,8 +1,8 @@
 #include <runtime/fusion_executor_cache.h>
 
 #include <ir/all_nodes.h>
-#include <options.h>
-#include <runtime/allocation_inference.h>
+#include <base/options.h>
+#include <runtime/input_binding.h>
 #include <runtime/aten_evaluator.h>
 #include <runtime/aten_types.h>
 #include <runtime/output_allocation.h>

@@ -1,13 +1,13 @@
 #include <runtime/kernel_executor.h>
 
 #include <codegen/codegen.h>
-#include <options.h>
-#include <runtime/allocation_inference.h>
+#include <base/options.h>
+#include <runtime/input_binding.h>
 #include <runtime/aten_types.h>
 #include <runtime/driver_api.h>
 #include <runtime/nvrtc_compile.h>
 #include <runtime/output_allocation.h>
-#include <vectorization.h>
+#include <layout/vectorization.h>
 
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>

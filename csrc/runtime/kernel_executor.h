@@ -5,7 +5,7 @@
 #pragma once
 
 #include <device_lower/lower.h>
-#include <expr_evaluator.h>
+#include <expr/evaluator.h>
 #include <fusion.h>
 
 #include <ATen/core/Tensor.h>

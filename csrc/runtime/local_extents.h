@@ -5,7 +5,7 @@
 // allocating outputs both need that factor.
 #pragma once
 
-#include <expr_evaluator.h>
+#include <expr/evaluator.h>
 #include <ir/interface_nodes.h>
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 #include <runtime/nvrtc_compile.h>
 
-#include <exceptions.h>
-#include <options.h>
+#include <base/exceptions.h>
+#include <base/options.h>
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -70,7 +70,7 @@ bool makeDirectories(const std::string& dir) {
 std::string findToolkitIncludeDir() {
   std::vector<std::string> candidates;
   // Reading CUDA_HOME is the documented exception to "no ad-hoc getenv"
-  // (csrc/options.h): it is the toolkit's own convention.
+  // (csrc/base/options.h): it is the toolkit's own convention.
   if (const char* cuda_home = std::getenv("CUDA_HOME")) {
     candidates.push_back(std::string(cuda_home) + "/include");
   }

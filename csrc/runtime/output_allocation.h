@@ -5,7 +5,7 @@
 // allocation gives permuted strides.
 #pragma once
 
-#include <expr_evaluator.h>
+#include <expr/evaluator.h>
 #include <ir/interface_nodes.h>
 
 #include <ATen/core/Tensor.h>

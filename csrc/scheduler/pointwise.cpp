@@ -1,11 +1,11 @@
 #include <scheduler/pointwise.h>
 
-#include <id_model.h>
-#include <inlining.h>
+#include <id_model/id_model.h>
+#include <transform/inlining.h>
 #include <ir/all_nodes.h>
 #include <scheduler/utils.h>
 #include <scheduler/vectorize_helper.h>
-#include <transform_propagator.h>
+#include <transform/propagator.h>
 
 #include <algorithm>
 #include <numeric>

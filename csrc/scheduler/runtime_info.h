@@ -4,7 +4,7 @@
 // runtime fills it from the at::Tensors; schedulers stay free of ATen.
 #pragma once
 
-#include <expr_evaluator.h>
+#include <expr/evaluator.h>
 #include <ir/interface_nodes.h>
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 #include <scheduler/utils.h>
 
-#include <id_model.h>
+#include <id_model/id_model.h>
 #include <ir/all_nodes.h>
 
 namespace fuser::scheduler_utils {

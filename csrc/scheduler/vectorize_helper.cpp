@@ -1,6 +1,6 @@
 #include <scheduler/vectorize_helper.h>
 
-#include <allocation_folding.h>
+#include <layout/allocation_folding.h>
 #include <ir/all_nodes.h>
 
 #include <algorithm>

@@ -1,12 +1,12 @@
 // Which tensors of a pointwise fusion a vector access can cover, and how
 // far: the innermost allocation axes of a tensor that are contiguous and
-// follow the loop order (csrc/vectorization.h holds the rules a vector
+// follow the loop order (csrc/layout/vectorization.h holds the rules a vector
 // access must meet; doc/indexing.md §4-5).
 #pragma once
 
 #include <ir/interface_nodes.h>
 #include <scheduler/runtime_info.h>
-#include <vectorization.h>
+#include <layout/vectorization.h>
 
 #include <optional>
 #include <vector>

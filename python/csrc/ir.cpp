@@ -2,9 +2,9 @@
 // the op builders. No ATen here: this file compiles against the core only.
 #include "bindings.h"
 
-#include <exceptions.h>
+#include <base/exceptions.h>
 #include <fusion.h>
-#include <inlining.h>
+#include <transform/inlining.h>
 #include <ir/all_nodes.h>
 #include <ir/builder.h>
 #include <ops/all_ops.h>

@@ -2,8 +2,8 @@
 // and the IR and runtime bindings (ir.cpp, runtime.cpp).
 #include "bindings.h"
 
-#include <exceptions.h>
-#include <type.h>
+#include <base/exceptions.h>
+#include <ir/type.h>
 
 namespace py = pybind11;
 

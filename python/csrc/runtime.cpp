@@ -3,11 +3,11 @@
 // cross the boundary through torch's own Python bindings (THPVariable).
 #include "bindings.h"
 
-#include <exceptions.h>
-#include <expr_evaluator.h>
+#include <base/exceptions.h>
+#include <expr/evaluator.h>
 #include <fusion.h>
 #include <ir/all_nodes.h>
-#include <runtime/allocation_inference.h>
+#include <runtime/input_binding.h>
 #include <runtime/fusion_executor_cache.h>
 
 #include <ATen/core/Tensor.h>

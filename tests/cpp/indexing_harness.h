@@ -6,12 +6,12 @@
 
 #include <codegen/codegen.h>
 #include <device_lower/lower.h>
-#include <inlining.h>
+#include <transform/inlining.h>
 #include <ir/all_nodes.h>
 #include <scheduler/utils.h>
 #include <tests/cpp/kernel_ir_interpreter.h>
 #include <tests/cpp/utils.h>
-#include <transform_propagator.h>
+#include <transform/propagator.h>
 
 #include <gtest/gtest.h>
 

@@ -28,7 +28,7 @@
 #include <device_lower/analysis/vectorization.h>
 #include <device_lower/kernel_ir.h>
 #include <device_lower/lower.h>
-#include <expr_evaluator.h>
+#include <expr/evaluator.h>
 #include <ir/all_nodes.h>
 
 #include <functional>

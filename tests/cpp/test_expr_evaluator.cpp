@@ -3,7 +3,7 @@
 // division and remainder, its errors, and its cache. No GPU needed.
 
 #include <device_lower/kernel_ir.h>
-#include <expr_evaluator.h>
+#include <expr/evaluator.h>
 #include <fusion.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -5,11 +5,11 @@
 // the simplifier. Cases whose preconditions fail must come back untouched.
 // No GPU needed.
 
-#include <expr_evaluator.h>
+#include <expr/evaluator.h>
 #include <fusion.h>
 #include <gtest/gtest.h>
 #include <ir/all_nodes.h>
-#include <simplify_expr.h>
+#include <expr/simplifier.h>
 #include <tests/cpp/utils.h>
 
 #include <cstdint>

@@ -21,9 +21,9 @@
 
 #include <codegen/codegen.h>
 #include <device_lower/lower.h>
-#include <expr_evaluator.h>
+#include <expr/evaluator.h>
 #include <fusion.h>
-#include <inlining.h>
+#include <transform/inlining.h>
 #include <ir/all_nodes.h>
 #include <ops/all_ops.h>
 #include <runtime/nvrtc_compile.h>
@@ -31,7 +31,7 @@
 #include <tests/cpp/indexing_harness.h>
 #include <tests/cpp/kernel_ir_interpreter.h>
 #include <tests/cpp/utils.h>
-#include <transform_propagator.h>
+#include <transform/propagator.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

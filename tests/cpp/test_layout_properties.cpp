@@ -18,7 +18,7 @@
 #include <fusion.h>
 #include <ir/all_nodes.h>
 #include <ops/all_ops.h>
-#include <runtime/allocation_inference.h>
+#include <runtime/input_binding.h>
 #include <runtime/fusion_executor_cache.h>
 #include <scheduler/pointwise.h>
 #include <scheduler/registry.h>

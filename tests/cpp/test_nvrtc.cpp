@@ -2,7 +2,7 @@
 // loaded driver API (csrc/runtime/driver_api.h). NVRTC needs no GPU, so the
 // compile tests run on CPU-only machines; launching needs a GPU (FuserTest).
 
-#include <exceptions.h>
+#include <base/exceptions.h>
 #include <fuser_embedded_runtime.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -3,14 +3,14 @@
 // and strides, and laying out outputs. Host logic only: CPU tensors stand in
 // for CUDA ones (the device check is optional).
 
-#include <expr_evaluator.h>
+#include <expr/evaluator.h>
 #include <fusion.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <ir/all_nodes.h>
 #include <ir/domain_traversal.h>
 #include <ops/all_ops.h>
-#include <runtime/allocation_inference.h>
+#include <runtime/input_binding.h>
 #include <runtime/local_extents.h>
 #include <runtime/output_allocation.h>
 #include <tests/cpp/utils.h>

@@ -1,7 +1,7 @@
 #include <tests/cpp/utils.h>
 
-#include <expr_evaluator.h>
-#include <runtime/allocation_inference.h>
+#include <expr/evaluator.h>
+#include <runtime/input_binding.h>
 #include <runtime/aten_evaluator.h>
 
 #include <ATen/ATen.h>

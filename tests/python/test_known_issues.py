@@ -35,7 +35,7 @@ def test_channels_last_with_odd_sizes():
 
 def test_mask_used_by_logical_and_where():
     # Fixed: producers are no longer inlined deeper than their inlined
-    # consumers (csrc/inlining.cpp); confirmed on an H200.
+    # consumers (csrc/transform/inlining.cpp); confirmed on an H200.
     with FusionDefinition() as fd:
         t0 = fd.define_tensor(shape=[-1], contiguity=[True])
         t1 = fd.define_tensor(shape=[-1], contiguity=[True])

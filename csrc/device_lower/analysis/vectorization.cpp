@@ -1,7 +1,7 @@
 #include <device_lower/analysis/vectorization.h>
 
 #include <device_lower/lower.h>
-#include <vectorization.h>
+#include <layout/vectorization.h>
 
 #include <algorithm>
 

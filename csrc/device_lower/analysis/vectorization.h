@@ -1,7 +1,7 @@
 // Vectorized accesses in lowering (doc/indexing.md §5): which loops are
 // emitted as one vector access, whether its lanes are consecutive elements
 // of each tensor it touches, and the run-time conditions a kernel books for
-// the runtime to check (csrc/vectorization.h holds the rules themselves).
+// the runtime to check (csrc/layout/vectorization.h holds the rules themselves).
 #pragma once
 
 #include <device_lower/kernel_ir.h>

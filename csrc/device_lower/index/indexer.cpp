@@ -1,6 +1,6 @@
 #include <device_lower/index/indexer.h>
 
-#include <allocation_folding.h>
+#include <layout/allocation_folding.h>
 #include <device_lower/lower.h>
 #include <ir/domain_traversal.h>
 

@@ -4,7 +4,7 @@
 #pragma once
 
 #include <device_lower/kernel_ir.h>
-#include <simplify_expr.h>
+#include <expr/simplifier.h>
 
 #include <unordered_map>
 #include <vector>

@@ -1,6 +1,6 @@
-#include <type.h>
+#include <ir/type.h>
 
-#include <exceptions.h>
+#include <base/exceptions.h>
 
 namespace fuser {
 

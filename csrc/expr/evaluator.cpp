@@ -1,4 +1,4 @@
-#include <expr_evaluator.h>
+#include <expr/evaluator.h>
 
 #include <ir/all_nodes.h>
 

@@ -1,9 +1,9 @@
 // Rules and their preconditions: doc/indexing.md §"Simplification".
-#include <simplify_expr.h>
+#include <expr/simplifier.h>
 
-#include <bound_prover.h>
+#include <expr/bound_prover.h>
 
-#include <expr_evaluator.h>
+#include <expr/evaluator.h>
 #include <fusion.h>
 #include <ir/all_nodes.h>
 

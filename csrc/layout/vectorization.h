@@ -4,7 +4,7 @@
 // that checks them for the tensors of a launch.
 #pragma once
 
-#include <allocation_folding.h>
+#include <layout/allocation_folding.h>
 
 #include <cstdint>
 #include <string>

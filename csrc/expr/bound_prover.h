@@ -4,7 +4,7 @@
 // wrong "proven" answer makes the simplifier produce wrong index math.
 #pragma once
 
-#include <simplify_expr.h>
+#include <expr/simplifier.h>
 
 #include <ir/all_nodes.h>
 

@@ -1,4 +1,4 @@
-#include <vectorization.h>
+#include <layout/vectorization.h>
 
 #include <ir/all_nodes.h>
 

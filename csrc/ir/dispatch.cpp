@@ -1,4 +1,4 @@
-#include <dispatch.h>
+#include <ir/dispatch.h>
 
 #include <ir/all_nodes.h>
 

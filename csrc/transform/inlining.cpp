@@ -1,6 +1,6 @@
-#include <inlining.h>
+#include <transform/inlining.h>
 
-#include <id_model.h>
+#include <id_model/id_model.h>
 #include <ir/all_nodes.h>
 
 #include <algorithm>

@@ -9,7 +9,7 @@
 // what was expected, and how to fix it.
 #pragma once
 
-#include <expr_evaluator.h>
+#include <expr/evaluator.h>
 #include <fusion.h>
 #include <ir/interface_nodes.h>
 #include <scheduler/runtime_info.h>

@@ -1,6 +1,6 @@
-#include <options.h>
+#include <base/options.h>
 
-#include <exceptions.h>
+#include <base/exceptions.h>
 
 #include <cstdlib>
 #include <sstream>

@@ -1,4 +1,4 @@
-#include <allocation_folding.h>
+#include <layout/allocation_folding.h>
 
 #include <ir/all_nodes.h>
 

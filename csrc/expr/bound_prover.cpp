@@ -1,4 +1,4 @@
-#include <bound_prover.h>
+#include <expr/bound_prover.h>
 
 namespace fuser::simplify {
 

@@ -1,4 +1,4 @@
-#include <runtime/allocation_inference.h>
+#include <runtime/input_binding.h>
 
 #include <ir/all_nodes.h>
 #include <ir/domain_traversal.h>

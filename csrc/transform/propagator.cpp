@@ -1,7 +1,7 @@
-#include <transform_propagator.h>
+#include <transform/propagator.h>
 
 #include <ir/all_nodes.h>
-#include <logical_domain_map.h>
+#include <id_model/logical_domain_map.h>
 #include <transform_replay.h>
 
 #include <algorithm>

@@ -1,8 +1,8 @@
-#include <id_model.h>
+#include <id_model/id_model.h>
 
 #include <ir/all_nodes.h>
 #include <ir/domain_traversal.h>
-#include <logical_domain_map.h>
+#include <id_model/logical_domain_map.h>
 
 #include <map>
 #include <sstream>

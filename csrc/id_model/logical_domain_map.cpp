@@ -1,4 +1,4 @@
-#include <logical_domain_map.h>
+#include <id_model/logical_domain_map.h>
 
 #include <ir/all_nodes.h>
 
