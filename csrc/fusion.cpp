@@ -208,6 +208,14 @@ void Fusion::addOutput(Val* output) {
   outputs_.push_back(output);
 }
 
+void Fusion::removeInput(Val* input) {
+  auto it = std::find(inputs_.begin(), inputs_.end(), input);
+  FUSER_CHECK(
+      it != inputs_.end(), "removeInput: ", input->toString(),
+      " is not an input.");
+  inputs_.erase(it);
+}
+
 void Fusion::removeOutput(Val* output) {
   auto it = std::find(outputs_.begin(), outputs_.end(), output);
   FUSER_CHECK(

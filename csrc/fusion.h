@@ -29,6 +29,7 @@ class Fusion {
   static IrCloner copy(const Fusion* from, Fusion* to);
 
   void addInput(Val* input);
+  void removeInput(Val* input);
   void addOutput(Val* output);
   void removeOutput(Val* output);
   void replaceOutput(Val* output, Val* replacement);

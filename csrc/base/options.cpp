@@ -4,22 +4,25 @@
 
 #include <cstdlib>
 #include <sstream>
-#include <unordered_set>
+#include <unordered_map>
 
 namespace fuser {
 
 const std::vector<std::string>& debugDumpOptionNames() {
   static const std::vector<std::string> names = {
-      "fusion_ir",     "scheduled_ir", "scheduler_params",
-      "lower_passes",  "kernel_ir",    "cuda_kernel",
-      "launch_params", "nvrtc",        "kernel_cache"};
+      "fusion_ir",    "segmented_fusion", "scheduled_ir",  "scheduler_params",
+      "lower_passes", "lower_ir",         "kernel_ir",     "cuda_kernel",
+      "launch_params", "nvrtc",           "kernel_cache",  "compile_time"};
   return names;
 }
 
 namespace {
 
-std::unordered_set<int> parseDumpOptions() {
-  std::unordered_set<int> enabled;
+// Enabled options and their arguments ("name:arg:arg").
+using DumpOptions = std::unordered_map<int, std::vector<std::string>>;
+
+DumpOptions parseDumpOptions() {
+  DumpOptions enabled;
   const char* env = std::getenv("FUSER_DUMP");
   if (env == nullptr) {
     return enabled;
@@ -31,10 +34,17 @@ std::unordered_set<int> parseDumpOptions() {
     if (item.empty()) {
       continue;
     }
+    std::vector<std::string> parts;
+    std::stringstream item_stream(item);
+    std::string part;
+    while (std::getline(item_stream, part, ':')) {
+      parts.push_back(part);
+    }
     bool found = false;
     for (size_t i = 0; i < names.size(); ++i) {
-      if (names[i] == item) {
-        enabled.insert(static_cast<int>(i));
+      if (!parts.empty() && names[i] == parts[0]) {
+        auto& arguments = enabled[static_cast<int>(i)];
+        arguments.insert(arguments.end(), parts.begin() + 1, parts.end());
         found = true;
       }
     }
@@ -51,11 +61,21 @@ std::unordered_set<int> parseDumpOptions() {
   return enabled;
 }
 
+const DumpOptions& dumpOptions() {
+  static const DumpOptions enabled = parseDumpOptions();
+  return enabled;
+}
+
 } // namespace
 
 bool isDebugDumpEnabled(DebugDumpOption option) {
-  static const std::unordered_set<int> enabled = parseDumpOptions();
-  return enabled.count(static_cast<int>(option)) != 0;
+  return dumpOptions().count(static_cast<int>(option)) != 0;
+}
+
+const std::vector<std::string>& debugDumpArguments(DebugDumpOption option) {
+  static const std::vector<std::string> none;
+  auto it = dumpOptions().find(static_cast<int>(option));
+  return it == dumpOptions().end() ? none : it->second;
 }
 
 } // namespace fuser

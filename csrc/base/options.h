@@ -3,14 +3,21 @@
 // FUSER_DUMP=fusion_ir,cuda_kernel). Never read other variables ad hoc.
 //
 //   fusion_ir        the fusion as given, before scheduling
+//   segmented_fusion the segments of a fusion, their schedulers and edges
 //   scheduled_ir     the fusion after scheduling
 //   scheduler_params the heuristic parameters a scheduler chose
 //   lower_passes     each lowering pass's name and time
+//   lower_ir         the kernel IR after every lowering pass;
+//                    lower_ir:<pass> after that pass only (e.g.
+//                    lower_ir:insertAllocations; names in
+//                    csrc/device_lower/lower.cpp)
 //   kernel_ir        the kernel IR after lowering
 //   cuda_kernel      the generated CUDA C++
 //   launch_params    grid/block sizes of every launch
 //   nvrtc            NVRTC options and log
 //   kernel_cache     compile-cache hits and misses
+//   compile_time     the time of each stage of a cache miss (schedule,
+//                    lower, codegen, NVRTC, load, plan)
 //
 // Other environment variables fuser reads (not dump options):
 //   FUSER_KERNEL_CACHE_DIR  a directory for compiled kernels (cubins) that
@@ -27,18 +34,25 @@ namespace fuser {
 
 enum class DebugDumpOption {
   FusionIr,
+  SegmentedFusion,
   ScheduledIr,
   SchedulerParams,
   LowerPasses,
+  LowerIr,
   KernelIr,
   CudaKernel,
   LaunchParams,
   Nvrtc,
   KernelCache,
+  CompileTime,
 };
 
 // Whether FUSER_DUMP names `option` (read once, at first use).
 bool isDebugDumpEnabled(DebugDumpOption option);
+
+// The arguments given to `option` (FUSER_DUMP=lower_ir:a:b gives {a, b});
+// empty when it has none.
+const std::vector<std::string>& debugDumpArguments(DebugDumpOption option);
 
 // The option names, in enum order (for help messages and tests).
 const std::vector<std::string>& debugDumpOptionNames();

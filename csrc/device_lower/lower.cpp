@@ -2,9 +2,11 @@
 
 #include <codegen/codegen.h>
 #include <device_lower/analysis/launch_extents.h>
+#include <device_lower/analysis/vectorization.h>
 #include <device_lower/passes.h>
 #include <base/options.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 
@@ -98,17 +100,49 @@ Val* GpuLower::loopExtent(IterDomain* id) {
   return resolveExtent(id->extent());
 }
 
+void GpuLower::recordPredicate(const Expr* lowered, Val* predicate) {
+  predicates_[lowered] = predicate;
+}
+
+Val* GpuLower::predicateOf(const Expr* lowered) const {
+  auto it = predicates_.find(lowered);
+  FUSER_INTERNAL_ASSERT(
+      it != predicates_.end(), "no predicate for ", lowered->toString());
+  return it->second;
+}
+
+void GpuLower::analyze() {
+  loop_promotion_ = std::make_unique<LoopPromotion>(fusion(), *id_model_);
+  kernel_->launch_extents = computeLaunchExtents(fusion(), *loop_promotion_);
+  bookVectorizedAccesses(fusion(), *loop_promotion_);
+}
+
 Val* GpuLower::launchExtent(ParallelType pt) const {
   auto it = kernel_->launch_extents.find(pt);
   return it == kernel_->launch_extents.end() ? nullptr : it->second;
 }
 
+namespace {
+
+// Whether FUSER_DUMP=lower_ir asks for the kernel IR after `pass`.
+bool dumpAfter(const char* pass) {
+  if (!isDebugDumpEnabled(DebugDumpOption::LowerIr)) {
+    return false;
+  }
+  const auto& passes = debugDumpArguments(DebugDumpOption::LowerIr);
+  return passes.empty() ||
+      std::find(passes.begin(), passes.end(), pass) != passes.end();
+}
+
+} // namespace
+
 std::unique_ptr<LoweredKernel> GpuLower::run() {
   FusionGuard fg(fusion());
+  analyze();
   using Pass = std::vector<Expr*> (*)(const std::vector<Expr*>&);
-  // The ordered pass list (DESIGN §5). Reductions add thread predicates and
-  // block/grid reductions after loop nests; matmul adds async copies and
-  // circular buffering after allocations.
+  // The ordered pass list (doc/design.md §5). Reductions add thread
+  // predicates and block/grid reductions after loop nests; matmul adds async
+  // copies and circular buffering after allocations.
   static const std::vector<std::pair<const char*, Pass>> passes = {
       {"sortExprsForInlining", sortExprsForInlining},
       {"generateLoopNests", generateLoopNests},
@@ -122,15 +156,15 @@ std::unique_ptr<LoweredKernel> GpuLower::run() {
   for (const auto& [name, pass] : passes) {
     auto start = std::chrono::steady_clock::now();
     exprs = pass(exprs);
-    if (pass == generateLoopNests) {
-      // Launch sizes follow from the loops; indexing needs them.
-      kernel_->launch_extents = computeLaunchExtents(exprs);
-    }
     if (isDebugDumpEnabled(DebugDumpOption::LowerPasses)) {
       auto us = std::chrono::duration_cast<std::chrono::microseconds>(
                     std::chrono::steady_clock::now() - start)
                     .count();
       std::cout << "[lower_passes] " << name << ": " << us << " us\n";
+    }
+    if (dumpAfter(name)) {
+      std::cout << "[lower_ir] after " << name << ":\n"
+                << kir::toString(exprs) << std::flush;
     }
   }
   kernel_->exprs = exprs;

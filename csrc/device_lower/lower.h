@@ -1,14 +1,17 @@
-// Lowering: a scheduled fusion -> kernel IR (DESIGN §5).
+// Lowering: a scheduled fusion -> kernel IR (doc/design.md §5).
 //
-// GpuLower copies the fusion (lowering adds nodes freely), builds the
-// analyses the passes share (IdModel, extents of kernel arguments), then runs
-// the ordered pass list of lower.cpp. Each pass is a free function in its
-// own file under pass/; FUSER_DUMP=lower_passes times them and
-// FUSER_DUMP=kernel_ir prints the result.
+// GpuLower copies the fusion (lowering adds nodes freely), runs the analysis
+// phase (the IdModel, the extents of kernel arguments, loop promotion,
+// launch sizes, the vectorized accesses and the run-time checks they need),
+// then the ordered pass list of lower.cpp. Each pass is a free function in
+// its own file under pass/; FUSER_DUMP=lower_passes times them,
+// FUSER_DUMP=lower_ir prints the kernel IR after each (lower_ir:<pass>
+// after one) and FUSER_DUMP=kernel_ir the result.
 #pragma once
 
 #include <device_lower/kernel_ir.h>
 #include <fusion.h>
+#include <device_lower/analysis/loop_promotion.h>
 #include <id_model/id_model.h>
 #include <ir/cloner.h>
 
@@ -77,6 +80,9 @@ class GpuLower {
   IdModel& idModel() {
     return *id_model_;
   }
+  const LoopPromotion& loopPromotion() const {
+    return *loop_promotion_;
+  }
   DataType indexType() const {
     return kernel_->index_type;
   }
@@ -88,15 +94,23 @@ class GpuLower {
   // The extent a loop over `id` runs to.
   Val* loopExtent(IterDomain* id);
 
-  // The launch size of a thread/block parallel type (nullptr if unused);
-  // known once the loop nests exist.
+  // The launch size of a thread/block parallel type (nullptr if unused).
   Val* launchExtent(ParallelType pt) const;
+
+  // The predicate of a lowered tensor expr, computed by index lowering with
+  // the indexer of its indices and put in place by predicate generation.
+  void recordPredicate(const Expr* lowered, Val* predicate);
+  Val* predicateOf(const Expr* lowered) const;
 
  private:
   void bindParameterExtents();
+  // The analyses every pass may read.
+  void analyze();
 
   std::unique_ptr<LoweredKernel> kernel_;
   std::unique_ptr<IdModel> id_model_;
+  std::unique_ptr<LoopPromotion> loop_promotion_;
+  std::unordered_map<const Expr*, Val*> predicates_;
   std::unordered_map<const Val*, Val*> extent_substitutions_;
   std::unordered_map<const Val*, Val*> resolved_;
   GpuLower* previous_ = nullptr;

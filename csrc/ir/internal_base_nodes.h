@@ -85,6 +85,9 @@ class IterDomain : public Val {
 
 using Contiguity = std::vector<std::optional<bool>>;
 
+// "t f n": a flag per ID, n for none (a broadcast).
+std::string contiguityToString(const Contiguity& contiguity);
+
 class TensorDomain : public Val {
  public:
   // logical only; contiguity empty means all false (broadcast: none).

@@ -164,14 +164,6 @@ void printExprs(
   }
 }
 
-std::string contiguityToString(const Contiguity& contiguity) {
-  std::stringstream ss;
-  for (size_t i = 0; i < contiguity.size(); ++i) {
-    ss << (i ? " " : "")
-       << (contiguity[i].has_value() ? (*contiguity[i] ? "t" : "f") : "n");
-  }
-  return ss.str();
-}
 
 } // namespace
 
@@ -215,6 +207,15 @@ Statement* TensorView::cloneWith(IrCloner& cloner) const {
   copy->compute_at_pos_ = compute_at_pos_;
   copy->max_producer_pos_ = max_producer_pos_;
   return copy;
+}
+
+std::string contiguityToString(const Contiguity& contiguity) {
+  std::stringstream ss;
+  for (size_t i = 0; i < contiguity.size(); ++i) {
+    ss << (i ? " " : "")
+       << (contiguity[i].has_value() ? (*contiguity[i] ? "t" : "f") : "n");
+  }
+  return ss.str();
 }
 
 } // namespace fuser

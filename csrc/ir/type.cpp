@@ -232,6 +232,8 @@ std::string toString(LoadStoreOpType op) {
   switch (op) {
     case LoadStoreOpType::Set:
       return "Set";
+    case LoadStoreOpType::SegmenterSet:
+      return "SegmenterSet";
   }
   return "?";
 }

@@ -42,7 +42,9 @@ enum class ParallelType {
 
 enum class MemoryType { Local, Shared, Global };
 
-enum class LoadStoreOpType { Set };
+// Set: a copy. SegmenterSet: a copy that separates two segments of a
+// fusion: the runtime always runs its consumers in another segment.
+enum class LoadStoreOpType { Set, SegmenterSet };
 
 enum class CacheOp { Unspecified, AllLevels, Streaming, Global };
 

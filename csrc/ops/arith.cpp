@@ -69,6 +69,13 @@ TensorView* set(TensorView* tv) {
   return out;
 }
 
+TensorView* segment_set(TensorView* tv) {
+  checkOperands({tv}, "segment_set");
+  TensorView* out = ops::newOutputTV({tv}, tv->dtype());
+  IrBuilder::create<LoadStoreOp>(LoadStoreOpType::SegmenterSet, out, tv);
+  return out;
+}
+
 Val* castOp(DataType dtype, Val* val) {
   checkOperands({val}, "cast");
   FUSER_CHECK(

@@ -10,6 +10,9 @@ namespace fuser {
 
 // A copy of `tv` (LoadStoreOp Set).
 TensorView* set(TensorView* tv);
+// A copy of `tv` that always ends a segment: what reads the result runs in
+// another segment (kernel) than what computes `tv` (doc/design.md §6).
+TensorView* segment_set(TensorView* tv);
 
 Val* castOp(DataType dtype, Val* val);
 TensorView* castOp(DataType dtype, TensorView* tv);

@@ -1,116 +1,54 @@
 #include <runtime/fusion_executor_cache.h>
 
-#include <ir/all_nodes.h>
 #include <base/options.h>
-#include <runtime/input_binding.h>
-#include <runtime/aten_evaluator.h>
-#include <runtime/aten_types.h>
-#include <runtime/output_allocation.h>
-
-#include <algorithm>
+#include <ir/all_nodes.h>
+#include <layout/vectorization.h>
 
 #include <iostream>
+#include <unordered_set>
 
 namespace fuser {
 
-FusionKernelRuntime::FusionKernelRuntime(
-    const Fusion* fusion, const std::vector<c10::IValue>& inputs) {
-  // One segment: the whole fusion goes to the first scheduler that takes
-  // it (segmentation comes with the reduction schedulers).
-  FusionSegment segment;
-  segment.scheduled_fusion = std::make_unique<Fusion>(*fusion);
-  Fusion* scheduled = segment.scheduled_fusion.get();
-  RuntimeInfo runtime_info = makeRuntimeInfo(scheduled, inputs);
-  SchedulerChoice choice = chooseScheduler(scheduled, runtime_info);
-  segment.scheduler_type = choice.scheduler->type();
-  segment.rejections = std::move(choice.rejections);
-  segment.params = choice.scheduler->computeHeuristics(scheduled, runtime_info);
-  if (isDebugDumpEnabled(DebugDumpOption::SchedulerParams)) {
-    std::cout << "[scheduler_params] " << segment.params->toString() << "\n";
-    for (const auto& rejection : segment.rejections) {
-      std::cout << "[scheduler_params]   declined: " << rejection << "\n";
-    }
-  }
-  choice.scheduler->schedule(scheduled, *segment.params);
-  if (isDebugDumpEnabled(DebugDumpOption::ScheduledIr)) {
-    std::cout << "[scheduled_ir]\n";
-    scheduled->print();
-  }
-  if (segment.scheduler_type != SchedulerType::NoOp &&
-      segment.scheduler_type != SchedulerType::ExprEval) {
-    segment.executor = std::make_unique<KernelExecutor>();
-    segment.executor->compile(scheduled, inputs);
-  }
-  segments_.push_back(std::move(segment));
-}
+namespace {
 
-std::vector<at::Tensor> FusionKernelRuntime::run(
-    const std::vector<c10::IValue>& inputs) {
-  ++run_count_;
-  FusionSegment& segment = segments_.front();
-  Fusion* fusion = segment.scheduled_fusion.get();
-  switch (segment.scheduler_type) {
-    case SchedulerType::ExprEval: {
-      // ATen picks its own strides; outputs come back in their layout.
-      ExpressionEvaluator ee;
-      std::vector<at::Tensor> outputs =
-          evaluateFusionWithATen(fusion, inputs, ee);
-      for (size_t i = 0; i < outputs.size(); ++i) {
-        auto* tv = dynamic_cast<TensorView*>(fusion->outputs()[i]);
-        if (tv == nullptr || tv->isFusionInput()) {
-          continue;
-        }
-        at::Tensor laid_out = allocateOutput(tv, ee, outputs[i].options());
-        laid_out.copy_(outputs[i]);
-        outputs[i] = laid_out;
-      }
-      return outputs;
-    }
-    case SchedulerType::NoOp: {
-      // Outputs that are inputs are returned as they are; the others are
-      // empty.
-      ExpressionEvaluator ee;
-      bindFusionInputs(fusion, inputs, ee, /*require_cuda=*/true);
-      at::Device device(at::kCUDA);
-      for (const auto& input : inputs) {
-        if (input.isTensor()) {
-          device = input.toTensor().device();
-          break;
+// The scalar inputs that an extent or split factor of some tensor depends
+// on: their values shape the kernel, not only its data.
+std::unordered_set<const Val*> scalarsShapingTensors(Fusion* fusion) {
+  std::unordered_set<const Val*> found;
+  std::unordered_set<const Val*> visited;
+  std::vector<const Val*> stack;
+  for (TensorView* tv : fusion->allTvs()) {
+    const TensorDomain* domain = tv->domain();
+    for (const auto* ids :
+         {&domain->root(), &domain->logical(), &domain->allocation(),
+          &domain->loop()}) {
+      for (IterDomain* id : *ids) {
+        stack.push_back(id->extent());
+        if (auto* split = dynamic_cast<Split*>(id->definition())) {
+          stack.push_back(split->factor());
         }
       }
-      std::vector<at::Tensor> outputs;
-      for (Val* out : fusion->outputs()) {
-        const auto& fusion_inputs = fusion->inputs();
-        auto it = std::find(fusion_inputs.begin(), fusion_inputs.end(), out);
-        if (it != fusion_inputs.end()) {
-          outputs.push_back(
-              inputs[static_cast<size_t>(it - fusion_inputs.begin())]
-                  .toTensor());
-          continue;
-        }
-        auto* tv = out->as<TensorView>();
-        outputs.push_back(allocateOutput(
-            tv, ee,
-            at::TensorOptions().device(device).dtype(toAtenType(tv->dtype()))));
-      }
-      return outputs;
     }
-    default:
-      return segment.executor->run(inputs);
   }
+  while (!stack.empty()) {
+    const Val* val = stack.back();
+    stack.pop_back();
+    if (val == nullptr || !visited.insert(val).second) {
+      continue;
+    }
+    if (val->isFusionInput()) {
+      found.insert(val);
+    }
+    if (Expr* def = val->definition()) {
+      for (Val* in : def->inputs()) {
+        stack.push_back(in);
+      }
+    }
+  }
+  return found;
 }
 
-const std::string& FusionKernelRuntime::kernelCode(size_t i) const {
-  static const std::string no_kernel;
-  const FusionSegment& segment = segments_.at(i);
-  return segment.executor ? segment.executor->kernelCode() : no_kernel;
-}
-
-const LaunchParams& FusionKernelRuntime::lastLaunchParams(size_t i) const {
-  static const LaunchParams no_launch;
-  const FusionSegment& segment = segments_.at(i);
-  return segment.executor ? segment.executor->lastLaunchParams() : no_launch;
-}
+} // namespace
 
 FusionExecutorCache::FusionExecutorCache(std::unique_ptr<Fusion> fusion)
     : fusion_(std::move(fusion)) {
@@ -119,13 +57,28 @@ FusionExecutorCache::FusionExecutorCache(std::unique_ptr<Fusion> fusion)
     std::cout << "[fusion_ir]\n";
     fusion_->print();
   }
+  const std::unordered_set<const Val*> shaping =
+      scalarsShapingTensors(fusion_.get());
+  for (Val* input : fusion_->inputs()) {
+    scalar_value_in_key_.push_back(
+        !input->isA<TensorView>() && shaping.count(input) > 0);
+  }
 }
 
-std::vector<int64_t> FusionExecutorCache::signatureOf(
-    const std::vector<c10::IValue>& inputs) const {
-  std::vector<int64_t> key;
-  key.reserve(inputs.size() * 8);
-  for (const auto& input : inputs) {
+size_t FusionExecutorCache::KeyHash::operator()(
+    const std::vector<int64_t>& key) const {
+  size_t h = key.size();
+  for (int64_t v : key) {
+    h ^= std::hash<int64_t>()(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  }
+  return h;
+}
+
+void FusionExecutorCache::signatureOf(
+    const std::vector<c10::IValue>& inputs, std::vector<int64_t>& key) const {
+  key.clear();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const c10::IValue& input = inputs[i];
     if (input.isTensor()) {
       const at::Tensor& t = input.toTensor();
       key.push_back(static_cast<int64_t>(t.scalar_type()));
@@ -135,20 +88,19 @@ std::vector<int64_t> FusionExecutorCache::signatureOf(
         key.push_back(t.size(d));
         key.push_back(t.stride(d));
       }
-      // Alignment class: the largest power of two up to 16 dividing the
-      // address, which decides whether vectorized accesses are legal.
-      auto address = reinterpret_cast<uintptr_t>(t.data_ptr());
-      int64_t alignment = 16;
-      while (alignment > 1 && address % alignment != 0) {
-        alignment /= 2;
-      }
-      key.push_back(alignment);
+      // Alignment class: whether vectorized accesses are legal.
+      key.push_back(pointerAlignment(t.data_ptr()));
     } else {
       key.push_back(-1); // a scalar, then its kind
       key.push_back(input.isDouble() ? 1 : input.isInt() ? 2 : 3);
+      if (scalar_value_in_key_[i]) {
+        key.push_back(
+            input.isInt() ? input.toInt()
+                          : static_cast<int64_t>(input.isBool() &&
+                                                 input.toBool()));
+      }
     }
   }
-  return key;
 }
 
 std::vector<at::Tensor> FusionExecutorCache::runFusionWithInputs(
@@ -156,14 +108,14 @@ std::vector<at::Tensor> FusionExecutorCache::runFusionWithInputs(
   FUSER_CHECK(
       inputs.size() == fusion_->inputs().size(), "The fusion takes ",
       fusion_->inputs().size(), " inputs, got ", inputs.size(), ".");
-  std::vector<int64_t> key = signatureOf(inputs);
-  auto it = runtimes_.find(key);
+  signatureOf(inputs, key_);
+  auto it = runtimes_.find(key_);
   if (it == runtimes_.end()) {
-    // The runtime validates the inputs (makeRuntimeInfo) before it
-    // schedules or compiles anything, so a bad input throws before a
-    // runtime is cached and the cache stays usable.
+    // The runtime validates the inputs before it schedules or compiles
+    // anything, so a bad input throws before a runtime is cached and the
+    // cache stays usable.
     auto runtime = std::make_unique<FusionKernelRuntime>(fusion_.get(), inputs);
-    it = runtimes_.emplace(std::move(key), std::move(runtime)).first;
+    it = runtimes_.emplace(key_, std::move(runtime)).first;
   }
   most_recent_ = it->second.get();
   return most_recent_->run(inputs);

@@ -1,62 +1,22 @@
 // FusionExecutorCache: runs a fusion on at::Tensors, compiling on the first
 // call for each input signature and reusing the compiled runtime afterwards
-// (DESIGN §6). The key is the device plus each input's dtype, sizes,
-// strides and pointer-alignment class, and each scalar's type.
+// (doc/design.md §6). The signature is the device plus each input's dtype,
+// sizes, strides and pointer-alignment class, and each scalar's kind (and
+// value, for an integer or boolean scalar that extents depend on). A hit
+// checks nothing the signature fixes: it looks the runtime up and runs it.
 #pragma once
 
 #include <fusion.h>
-#include <runtime/kernel_executor.h>
-#include <scheduler/registry.h>
+#include <runtime/fusion_kernel_runtime.h>
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/ivalue.h>
 
-#include <map>
 #include <memory>
-#include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace fuser {
-
-// One piece of a fusion, scheduled by one scheduler.
-struct FusionSegment {
-  SchedulerType scheduler_type = SchedulerType::ExprEval;
-  // The parameters the scheduler chose (printable).
-  std::unique_ptr<HeuristicParams> params;
-  // Why the schedulers tried before it declined.
-  std::vector<std::string> rejections;
-  std::unique_ptr<Fusion> scheduled_fusion;
-  // Null for NoOp and ExprEval, which launch no generated kernel.
-  std::unique_ptr<KernelExecutor> executor;
-};
-
-// The compiled form of a fusion for one input signature.
-class FusionKernelRuntime {
- public:
-  FusionKernelRuntime(
-      const Fusion* fusion, const std::vector<c10::IValue>& inputs);
-
-  std::vector<at::Tensor> run(const std::vector<c10::IValue>& inputs);
-
-  const std::vector<FusionSegment>& segments() const {
-    return segments_;
-  }
-  // The scheduler of segment `i`.
-  SchedulerType schedulerType(size_t i = 0) const {
-    return segments_.at(i).scheduler_type;
-  }
-  // The CUDA source of segment `i` (empty when it runs no kernel).
-  const std::string& kernelCode(size_t i = 0) const;
-  const LaunchParams& lastLaunchParams(size_t i = 0) const;
-  // How many times run() was called.
-  int64_t runCount() const {
-    return run_count_;
-  }
-
- private:
-  std::vector<FusionSegment> segments_;
-  int64_t run_count_ = 0;
-};
 
 class FusionExecutorCache {
  public:
@@ -79,12 +39,21 @@ class FusionExecutorCache {
   }
 
  private:
-  std::vector<int64_t> signatureOf(
-      const std::vector<c10::IValue>& inputs) const;
+  struct KeyHash {
+    size_t operator()(const std::vector<int64_t>& key) const;
+  };
+
+  void signatureOf(
+      const std::vector<c10::IValue>& inputs, std::vector<int64_t>& key) const;
 
   std::unique_ptr<Fusion> fusion_;
-  std::map<std::vector<int64_t>, std::unique_ptr<FusionKernelRuntime>>
+  // Per input: whether a scalar's value is part of the signature (an
+  // integer or boolean that an extent or split factor depends on).
+  std::vector<bool> scalar_value_in_key_;
+  std::unordered_map<
+      std::vector<int64_t>, std::unique_ptr<FusionKernelRuntime>, KeyHash>
       runtimes_;
+  std::vector<int64_t> key_; // reused by every run
   FusionKernelRuntime* most_recent_ = nullptr;
 };
 

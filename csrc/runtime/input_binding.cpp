@@ -3,8 +3,9 @@
 #include <ir/all_nodes.h>
 #include <ir/domain_traversal.h>
 #include <runtime/aten_types.h>
-#include <runtime/local_extents.h>
-#include <runtime/output_allocation.h>
+#include <layout/vectorization.h>
+#include <multidevice/device_counts.h>
+#include <runtime/tensor_layout.h>
 
 #include <algorithm>
 #include <numeric>
@@ -28,14 +29,6 @@ std::string listToString(const Sequence& values) {
   return os.str();
 }
 
-std::string contiguityToString(const Contiguity& contiguity) {
-  std::vector<std::string> flags;
-  for (const auto& flag : contiguity) {
-    flags.push_back(!flag.has_value() ? "n" : (*flag ? "t" : "f"));
-  }
-  return listToString(flags);
-}
-
 std::string describeInput(
     const TensorView* tv, const at::Tensor& tensor, int64_t position) {
   std::ostringstream os;
@@ -54,10 +47,12 @@ std::string describeInput(
     os << " is an undefined tensor";
   }
   os << "; its declared allocation domain is "
-     << idsToString(tv->getMaybeAllocationDomain()) << " with contiguity "
-     << contiguityToString(tv->getContiguity()) << ".";
+     << idsToString(tv->getMaybeAllocationDomain()) << " with contiguity ["
+     << contiguityToString(tv->getContiguity()) << "].";
   return os.str();
 }
+
+} // namespace
 
 void failInput(
     const TensorView* tv, const at::Tensor& tensor, int64_t position,
@@ -82,53 +77,6 @@ void checkRank(
             std::to_string(tensor.dim()) + " axes.");
   }
 }
-
-// How to turn a tensor into one laid out as `tv` declares, given the
-// strides such a tensor has for these sizes.
-std::string layoutFix(
-    const TensorView* tv, const std::vector<int64_t>& logical_sizes,
-    const std::vector<int64_t>& expected_strides) {
-  const std::string with_strides =
-      " The result has strides " + listToString(expected_strides) + ".";
-  if (expected_strides == contiguousStrides(logical_sizes)) {
-    return "call .contiguous() on it." + with_strides;
-  }
-  const auto logical = TensorDomain::noReductions(tv->getLogicalDomain());
-  const auto allocation =
-      TensorDomain::noReductions(tv->getMaybeAllocationDomain());
-  const bool is_permutation = getExprsBetween(logical, allocation).empty() &&
-                              logical.size() == allocation.size();
-  if (is_permutation) {
-    // permutation[k]: the logical axis stored at allocation position k.
-    std::vector<int64_t> permutation;
-    for (IterDomain* id : allocation) {
-      permutation.push_back(
-          std::find(logical.begin(), logical.end(), id) - logical.begin());
-    }
-    if (permutation == std::vector<int64_t>{0, 2, 3, 1}) {
-      return "call .contiguous(memory_format=torch.channels_last) on it (in "
-             "C++: .contiguous(at::MemoryFormat::ChannelsLast))." +
-             with_strides;
-    }
-    if (permutation == std::vector<int64_t>{0, 2, 3, 4, 1}) {
-      return "call .contiguous(memory_format=torch.channels_last_3d) on it "
-             "(in C++: .contiguous(at::MemoryFormat::ChannelsLast3d))." +
-             with_strides;
-    }
-    std::vector<int64_t> inverse(permutation.size());
-    for (size_t k = 0; k < permutation.size(); ++k) {
-      inverse[static_cast<size_t>(permutation[k])] = static_cast<int64_t>(k);
-    }
-    return "lay it out in allocation order: t.permute(" +
-           listToString(permutation) + ").contiguous().permute(" +
-           listToString(inverse) + ")." + with_strides;
-  }
-  return "copy it into a tensor laid out as declared: at::empty_strided(" +
-         listToString(logical_sizes) + ", " + listToString(expected_strides) +
-         ").copy_(t).";
-}
-
-} // namespace
 
 void validateInputTensor(
     const TensorView* tv, const at::Tensor& tensor, int64_t input_position,
@@ -168,7 +116,7 @@ void bindInputExtents(
     const TensorView* tv, const at::Tensor& tensor, ExpressionEvaluator& ee,
     int64_t input_position) {
   checkRank(tv, tensor, input_position);
-  const LocalExtents extents(tv, ee);
+  const DeviceCounts device_counts(tv, ee);
   const auto logical = TensorDomain::noReductions(tv->getLogicalDomain());
   for (size_t i = 0; i < logical.size(); ++i) {
     IterDomain* id = logical[i];
@@ -190,7 +138,7 @@ void bindInputExtents(
       }
       continue;
     }
-    const int64_t devices = extents.deviceCount(id);
+    const int64_t devices = device_counts.of(id);
     const int64_t global = size * devices;
     const std::string sharding =
         devices == 1
@@ -221,190 +169,6 @@ void bindInputExtents(
     // An extent computed from other values cannot be bound directly; it is
     // checked when those are bound.
   }
-}
-
-AllocationSizesAndStrides inferAllocationSizesAndStrides(
-    const TensorView* tv, const at::Tensor& tensor, ExpressionEvaluator& ee,
-    int64_t input_position) {
-  checkRank(tv, tensor, input_position);
-  const auto logical = TensorDomain::noReductions(tv->getLogicalDomain());
-  const auto& maybe_allocation = tv->getMaybeAllocationDomain();
-  const auto allocation = TensorDomain::noReductions(maybe_allocation);
-  const auto exprs = getExprsBetween(tv->getLogicalDomain(), maybe_allocation);
-  auto fail = [&](const std::string& problem, const std::string& expected,
-                  const std::string& fix) {
-    failInput(tv, tensor, input_position, problem, expected, fix);
-  };
-
-  // Pass 1: sizes. Device-parallel IDs have size 1: the tensor is the shard.
-  std::unordered_map<const IterDomain*, int64_t> sizes;
-  for (size_t i = 0; i < logical.size(); ++i) {
-    sizes[logical[i]] = tensor.size(static_cast<int64_t>(i));
-  }
-  for (Expr* expr : exprs) {
-    if (auto* split = dynamic_cast<Split*>(expr)) {
-      if (!sizes.count(split->in())) {
-        continue;
-      }
-      const int64_t size = sizes.at(split->in());
-      if (split->outer()->isDeviceDim() || split->inner()->isDeviceDim()) {
-        const bool outer_is_device = split->outer()->isDeviceDim();
-        sizes[split->outer()] = outer_is_device ? 1 : size;
-        sizes[split->inner()] = outer_is_device ? size : 1;
-        continue;
-      }
-      auto factor_value = ee.evaluate(split->factor());
-      if (!factor_value.has_value()) {
-        fail(
-            "the split factor " + split->factor()->toInlineString() + " of " +
-                split->in()->toString() + " is not bound.",
-            "a known split factor.",
-            "pass the factor as a fusion input or use a constant.");
-      }
-      const int64_t factor = factor_value->asInt();
-      FUSER_CHECK(
-          factor > 0, "Split factor ", factor, " of ", split->toString(),
-          " must be positive.");
-      if (size % factor != 0) {
-        const int64_t rounded_up = (size + factor - 1) / factor * factor;
-        fail(
-            "the allocation domain splits " + split->in()->toString() +
-                " (size " + std::to_string(size) + " in this tensor) by " +
-                std::to_string(factor) + ", which does not divide it.",
-            "a size divisible by " + std::to_string(factor) + " along " +
-                split->in()->toString() + ".",
-            "pass a size divisible by " + std::to_string(factor) + " (e.g. " +
-                std::to_string(rounded_up) +
-                "), or declare the allocation without this split.");
-      }
-      const int64_t outer = split->innerSplit() ? size / factor : factor;
-      sizes[split->outer()] = outer;
-      sizes[split->inner()] = size / outer;
-      continue;
-    }
-    auto* merge = expr->as<Merge>();
-    if (sizes.count(merge->outer()) && sizes.count(merge->inner())) {
-      sizes[merge->out()] = sizes.at(merge->outer()) * sizes.at(merge->inner());
-    }
-  }
-  AllocationSizesAndStrides result;
-  for (IterDomain* id : allocation) {
-    FUSER_INTERNAL_ASSERT(
-        sizes.count(id), "allocation ", id->toString(), " of ", tv->toString(),
-        " is not derived from its logical domain");
-    result.sizes.push_back(sizes.at(id));
-  }
-  auto size_of = [&](const IterDomain* id) {
-    auto it = sizes.find(id);
-    return it == sizes.end() ? int64_t(1) : it->second;
-  };
-  // The strides of a tensor laid out as declared, for the messages.
-  auto expected_strides = [&]() {
-    return logicalStridesFromAllocation(
-        tv, contiguousStrides(result.sizes), size_of);
-  };
-  auto declared_layout = [&]() {
-    return "strides " + listToString(expected_strides()) +
-           " for these sizes (a tensor laid out as declared).";
-  };
-  auto fix_layout = [&]() {
-    return layoutFix(tv, tensor.sizes().vec(), expected_strides());
-  };
-
-  // Pass 2: strides.
-  std::unordered_map<const IterDomain*, int64_t> strides;
-  for (size_t i = 0; i < logical.size(); ++i) {
-    strides[logical[i]] = tensor.stride(static_cast<int64_t>(i));
-  }
-  for (Expr* expr : exprs) {
-    if (auto* split = dynamic_cast<Split*>(expr)) {
-      if (!strides.count(split->in())) {
-        continue;
-      }
-      const int64_t stride = strides.at(split->in());
-      if (split->outer()->isDeviceDim()) {
-        strides[split->outer()] = stride * size_of(split->in());
-        strides[split->inner()] = stride;
-      } else {
-        strides[split->outer()] = stride * size_of(split->inner());
-        strides[split->inner()] = stride;
-      }
-      continue;
-    }
-    auto* merge = expr->as<Merge>();
-    IterDomain* outer = merge->outer();
-    IterDomain* inner = merge->inner();
-    if (!strides.count(outer) || !strides.count(inner)) {
-      continue;
-    }
-    if (size_of(outer) == 1) {
-      strides[merge->out()] = strides.at(inner);
-    } else if (size_of(inner) == 1) {
-      strides[merge->out()] = strides.at(outer);
-    } else {
-      const int64_t needed = strides.at(inner) * size_of(inner);
-      if (strides.at(outer) != needed) {
-        fail(
-            "the allocation domain merges " + outer->toString() + " (size " +
-                std::to_string(size_of(outer)) + ", stride " +
-                std::to_string(strides.at(outer)) + ") with " +
-                inner->toString() + " (size " + std::to_string(size_of(inner)) +
-                ", stride " + std::to_string(strides.at(inner)) +
-                "), which needs the outer stride to be " +
-                std::to_string(needed) + ".",
-            declared_layout(), fix_layout());
-      }
-      strides[merge->out()] = strides.at(inner);
-    }
-  }
-  for (IterDomain* id : allocation) {
-    result.strides.push_back(strides.at(id));
-  }
-
-  // Contiguity: walk from the innermost ID outwards. Nothing is addressed
-  // in an empty tensor, so its strides are not checked.
-  const bool empty = tensor.numel() == 0;
-  const Contiguity& contiguity = tv->getContiguity();
-  bool has_inner = false;
-  int64_t inner_size = 1;
-  int64_t inner_stride = 1;
-  const IterDomain* inner_id = nullptr;
-  size_t position = allocation.size();
-  for (size_t k = maybe_allocation.size(); k-- > 0;) {
-    IterDomain* id = maybe_allocation[k];
-    if (id->isReduction()) {
-      continue;
-    }
-    --position;
-    if (id->isBroadcast()) {
-      continue;
-    }
-    const int64_t expected = has_inner ? inner_size * inner_stride : 1;
-    const int64_t size = result.sizes[position];
-    int64_t& stride = result.strides[position];
-    if (size == 1) {
-      stride = expected;
-    } else if (
-        !empty && k < contiguity.size() && contiguity[k].value_or(false) &&
-        stride != expected) {
-      const std::string why =
-          has_inner ? " (the size " + std::to_string(inner_size) +
-                          " times the stride " + std::to_string(inner_stride) +
-                          " of the next inner ID " + inner_id->toString() + ")"
-                    : " (it is the innermost ID)";
-      fail(
-          "allocation ID " + id->toString() +
-              " is marked contiguous, so its stride must be " +
-              std::to_string(expected) + why + ", but the tensor's stride is " +
-              std::to_string(stride) + ".",
-          declared_layout(), fix_layout());
-    }
-    has_inner = true;
-    inner_size = size;
-    inner_stride = stride;
-    inner_id = id;
-  }
-  return result;
 }
 
 void bindFusionInputs(
@@ -475,17 +239,12 @@ RuntimeInfo makeRuntimeInfo(
       continue;
     }
     const at::Tensor& tensor = inputs[i].toTensor();
-    AllocationSizesAndStrides layout = inferAllocationSizesAndStrides(
+    TensorLayout layout = inputLayout(
         tv, tensor, info.expressionEvaluator(), static_cast<int64_t>(i));
     TensorRuntimeInfo tensor_info;
-    tensor_info.allocation_sizes = layout.sizes;
-    tensor_info.allocation_strides = layout.strides;
-    auto address = reinterpret_cast<uintptr_t>(tensor.data_ptr());
-    tensor_info.alignment_bytes = 16;
-    while (tensor_info.alignment_bytes > 1 &&
-           address % static_cast<uintptr_t>(tensor_info.alignment_bytes) != 0) {
-      tensor_info.alignment_bytes /= 2;
-    }
+    tensor_info.allocation_sizes = std::move(layout.allocation_sizes);
+    tensor_info.allocation_strides = std::move(layout.allocation_strides);
+    tensor_info.alignment_bytes = pointerAlignment(tensor.data_ptr());
     info.setTensorInfo(tv, std::move(tensor_info));
   }
   return info;

@@ -1,8 +1,8 @@
-// Binding fusion inputs (DESIGN §6 "Binding inputs"): checking each
-// at::Tensor against its TensorView (rank, dtype, device), binding the
-// logical extents to its sizes, and inferring the sizes and strides of its
-// allocation domain by replaying logical -> allocation on (size, stride)
-// pairs, checking the declared contiguity on the way.
+// Binding fusion inputs (doc/design.md §6 "Binding inputs"): checking each
+// at::Tensor against its TensorView (rank, dtype, device) and binding the
+// logical extents to its sizes. The layout of each tensor (its allocation
+// sizes and strides, checked against the declared contiguity) is
+// runtime/tensor_layout.h.
 //
 // Every failure is a UserError that names the input (position and tensor),
 // its sizes and strides, the declared allocation domain and contiguity,
@@ -18,32 +18,24 @@
 #include <ATen/core/ivalue.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace fuser {
 
-// Sizes and strides of the allocation IDs of an input, reductions left out,
-// outermost first. Device-parallel IDs have size 1 (the tensor is the local
-// shard). The stride of a size-1 ID does not affect addressing, so it is
-// reported as if the ID were contiguous (the next inner stride times its
-// size) no matter what the tensor says; broadcast IDs keep the tensor's
-// stride.
-struct AllocationSizesAndStrides {
-  std::vector<int64_t> sizes;
-  std::vector<int64_t> strides;
-};
+// The UserError for input `position` bound to `tv` (a negative position
+// names an output): what the tensor is, the declared layout, the problem,
+// what was expected and the fix. Binding and the layout replay
+// (runtime/tensor_layout.h) report every failure through it.
+[[noreturn]] void failInput(
+    const TensorView* tv, const at::Tensor& tensor, int64_t position,
+    const std::string& problem, const std::string& expected,
+    const std::string& fix);
 
-// `tensor` is input `input_position` of the fusion, bound to `tv` (a
-// negative position means an output tensor, in messages). Splits
-// need a divisible size (outer: size/f, stride*f; inner: f, stride; for an
-// outer split the factor is the outer extent); merges need stride(outer) ==
-// stride(inner) * size(inner) unless one side has size 1. Each allocation
-// ID marked contiguous must have stride size(next) * stride(next), with
-// `next` the next inner ID that is not broadcast (stride 1 when none).
-// Split factors are evaluated with `ee`.
-AllocationSizesAndStrides inferAllocationSizesAndStrides(
-    const TensorView* tv, const at::Tensor& tensor, ExpressionEvaluator& ee,
-    int64_t input_position);
+// A user error unless `tensor` has the rank of `tv`'s logical domain
+// (reductions left out).
+void checkRank(
+    const TensorView* tv, const at::Tensor& tensor, int64_t position);
 
 // Checks the rank (the logical domain without reductions) and binds each
 // symbolic logical extent to the tensor's size: for an axis sharded over D

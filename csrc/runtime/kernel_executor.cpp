@@ -1,12 +1,12 @@
 #include <runtime/kernel_executor.h>
 
 #include <codegen/codegen.h>
+#include <base/compile_timer.h>
 #include <base/options.h>
 #include <runtime/input_binding.h>
 #include <runtime/aten_types.h>
 #include <runtime/driver_api.h>
 #include <runtime/nvrtc_compile.h>
-#include <runtime/output_allocation.h>
 #include <layout/vectorization.h>
 
 #include <c10/cuda/CUDAGuard.h>
@@ -53,6 +53,7 @@ bool fitsInt32Indexing(const std::vector<c10::IValue>& inputs) {
 
 void KernelExecutor::compile(
     const Fusion* fusion, const std::vector<c10::IValue>& inputs) {
+  CompileTimer timer("kernel");
   device_ = 0;
   for (const auto& input : inputs) {
     if (input.isTensor() && input.toTensor().is_cuda()) {
@@ -65,16 +66,22 @@ void KernelExecutor::compile(
   {
     GpuLower lower(fusion, index_type);
     kernel_ = lower.run();
-    source_ = codegen::generateCudaKernel(*kernel_);
   }
+  timer.stage("lower");
+  source_ = codegen::generateCudaKernel(*kernel_);
+  timer.stage("codegen");
   ensureCurrentContext(device_);
   CompiledModule compiled = compileToCubin(
       source_, kernel_->kernel_name, deviceComputeCapability(device_),
       /*use_arch_specific=*/true);
+  timer.stage("nvrtc");
   FUSER_CUDA_SAFE_CALL(
       driverApi().cuModuleLoadData(&module_, compiled.cubin.data()));
   FUSER_CUDA_SAFE_CALL(driverApi().cuModuleGetFunction(
       &function_, module_, compiled.lowered_name.c_str()));
+  timer.stage("load");
+  signature_plan_ = std::make_unique<LaunchPlan>(plan(inputs));
+  timer.stage("plan");
 }
 
 namespace {
@@ -98,10 +105,10 @@ void appendIndex(std::vector<char>& buffer, int64_t value, DataType type) {
 // Tensor<T, LogicalRank, AllocRank>: the pointer, the logical sizes, the
 // allocation strides, padded to the pointer's alignment (runtime/tensor.h).
 std::vector<char> tensorArgument(
-    const at::Tensor& tensor, const std::vector<int64_t>& logical_sizes,
+    void* data, const std::vector<int64_t>& logical_sizes,
     const std::vector<int64_t>& alloc_strides, DataType index_type) {
   std::vector<char> buffer;
-  append<void*>(buffer, tensor.data_ptr());
+  append<void*>(buffer, data);
   for (int64_t size : logical_sizes) {
     appendIndex(buffer, size, index_type);
   }
@@ -111,6 +118,11 @@ std::vector<char> tensorArgument(
   buffer.resize(
       (buffer.size() + alignof(void*) - 1) / alignof(void*) * alignof(void*));
   return buffer;
+}
+
+// The data pointer leads a tensor argument.
+void setDataPointer(std::vector<char>& argument, void* data) {
+  std::memcpy(argument.data(), &data, sizeof(void*));
 }
 
 std::vector<char> scalarArgument(
@@ -143,39 +155,27 @@ std::vector<char> scalarArgument(
   return buffer;
 }
 
-// The kernel sees global logical sizes (a sharded axis counts every
-// device's part), as the extents are bound.
-std::vector<int64_t> globalLogicalSizes(
-    TensorView* tv, ExpressionEvaluator& ee) {
-  std::vector<int64_t> sizes;
-  for (IterDomain* id : TensorDomain::noReductions(tv->getLogicalDomain())) {
-    sizes.push_back(
-        id->isBroadcast() ? 1 : ee.evaluateOrThrow(id->extent()).asInt());
-  }
-  return sizes;
-}
-
 } // namespace
 
 void KernelExecutor::checkVectorizedAccesses(
-    ExpressionEvaluator& ee, const std::vector<std::vector<int64_t>>& sizes,
-    const std::vector<std::vector<int64_t>>& strides,
-    const std::vector<const void*>& data) const {
+    ExpressionEvaluator& ee, const std::vector<const TensorLayout*>& layouts,
+    const std::vector<int64_t>& alignments) const {
   for (const VectorizationCheck& check : kernel_->vectorization_checks) {
     const auto t = static_cast<size_t>(check.tensor_position);
+    const TensorLayout& layout = *layouts.at(t);
     StridedAxes between_runs;
     for (size_t k : check.strided_positions) {
-      between_runs.sizes.push_back(sizes.at(t).at(k));
-      between_runs.strides.push_back(strides.at(t).at(k));
+      between_runs.sizes.push_back(layout.allocation_sizes.at(k));
+      between_runs.strides.push_back(layout.allocation_strides.at(k));
     }
     const std::string violation = vectorAccessViolation(
         check.width, dataTypeSize(check.tv->dtype()),
         ee.evaluateOrThrow(check.extent).asInt(), between_runs,
-        pointerAlignment(data.at(t)));
+        alignments.at(t));
     FUSER_CHECK(
         violation.empty(), "The kernel reads or writes ", check.tv->toString(),
-        " in vectors of ", check.width,
-        ", which this tensor does not allow: ", violation,
+        " in vectors of ", check.width, ", which this tensor does not allow: ",
+        violation,
         ". Pass a tensor laid out for it (e.g. a .contiguous() copy) or "
         "schedule without vectorization.");
   }
@@ -191,82 +191,113 @@ void KernelExecutor::bindParameterExtents(
   }
 }
 
-std::vector<at::Tensor> KernelExecutor::run(
-    const std::vector<c10::IValue>& inputs) {
+KernelExecutor::LaunchPlan KernelExecutor::plan(
+    const std::vector<c10::IValue>& inputs) const {
   FUSER_INTERNAL_ASSERT(isCompiled(), "run before compile");
   Fusion* fusion = kernel_->fusion.get();
-  FUSER_CHECK(
-      inputs.size() == fusion->inputs().size(), "The fusion takes ",
-      fusion->inputs().size(), " inputs, got ", inputs.size(), ".");
   ExpressionEvaluator ee;
   bindFusionInputs(fusion, inputs, ee, /*require_cuda=*/true);
 
-  std::vector<std::vector<char>> arguments;
-  std::vector<at::Tensor> outputs;
-  // Allocation sizes, strides and data of each tensor parameter, for the
-  // vector checks.
-  std::vector<std::vector<int64_t>> tensor_sizes;
-  std::vector<std::vector<int64_t>> tensor_strides;
-  std::vector<const void*> tensor_data;
+  LaunchPlan plan;
+  std::vector<TensorLayout> input_layouts;
+  input_layouts.reserve(inputs.size());
+  std::vector<const TensorLayout*> layouts; // per tensor parameter
+  std::vector<int64_t> alignments;
   for (size_t i = 0; i < fusion->inputs().size(); ++i) {
     Val* param = fusion->inputs()[i];
     if (auto* tv = dynamic_cast<TensorView*>(param)) {
       const at::Tensor& tensor = inputs[i].toTensor();
-      auto layout = inferAllocationSizesAndStrides(
-          tv, tensor, ee, static_cast<int64_t>(i));
-      std::vector<int64_t> sizes = globalLogicalSizes(tv, ee);
-      bindParameterExtents(ee, i, sizes);
-      tensor_sizes.push_back(layout.sizes);
-      tensor_strides.push_back(layout.strides);
-      tensor_data.push_back(tensor.data_ptr());
-      arguments.push_back(
-          tensorArgument(tensor, sizes, layout.strides, indexType()));
+      input_layouts.push_back(
+          inputLayout(tv, tensor, ee, static_cast<int64_t>(i)));
+      const TensorLayout& layout = input_layouts.back();
+      bindParameterExtents(ee, i, layout.global_sizes);
+      layouts.push_back(&layout);
+      alignments.push_back(pointerAlignment(tensor.data_ptr()));
+      plan.arguments.push_back(tensorArgument(
+          nullptr, layout.global_sizes, layout.allocation_strides,
+          indexType()));
     } else {
-      arguments.push_back(scalarArgument(inputs[i], param, indexType()));
+      plan.arguments.push_back(scalarArgument(inputs[i], param, indexType()));
     }
   }
   at::TensorOptions options = at::TensorOptions().device(at::kCUDA, device_);
   for (Val* param : fusion->outputs()) {
     auto* tv = param->as<TensorView>();
-    at::Tensor out =
-        allocateOutput(tv, ee, options.dtype(toAtenType(tv->dtype())));
-    auto layout = inferAllocationSizesAndStrides(tv, out, ee, -1);
-    std::vector<int64_t> sizes = globalLogicalSizes(tv, ee);
-    bindParameterExtents(ee, fusion->inputs().size() + outputs.size(), sizes);
-    tensor_sizes.push_back(layout.sizes);
-    tensor_strides.push_back(layout.strides);
-    tensor_data.push_back(out.data_ptr());
-    arguments.push_back(
-        tensorArgument(out, sizes, layout.strides, indexType()));
-    outputs.push_back(out);
+    plan.output_layouts.push_back(denseLayout(tv, ee));
+    plan.output_options.push_back(options.dtype(toAtenType(tv->dtype())));
   }
+  for (size_t o = 0; o < plan.output_layouts.size(); ++o) {
+    const TensorLayout& layout = plan.output_layouts[o];
+    bindParameterExtents(ee, fusion->inputs().size() + o, layout.global_sizes);
+    layouts.push_back(&layout);
+    alignments.push_back(16); // a fresh allocation
+    plan.arguments.push_back(tensorArgument(
+        nullptr, layout.global_sizes, layout.allocation_strides, indexType()));
+  }
+  checkVectorizedAccesses(ee, layouts, alignments);
 
-  launch_params_ = LaunchParams();
   for (const auto& [pt, extent] : kernel_->launch_extents) {
     const int64_t value = ee.evaluateOrThrow(extent).asInt();
     switch (pt) {
       case ParallelType::BIDx:
-        launch_params_.grid[0] = value;
+        plan.launch.grid[0] = value;
         break;
       case ParallelType::BIDy:
-        launch_params_.grid[1] = value;
+        plan.launch.grid[1] = value;
         break;
       case ParallelType::BIDz:
-        launch_params_.grid[2] = value;
+        plan.launch.grid[2] = value;
         break;
       case ParallelType::TIDx:
-        launch_params_.block[0] = value;
+        plan.launch.block[0] = value;
         break;
       case ParallelType::TIDy:
-        launch_params_.block[1] = value;
+        plan.launch.block[1] = value;
         break;
       case ParallelType::TIDz:
-        launch_params_.block[2] = value;
+        plan.launch.block[2] = value;
         break;
       default:
         break;
     }
   }
+  return plan;
+}
+
+std::vector<at::Tensor> KernelExecutor::run(
+    const std::vector<c10::IValue>& inputs) {
+  return launch(plan(inputs), inputs);
+}
+
+std::vector<at::Tensor> KernelExecutor::runWithSignature(
+    const std::vector<c10::IValue>& inputs) {
+  FUSER_INTERNAL_ASSERT(signature_plan_ != nullptr, "run before compile");
+  return launch(*signature_plan_, inputs);
+}
+
+std::vector<at::Tensor> KernelExecutor::launch(
+    const LaunchPlan& plan, const std::vector<c10::IValue>& inputs) {
+  Fusion* fusion = kernel_->fusion.get();
+  FUSER_CHECK(
+      inputs.size() == fusion->inputs().size(), "The fusion takes ",
+      fusion->inputs().size(), " inputs, got ", inputs.size(), ".");
+  std::vector<std::vector<char>> arguments = plan.arguments;
+  std::vector<void*> argument_pointers(arguments.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].isTensor()) {
+      setDataPointer(arguments[i], inputs[i].toTensor().data_ptr());
+    } else {
+      arguments[i] = scalarArgument(inputs[i], fusion->inputs()[i], indexType());
+    }
+  }
+  std::vector<at::Tensor> outputs;
+  outputs.reserve(plan.output_layouts.size());
+  for (size_t o = 0; o < plan.output_layouts.size(); ++o) {
+    outputs.push_back(
+        allocateTensor(plan.output_layouts[o], plan.output_options[o]));
+    setDataPointer(arguments[inputs.size() + o], outputs.back().data_ptr());
+  }
+  launch_params_ = plan.launch;
   if (isDebugDumpEnabled(DebugDumpOption::LaunchParams)) {
     std::cout << "[launch_params] " << launch_params_.toString() << "\n";
   }
@@ -275,14 +306,9 @@ std::vector<at::Tensor> KernelExecutor::run(
       return outputs; // nothing to compute
     }
   }
-
-  // Pointers to each argument, as cuLaunchKernel expects.
-  std::vector<void*> argument_pointers;
-  for (auto& argument : arguments) {
-    argument_pointers.push_back(argument.data());
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    argument_pointers[i] = arguments[i].data();
   }
-  checkVectorizedAccesses(ee, tensor_sizes, tensor_strides, tensor_data);
-
   c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device_));
   ensureCurrentContext(device_);
   CUstream stream =

@@ -1,12 +1,17 @@
-// KernelExecutor: one scheduled fusion as one compiled kernel (DESIGN §6).
-// compile() lowers, prints CUDA and compiles it with NVRTC for the device;
-// run() binds the inputs, allocates the outputs, checks the conditions
-// lowering recorded, and launches on PyTorch's current stream.
+// KernelExecutor: one scheduled fusion as one compiled kernel
+// (doc/design.md §6). compile() lowers, prints CUDA and compiles it with
+// NVRTC for the device. A launch plan holds everything a launch needs for
+// one input signature (argument bytes, output layouts, launch sizes); run()
+// plans for its inputs, checking them, and launches; runWithSignature()
+// reuses the plan of compile()'s signature, so a cache hit only allocates
+// outputs, fills in data pointers and scalars, and launches on PyTorch's
+// current stream.
 #pragma once
 
 #include <device_lower/lower.h>
 #include <expr/evaluator.h>
-#include <fusion.h>
+#include <runtime/executor.h>
+#include <runtime/tensor_layout.h>
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/ivalue.h>
@@ -25,23 +30,27 @@ struct LaunchParams {
   std::string toString() const;
 };
 
-class KernelExecutor {
+class KernelExecutor : public Executor {
  public:
   KernelExecutor() = default;
-  ~KernelExecutor();
+  ~KernelExecutor() override;
   KernelExecutor(const KernelExecutor&) = delete;
   KernelExecutor& operator=(const KernelExecutor&) = delete;
 
-  // Lowers `fusion` as scheduled now. The index type is chosen from
-  // `inputs`: 32-bit when every offset fits, else 64-bit.
-  void compile(const Fusion* fusion, const std::vector<c10::IValue>& inputs);
+  // Lowers `fusion` as scheduled now and plans launches for the signature
+  // of `inputs`. The index type is chosen from `inputs`: 32-bit when every
+  // offset fits, else 64-bit.
+  void compile(
+      const Fusion* fusion, const std::vector<c10::IValue>& inputs) override;
   bool isCompiled() const {
     return module_ != nullptr;
   }
 
-  std::vector<at::Tensor> run(const std::vector<c10::IValue>& inputs);
+  std::vector<at::Tensor> run(const std::vector<c10::IValue>& inputs) override;
+  std::vector<at::Tensor> runWithSignature(
+      const std::vector<c10::IValue>& inputs) override;
 
-  const std::string& kernelCode() const {
+  const std::string& kernelCode() const override {
     return source_;
   }
   const LaunchParams& lastLaunchParams() const {
@@ -55,25 +64,38 @@ class KernelExecutor {
   }
 
  private:
+  // Everything a launch needs for one input signature.
+  struct LaunchPlan {
+    // One buffer per kernel parameter; data pointers and scalars are
+    // filled in at each launch.
+    std::vector<std::vector<char>> arguments;
+    std::vector<TensorLayout> output_layouts;
+    std::vector<at::TensorOptions> output_options;
+    LaunchParams launch;
+  };
+
+  // Binds and checks `inputs` (user errors for what binding rejects or a
+  // vectorized access does not allow) and plans their launch.
+  LaunchPlan plan(const std::vector<c10::IValue>& inputs) const;
+  std::vector<at::Tensor> launch(
+      const LaunchPlan& plan, const std::vector<c10::IValue>& inputs);
   // Binds the argument fields the kernel's sizes are read from (by node,
-  // not by name: this is the per-launch path).
+  // not by name).
   void bindParameterExtents(
       ExpressionEvaluator& ee, size_t parameter,
       const std::vector<int64_t>& sizes) const;
-
-  // The conditions the kernel's vectorized accesses rely on, for the
-  // tensors of this launch (per kernel tensor parameter: allocation sizes,
-  // strides, data pointer). A user error when one fails.
+  // The conditions the kernel's vectorized accesses rely on (per kernel
+  // tensor parameter: its layout and data pointer alignment).
   void checkVectorizedAccesses(
-      ExpressionEvaluator& ee, const std::vector<std::vector<int64_t>>& sizes,
-      const std::vector<std::vector<int64_t>>& strides,
-      const std::vector<const void*>& data) const;
+      ExpressionEvaluator& ee, const std::vector<const TensorLayout*>& layouts,
+      const std::vector<int64_t>& alignments) const;
 
   std::unique_ptr<LoweredKernel> kernel_;
   std::string source_;
   int device_ = -1;
   CUmodule module_ = nullptr;
   CUfunction function_ = nullptr;
+  std::unique_ptr<LaunchPlan> signature_plan_;
   LaunchParams launch_params_;
 };
 

@@ -383,6 +383,13 @@ void bindIr(py::module_& m) {
           },
           kRef)
       .def(
+          "segment_set",
+          [](Fusion& fusion, Val* in) -> Val* {
+            FusionGuard fg(&fusion);
+            return segment_set(asTensor(in, "segment_set"));
+          },
+          kRef)
+      .def(
           "broadcast",
           [](Fusion& fusion, Val* in, const std::vector<bool>& flags) -> Val* {
             FusionGuard fg(&fusion);

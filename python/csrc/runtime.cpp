@@ -124,7 +124,7 @@ class FusionExecutor {
     bindFusionInputs(fusion, values, ee, /*require_cuda=*/false);
     for (size_t i = 0; i < values.size(); ++i) {
       if (auto* tv = dynamic_cast<TensorView*>(fusion->inputs()[i])) {
-        inferAllocationSizesAndStrides(
+        inputLayout(
             tv, values[i].toTensor(), ee, static_cast<int64_t>(i));
       }
     }

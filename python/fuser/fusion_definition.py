@@ -439,7 +439,10 @@ class FusionDefinition:
         what = f"fd.ops.{name}"
         self._check_defining(what)
         tensor = self._tensor_operand(arg, what)
-        out = self._wrap(self._fusion.set(tensor._val))
+        make = (
+            self._fusion.segment_set if name == "segment_set" else self._fusion.set
+        )
+        out = self._wrap(make(tensor._val))
         out._expand = dict(tensor._expand)
         return self._record_op(name, [tensor], {}, out)
 
@@ -778,8 +781,8 @@ class Ops:
         return self._fd._set("set", arg)
 
     def segment_set(self, arg):
-        """A copy of a tensor (nvFuser's segmentation hint; fuser treats it
-        as set)."""
+        """A copy of a tensor that ends a segment: what reads it runs in
+        another kernel than what computes it."""
         return self._fd._set("segment_set", arg)
 
     def broadcast(self, arg, is_broadcast_dim):

@@ -10,9 +10,10 @@
 #include <ir/all_nodes.h>
 #include <ir/domain_traversal.h>
 #include <ops/all_ops.h>
+#include <multidevice/device_counts.h>
+#include <runtime/aten_types.h>
 #include <runtime/input_binding.h>
-#include <runtime/local_extents.h>
-#include <runtime/output_allocation.h>
+#include <runtime/tensor_layout.h>
 #include <tests/cpp/utils.h>
 
 #include <ATen/ATen.h>
@@ -36,13 +37,33 @@ Val* indexConstant(int64_t value) {
   return IrBuilder::create<Val>(value, DataType::Index);
 }
 
-// Validates, binds and infers, as the executor does for input `position`.
+// The allocation sizes and strides binding derives for input `position`,
+// validated and bound as the executor does.
+struct AllocationSizesAndStrides {
+  Sizes sizes;
+  Sizes strides;
+};
+
+AllocationSizesAndStrides inferAllocationSizesAndStrides(
+    TensorView* tv, const at::Tensor& tensor, ExpressionEvaluator& ee,
+    int64_t position) {
+  TensorLayout layout = inputLayout(tv, tensor, ee, position);
+  return {layout.allocation_sizes, layout.allocation_strides};
+}
+
 AllocationSizesAndStrides bindAndInfer(
     TensorView* tv, const at::Tensor& tensor, ExpressionEvaluator& ee,
     int64_t position = 0) {
   validateInputTensor(tv, tensor, position, /*require_cuda=*/false);
   bindInputExtents(tv, tensor, ee, position);
   return inferAllocationSizesAndStrides(tv, tensor, ee, position);
+}
+
+at::Tensor allocateOutput(
+    TensorView* tv, ExpressionEvaluator& ee, const at::TensorOptions& options) {
+  return allocateTensor(
+      denseLayout(tv, ee),
+      options.dtype(toAtenType(tv->dtype())));
 }
 
 } // namespace
@@ -70,7 +91,7 @@ TEST_F(RuntimeBindingTest, SeedSplitInput) {
       ThrowsMessage<UserError>(AllOf(
           HasSubstr("Input 0"), HasSubstr("sizes [6] and strides [2]"),
           HasSubstr("allocation domain is " + idsToString({outer, inner})),
-          HasSubstr("contiguity [t, t]"),
+          HasSubstr("contiguity [t t]"),
           HasSubstr("its stride must be 1 (it is the innermost ID)"),
           HasSubstr(".contiguous()"), HasSubstr("strides [1]"))));
   // The executor checks the outputs it allocates with the same code.
@@ -152,7 +173,7 @@ TEST_F(RuntimeBindingTest, ChannelsLastInput) {
       ThrowsMessage<UserError>(AllOf(
           HasSubstr("Input 1"),
           HasSubstr("sizes [2, 3, 4, 5] and strides [60, 20, 5, 1]"),
-          HasSubstr("contiguity [t, t, t, t]"),
+          HasSubstr("contiguity [t t t t]"),
           HasSubstr("but the tensor's stride is 20"),
           HasSubstr("strides [60, 1, 15, 3]"),
           HasSubstr(".contiguous(memory_format=torch.channels_last)"),
@@ -323,11 +344,13 @@ TEST_F(RuntimeBindingTest, ShardedInputBindsGlobalExtent) {
   EXPECT_EQ(layout.sizes, (Sizes{1, 3, 5}));
   EXPECT_EQ(layout.strides, (Sizes{15, 5, 1}));
 
-  const LocalExtents extents(in, ee);
-  EXPECT_EQ(extents.deviceCount(m), 2);
-  EXPECT_EQ(extents.deviceCount(n), 1);
-  EXPECT_EQ(extents.logicalSizes(), (Sizes{3, 5}));
-  EXPECT_EQ(extents.allocationSizes(), (Sizes{1, 3, 5}));
+  const DeviceCounts devices(in, ee);
+  EXPECT_EQ(devices.of(m), 2);
+  EXPECT_EQ(devices.of(n), 1);
+  const TensorLayout dense = denseLayout(in, ee);
+  EXPECT_EQ(dense.sizes, (Sizes{3, 5}));
+  EXPECT_EQ(dense.global_sizes, (Sizes{6, 5}));
+  EXPECT_EQ(dense.allocation_sizes, (Sizes{1, 3, 5}));
 
   // An output sharded the same way is allocated as the local shard.
   auto [out_did, out_local] =
@@ -395,7 +418,7 @@ TEST_F(RuntimeBindingTest, OutputWithSplitAllocation) {
 
   ExpressionEvaluator ee;
   ee.bind(in->axis(0)->extent(), 6);
-  EXPECT_EQ(logicalSizes(out, ee), (Sizes{6}));
+  EXPECT_EQ(denseLayout(out, ee).sizes, (Sizes{6}));
   at::Tensor allocated = allocateOutput(out, ee, at::TensorOptions());
   EXPECT_EQ(allocated.sizes().vec(), (Sizes{6}));
   EXPECT_EQ(allocated.strides().vec(), (Sizes{1}));
@@ -457,7 +480,7 @@ TEST_F(RuntimeBindingTest, OutputOfReductionAndBroadcast) {
   ExpressionEvaluator ee;
   ee.bind(in->axis(0)->extent(), 4);
   ee.bind(in->axis(1)->extent(), 3);
-  EXPECT_EQ(logicalSizes(reduced, ee), (Sizes{4}));
+  EXPECT_EQ(denseLayout(reduced, ee).sizes, (Sizes{4}));
   at::Tensor allocated = allocateOutput(kept, ee, at::TensorOptions());
   EXPECT_EQ(allocated.sizes().vec(), (Sizes{4, 1}));
   EXPECT_EQ(allocated.strides().vec(), at::empty({4, 1}).strides().vec());

@@ -1,40 +1,36 @@
 #include <device_lower/analysis/launch_extents.h>
 
-#include <device_lower/kernel_ir.h>
+#include <device_lower/lower.h>
+#include <ir/all_nodes.h>
+
+#include <vector>
 
 namespace fuser {
 
-namespace {
-
-void collect(
-    const std::vector<Expr*>& exprs,
-    std::map<ParallelType, std::vector<Val*>>& extents) {
-  for (Expr* expr : exprs) {
-    if (auto* loop = dynamic_cast<kir::ForLoop*>(expr)) {
-      if (loop->isThreadParallel()) {
-        auto& list = extents[loop->parallelType()];
-        bool seen = false;
-        for (Val* e : list) {
-          seen |= e->sameAs(loop->stop());
-        }
-        if (!seen) {
-          list.push_back(loop->stop());
-        }
+std::map<ParallelType, Val*> computeLaunchExtents(
+    Fusion* fusion, const LoopPromotion& promotion) {
+  GpuLower* lower = GpuLower::current();
+  std::map<ParallelType, std::vector<Val*>> extents;
+  for (TensorView* tv : fusion->allTvs()) {
+    if (tv->definition() == nullptr) {
+      continue; // an input: no loops
+    }
+    const auto& loop = tv->getLoopDomain();
+    for (size_t i = 0; i < loop.size(); ++i) {
+      if (!loop[i]->isThread()) {
+        continue;
       }
-      collect(loop->body().exprs(), extents);
-    } else if (auto* branch = dynamic_cast<kir::IfThenElse*>(expr)) {
-      collect(branch->thenBody().exprs(), extents);
-      collect(branch->elseBody().exprs(), extents);
+      Val* extent = lower->loopExtent(promotion.loopId(tv, i));
+      auto& list = extents[loop[i]->getParallelType()];
+      bool seen = false;
+      for (Val* e : list) {
+        seen |= e->sameAs(extent);
+      }
+      if (!seen) {
+        list.push_back(extent);
+      }
     }
   }
-}
-
-} // namespace
-
-std::map<ParallelType, Val*> computeLaunchExtents(
-    const std::vector<Expr*>& exprs) {
-  std::map<ParallelType, std::vector<Val*>> extents;
-  collect(exprs, extents);
   std::map<ParallelType, Val*> result;
   for (auto& [pt, list] : extents) {
     Val* extent = list.front();

@@ -1,17 +1,19 @@
-// Launch sizes (grid and block) from the parallelized loops of a kernel.
+// Launch sizes (grid and block) from the loops the kernel will have.
 #pragma once
 
-#include <ir/base_nodes.h>
+#include <device_lower/analysis/loop_promotion.h>
+#include <fusion.h>
 
 #include <map>
-#include <vector>
 
 namespace fuser {
 
-// For each thread/block parallel type used by a loop, the extent to launch
-// with: the loops' extent, or the largest of several different ones (the
-// smaller loops are then predicated).
+// For each thread/block parallel type some loop uses, the extent to launch
+// with: the extent of the ID that loop runs over (loop promotion), or the
+// largest of several different ones (the smaller loops are then
+// predicated). Extents are in kernel terms (GpuLower::loopExtent); needs a
+// lowering in progress.
 std::map<ParallelType, Val*> computeLaunchExtents(
-    const std::vector<Expr*>& exprs);
+    Fusion* fusion, const LoopPromotion& promotion);
 
 } // namespace fuser

@@ -1,6 +1,7 @@
 #include <device_lower/analysis/vectorization.h>
 
 #include <device_lower/lower.h>
+#include <layout/buffer_axes.h>
 #include <layout/vectorization.h>
 
 #include <algorithm>
@@ -50,9 +51,7 @@ bool isInnermostBufferAxis(TensorView* tv, IterDomain* id) {
   const auto& loop = tv->getLoopDomain();
   for (size_t i = loop.size(); i-- > 0;) {
     IterDomain* axis = loop[i];
-    if (axis->isReduction() || axis->isBroadcast() || axis->isDeviceDim() ||
-        (tv->getMemoryType() == MemoryType::Local && axis->isThread()) ||
-        (tv->getMemoryType() == MemoryType::Shared && axis->isBlockDim())) {
+    if (!occupiesBuffer(axis, tv->getMemoryType())) {
       continue;
     }
     // The buffer is indexed by the enclosing loop mapped to its axis
@@ -124,12 +123,13 @@ int64_t parameterPosition(TensorView* tv) {
 
 } // namespace
 
-void bookVectorizedAccess(kir::ForLoop* loop, TensorView* tv) {
+namespace {
+
+// Checks that `width` lanes of the loop over `id` may access `tv` as one
+// vector and books the run-time conditions of a global `tv`.
+void bookAccess(IterDomain* id, int64_t width, TensorView* tv) {
   // One vector access from lane 0 reads or writes `width` consecutive
-  // elements; anything else would silently touch the wrong ones. The lanes
-  // are those of the loop's own ID (loop promotion may give it that of a
-  // consumer).
-  IterDomain* id = loop->iterDomain();
+  // elements; anything else would silently touch the wrong ones.
   const std::optional<VectorRun> run = vectorRun(tv, id);
   FUSER_CHECK(
       run.has_value(), "Vectorized axis ", id->toString(),
@@ -143,10 +143,6 @@ void bookVectorizedAccess(kir::ForLoop* loop, TensorView* tv) {
     return;
   }
   GpuLower* lower = GpuLower::current();
-  FUSER_CHECK(
-      loop->stop()->isConstInt(), "Vectorized axis ", id->toString(),
-      " needs a constant extent; split by a constant factor first.");
-  const int64_t width = loop->stop()->constIntValue();
   const int64_t bytes = width * dataTypeSize(tv->dtype());
   FUSER_CHECK(
       width > 0 && (width & (width - 1)) == 0 && bytes <= 16,
@@ -159,6 +155,32 @@ void bookVectorizedAccess(kir::ForLoop* loop, TensorView* tv) {
   }
   lower->kernel().vectorization_checks.push_back(
       {parameterPosition(tv), tv, width, extent, run->strided_positions});
+}
+
+} // namespace
+
+void bookVectorizedAccesses(Fusion* fusion, const LoopPromotion& promotion) {
+  for (Expr* expr : fusion->exprs()) {
+    auto* copy = dynamic_cast<LoadStoreOp*>(expr);
+    auto* out = copy == nullptr ? nullptr
+                                : dynamic_cast<TensorView*>(copy->out());
+    if (out == nullptr || out->nDims() == 0 ||
+        out->axis(-1)->getParallelType() != ParallelType::Vectorize) {
+      continue;
+    }
+    // The lanes are those of the ID the loop runs over (loop promotion may
+    // give it another tensor's).
+    const size_t last = static_cast<size_t>(out->nDims()) - 1;
+    IterDomain* id = promotion.loopId(out, last);
+    Val* extent = GpuLower::current()->loopExtent(id);
+    FUSER_CHECK(
+        extent->isConstInt(), "Vectorized axis ", out->axis(-1)->toString(),
+        " of ", out->toString(),
+        " needs a constant extent; split by a constant factor first.");
+    for (TensorView* tv : {out, copy->in()->as<TensorView>()}) {
+      bookAccess(id, extent->constIntValue(), tv);
+    }
+  }
 }
 
 } // namespace fuser

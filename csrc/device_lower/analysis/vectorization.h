@@ -4,6 +4,7 @@
 // the runtime to check (csrc/layout/vectorization.h holds the rules themselves).
 #pragma once
 
+#include <device_lower/analysis/loop_promotion.h>
 #include <device_lower/kernel_ir.h>
 
 #include <optional>
@@ -32,10 +33,12 @@ struct VectorRun {
 };
 std::optional<VectorRun> vectorRun(TensorView* tv, IterDomain* id);
 
-// Checks that the vectorized copy in `loop` may access `tv` as one vector
-// and books the run-time conditions of a global `tv` in the kernel
+// Checks every vectorized copy of `fusion` (a copy whose output's innermost
+// loop ID is vectorized) against the tensors it reads and writes, and
+// books the run-time conditions of the global ones in the kernel
 // (LoweredKernel::vectorization_checks). A user error for a schedule that
-// vectorizes lanes that are not consecutive.
-void bookVectorizedAccess(kir::ForLoop* loop, TensorView* tv);
+// vectorizes lanes that are not consecutive. Part of lowering's analysis
+// phase (device_lower/lower.cpp).
+void bookVectorizedAccesses(Fusion* fusion, const LoopPromotion& promotion);
 
 } // namespace fuser

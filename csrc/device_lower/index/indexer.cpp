@@ -2,6 +2,7 @@
 
 #include <layout/allocation_folding.h>
 #include <device_lower/lower.h>
+#include <layout/buffer_axes.h>
 #include <ir/domain_traversal.h>
 
 #include <algorithm>
@@ -189,9 +190,7 @@ Val* Indexer::bufferIndex(TensorView* tv) {
   for (size_t i = loop.size();
        i-- > static_cast<size_t>(tv->getComputeAtPosition());) {
     IterDomain* id = loop[i];
-    if (id->isReduction() || id->isBroadcast() || id->isDeviceDim() ||
-        (tv->getMemoryType() == MemoryType::Local && id->isThread()) ||
-        (tv->getMemoryType() == MemoryType::Shared && id->isBlockDim())) {
+    if (!occupiesBuffer(id, tv->getMemoryType())) {
       continue;
     }
     Val* idx = enclosingLoopIndex(id, used);

@@ -1,33 +1,18 @@
 // Buffers for tensors that are not in global memory, and reduction
-// initializations (DESIGN §5). A tensor inlined at position k is computed
-// inside the loops of its first k loop axes, so its buffer only spans the
-// axes right of k and is declared at depth k. Thread-parallel axes take no
-// room in a register buffer (each thread has its own), block-parallel axes
-// none in shared memory.
+// initializations (doc/design.md §5). A tensor inlined at position k is
+// computed inside the loops of its first k loop axes, so its buffer only
+// spans the axes right of k and is declared at depth k. Thread-parallel
+// axes take no room in a register buffer (each thread has its own),
+// block-parallel axes none in shared memory.
 #include <device_lower/passes.h>
 
+#include <device_lower/kir_visitor.h>
 #include <device_lower/lower.h>
-
-#include <map>
+#include <layout/buffer_axes.h>
 
 namespace fuser {
 
 namespace {
-
-using Requests = std::map<size_t, std::vector<Expr*>>;
-
-bool occupiesBuffer(IterDomain* id, MemoryType memory_type) {
-  if (id->isReduction() || id->isBroadcast() || id->isDeviceDim()) {
-    return false;
-  }
-  if (memory_type == MemoryType::Local && id->isThread()) {
-    return false;
-  }
-  if (memory_type == MemoryType::Shared && id->isBlockDim()) {
-    return false;
-  }
-  return true;
-}
 
 kir::Allocate* makeAllocation(TensorView* tv) {
   GpuLower* lower = GpuLower::current();
@@ -69,53 +54,37 @@ Expr* makeReductionInit(ReductionOp* rop, size_t first_reduction) {
   return init;
 }
 
-Requests process(std::vector<Expr*>& scope, size_t depth) {
-  Requests upward;
-  std::vector<Expr*> result;
-  for (Expr* expr : scope) {
-    Requests here;
-    if (auto* loop = dynamic_cast<kir::ForLoop*>(expr)) {
-      here = process(loop->body().mutableExprs(), depth + 1);
-    } else if (
-        auto* tv = expr->outputs().empty()
-                       ? nullptr
-                       : dynamic_cast<TensorView*>(expr->output(0))) {
-      if (tv->getMemoryType() != MemoryType::Global) {
-        here[static_cast<size_t>(tv->getComputeAtPosition())].push_back(
-            makeAllocation(tv));
-      }
-      if (auto* rop = dynamic_cast<ReductionOp*>(expr)) {
-        const auto& loop = tv->getLoopDomain();
-        size_t first = 0;
-        while (first < loop.size() && !loop[first]->isReduction()) {
-          ++first;
-        }
-        FUSER_INTERNAL_ASSERT(first < loop.size(), "reduction without loop");
-        here[first].push_back(makeReductionInit(rop, first));
-      }
+class AllocationInserter : public kir::ExprMutator {
+ protected:
+  using kir::ExprMutator::handle;
+
+  void handle(Expr* expr) override {
+    auto* tv = expr->outputs().empty()
+                   ? nullptr
+                   : dynamic_cast<TensorView*>(expr->output(0));
+    if (tv == nullptr) {
+      return;
     }
-    for (auto& [at, exprs] : here) {
-      if (at == depth) {
-        result.insert(result.end(), exprs.begin(), exprs.end());
-      } else {
-        FUSER_INTERNAL_ASSERT(at < depth, "allocation below its expr");
-        auto& up = upward[at];
-        up.insert(up.end(), exprs.begin(), exprs.end());
-      }
+    if (tv->getMemoryType() != MemoryType::Global) {
+      insertBefore(
+          static_cast<size_t>(tv->getComputeAtPosition()), makeAllocation(tv));
     }
-    result.push_back(expr);
+    if (auto* rop = dynamic_cast<ReductionOp*>(expr)) {
+      const auto& loop = tv->getLoopDomain();
+      size_t first = 0;
+      while (first < loop.size() && !loop[first]->isReduction()) {
+        ++first;
+      }
+      FUSER_INTERNAL_ASSERT(first < loop.size(), "reduction without loop");
+      insertBefore(first, makeReductionInit(rop, first));
+    }
   }
-  scope = std::move(result);
-  return upward;
-}
+};
 
 } // namespace
 
 std::vector<Expr*> insertAllocations(const std::vector<Expr*>& exprs) {
-  std::vector<Expr*> top = exprs;
-  Requests leftover = process(top, 0);
-  FUSER_INTERNAL_ASSERT(leftover.empty(), "allocation above the kernel");
-  return top;
+  return AllocationInserter().mutate(exprs);
 }
 
 } // namespace fuser

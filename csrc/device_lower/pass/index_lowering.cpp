@@ -1,12 +1,14 @@
-// Tensor operands -> TensorIndex (DESIGN §5). Every tensor a tensor expr
-// reads or writes becomes an element access at the offset the indexer
-// computes from the enclosing loops; copies that only move data (set,
-// broadcast, permute, reshape) become plain element copies.
+// Tensor operands -> TensorIndex (doc/design.md §5). Every tensor a tensor
+// expr reads or writes becomes an element access at the offset the indexer
+// computes from the enclosing loops. The same indexer gives the expr's
+// predicate, which generatePredicates puts in place.
 #include <device_lower/passes.h>
 
 #include <device_lower/analysis/vectorization.h>
 #include <device_lower/index/indexer.h>
+#include <device_lower/kir_visitor.h>
 #include <device_lower/lower.h>
+#include <multidevice/device_counts.h>
 
 #include <algorithm>
 
@@ -22,10 +24,7 @@ void checkShardedAccess(
   if (tv->getMemoryType() != MemoryType::Global) {
     return;
   }
-  const auto& allocation = tv->getMaybeAllocationDomain();
-  const bool sharded = std::any_of(
-      allocation.begin(), allocation.end(),
-      [](IterDomain* id) { return id->isDeviceDim(); });
+  const bool sharded = isSharded(tv);
   const bool device_loop = std::any_of(
       loops.begin(), loops.end(),
       [](kir::ForLoop* loop) { return loop->isDeviceParallel(); });
@@ -37,27 +36,12 @@ void checkShardedAccess(
       "or gather the tensor first (resharding needs a collective).");
 }
 
-Expr* lowerExpr(Expr* expr, const std::vector<kir::ForLoop*>& loops) {
+// The same tensor expr over its operands lowered by `lowerOperand`; copies
+// that only move data (set, broadcast, permute, reshape) become plain
+// element copies.
+template <typename LowerOperand>
+Expr* lowerTensorExpr(Expr* expr, const LowerOperand& lowerOperand) {
   GpuLower* lower = GpuLower::current();
-  const bool vectorized = !loops.empty() && isVectorizedCopyLoop(loops.back());
-  Indexer indexer(loops, vectorized);
-  auto lowerOperand = [&](Val* v) -> Val* {
-    if (auto* ti = dynamic_cast<kir::TensorIndex*>(v)) {
-      if (ti->index() != nullptr) {
-        return ti;
-      }
-      return IrBuilder::create<kir::TensorIndex>(
-          ti->view(), indexer.index(ti->view()));
-    }
-    if (auto* tv = dynamic_cast<TensorView*>(v)) {
-      if (vectorized) {
-        bookVectorizedAccess(loops.back(), tv);
-      }
-      checkShardedAccess(tv, expr, loops);
-      return IrBuilder::create<kir::TensorIndex>(tv, indexer.index(tv));
-    }
-    return lower->resolveExtent(v);
-  };
   Val* out = lowerOperand(expr->output(0));
   if (auto* uop = dynamic_cast<UnaryOp*>(expr)) {
     return IrBuilder::create<UnaryOp>(
@@ -89,28 +73,54 @@ Expr* lowerExpr(Expr* expr, const std::vector<kir::ForLoop*>& loops) {
       LoadStoreOpType::Set, out, lowerOperand(expr->input(0)), cache_op);
 }
 
-void lowerScope(std::vector<Expr*>& scope, std::vector<kir::ForLoop*>& loops) {
-  for (Expr*& expr : scope) {
-    if (auto* loop = dynamic_cast<kir::ForLoop*>(expr)) {
-      loops.push_back(loop);
-      lowerScope(loop->body().mutableExprs(), loops);
-      loops.pop_back();
-    } else if (auto* branch = dynamic_cast<kir::IfThenElse*>(expr)) {
-      lowerScope(branch->thenBody().mutableExprs(), loops);
-      lowerScope(branch->elseBody().mutableExprs(), loops);
-    } else if (!expr->isA<kir::Allocate>() && !expr->isA<kir::BlockSync>()) {
-      expr = lowerExpr(expr, loops);
+
+// `expr` with its tensor operands indexed, and its predicate recorded for
+// generatePredicates: one indexer per expr.
+Expr* lowerExpr(Expr* expr, const std::vector<kir::ForLoop*>& loops) {
+  GpuLower* lower = GpuLower::current();
+  const bool vectorized = !loops.empty() && isVectorizedCopyLoop(loops.back());
+  Indexer indexer(loops, vectorized);
+  auto lowerOperand = [&](Val* v) -> Val* {
+    if (auto* ti = dynamic_cast<kir::TensorIndex*>(v)) {
+      if (ti->index() != nullptr) {
+        return ti;
+      }
+      return IrBuilder::create<kir::TensorIndex>(
+          ti->view(), indexer.index(ti->view()));
     }
-  }
+    if (auto* tv = dynamic_cast<TensorView*>(v)) {
+      checkShardedAccess(tv, expr, loops);
+      return IrBuilder::create<kir::TensorIndex>(tv, indexer.index(tv));
+    }
+    return lower->resolveExtent(v);
+  };
+  Expr* lowered = lowerTensorExpr(expr, lowerOperand);
+  // An initialization (a constant copied in) runs outside the reduction
+  // loops.
+  auto* out = lowered->output(0)->as<kir::TensorIndex>();
+  const bool is_init = lowered->isA<LoadStoreOp>() &&
+      !lowered->input(0)->isA<kir::TensorIndex>() &&
+      out->view()->hasReduction();
+  lower->recordPredicate(lowered, indexer.predicate(out->view(), !is_init));
+  return lowered;
 }
+
+class IndexLowering : public kir::ExprMutator {
+ protected:
+  using kir::ExprMutator::handle;
+
+  void handle(Expr* expr) override {
+    if (expr->isA<kir::Allocate>() || expr->isA<kir::BlockSync>()) {
+      return;
+    }
+    replaceCurrent({lowerExpr(expr, forLoops())});
+  }
+};
 
 } // namespace
 
 std::vector<Expr*> lowerIndices(const std::vector<Expr*>& exprs) {
-  std::vector<Expr*> result = exprs;
-  std::vector<kir::ForLoop*> loops;
-  lowerScope(result, loops);
-  return result;
+  return IndexLowering().mutate(exprs);
 }
 
 } // namespace fuser

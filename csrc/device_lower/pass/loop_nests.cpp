@@ -11,12 +11,9 @@
 // copy of a and the broadcast of b share the consumer's loops, though
 // neither has an inlined producer).
 //
-// Loop promotion (doc/indexing.md §1): a shared loop iterates the most
-// concrete ID of its loop group (a loop an inlined broadcast opens iterates
-// the consumer's full extent), so indices follow that ID's chain. Past the
-// shared loops, an ID of constant extent (a vector or unroll axis) is
-// promoted too when an outer loop was: its index must continue the same
-// chain.
+// Each new loop runs over the ID loop promotion gives it
+// (device_lower/analysis/loop_promotion.h), with the parallel type of the
+// expr's own ID.
 #include <device_lower/passes.h>
 
 #include <device_lower/lower.h>
@@ -28,18 +25,6 @@
 namespace fuser {
 
 namespace {
-
-// How many non-broadcast root IDs `id` is derived from.
-int64_t concreteness(IterDomain* id) {
-  if (id->definition() == nullptr) {
-    return id->isBroadcast() ? 0 : 1;
-  }
-  int64_t count = 0;
-  for (Val* in : id->definition()->inputs()) {
-    count += concreteness(in->as<IterDomain>());
-  }
-  return count;
-}
 
 Val* loopIndexFor(IterDomain* id, ParallelType pt, Val* extent) {
   if (isParallelTypeThreadDim(pt) || isParallelTypeBlockDim(pt)) {
@@ -70,39 +55,12 @@ TensorView* outputTv(Expr* expr) {
   FUSER_ERROR("tensor expr without tensor output: ", expr->toString());
 }
 
-// For each loop group its most concrete loop ID over all tensors: the
-// loops of one nest then follow one chain of IDs (an expr's own loop keeps
-// its parallel type, so a copy next to a vectorized output is not itself
-// vectorized).
-using Promotion = std::unordered_map<IterDomain*, IterDomain*>;
-
-Promotion loopPromotion(Fusion* fusion, IdModel& id_model) {
-  Promotion promotion;
-  for (TensorView* tv : fusion->allTvs()) {
-    if (tv->isFusionInput()) {
-      continue;
-    }
-    for (IterDomain* id : tv->getLoopDomain()) {
-      IterDomain*& best = promotion[id_model.loopGroup(id)];
-      if (best == nullptr || concreteness(id) > concreteness(best)) {
-        best = id;
-      }
-    }
-  }
-  return promotion;
-}
-
-bool sameConstantExtent(IterDomain* a, IterDomain* b) {
-  return a->extent()->isConstInt() && b->extent()->isConstInt() &&
-         a->extent()->constIntValue() == b->extent()->constIntValue();
-}
-
 } // namespace
 
 std::vector<Expr*> generateLoopNests(const std::vector<Expr*>& exprs) {
   GpuLower* lower = GpuLower::current();
   IdModel& id_model = lower->idModel();
-  const auto promotion = loopPromotion(lower->fusion(), id_model);
+  const LoopPromotion& promotion = lower->loopPromotion();
   std::vector<Expr*> top_level;
   std::vector<kir::ForLoop*> open;
   // Whether open[i] may be shared (an expr in it is inlined past depth i).
@@ -122,10 +80,7 @@ std::vector<Expr*> generateLoopNests(const std::vector<Expr*>& exprs) {
           "generator yet. Keep reduction axes serial.");
     }
     const auto& loop = out->getLoopDomain();
-    // (The compute-at position of a tensor nothing reads does not count.)
-    const auto share_pos = static_cast<size_t>(std::max(
-        out->getMaxProducerPosition(),
-        out->uses().empty() ? int64_t{0} : out->getComputeAtPosition()));
+    const size_t share_pos = LoopPromotion::sharePosition(out);
     // Whether a producer of `expr` was computed in open[depth] without
     // being inlined that deep.
     auto reads_unfinished = [&](size_t depth) {
@@ -148,19 +103,9 @@ std::vector<Expr*> generateLoopNests(const std::vector<Expr*>& exprs) {
     open.resize(reuse);
     shareable.resize(reuse);
     computed.resize(reuse);
-    bool promoted_outer = false;
-    for (size_t i = 0; i < reuse; ++i) {
-      promoted_outer |= open[i]->iterDomain() != loop[i];
-    }
     for (size_t i = reuse; i < loop.size(); ++i) {
-      IterDomain* id = loop[i];
-      const ParallelType pt = id->getParallelType();
-      IterDomain* best = promotion.at(id_model.loopGroup(id));
-      if (best != id &&
-          (i < share_pos || (promoted_outer && sameConstantExtent(id, best)))) {
-        id = best;
-        promoted_outer = true;
-      }
+      IterDomain* id = promotion.loopId(out, i);
+      const ParallelType pt = loop[i]->getParallelType();
       kir::ForLoop* new_loop = makeLoop(id, pt);
       if (open.empty()) {
         top_level.push_back(new_loop);

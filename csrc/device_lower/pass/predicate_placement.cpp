@@ -1,35 +1,31 @@
 // Every tensor expr goes inside an IfThenElse whose predicate
-// generatePredicates fills in once indices exist (DESIGN §5).
+// generatePredicates fills in once indices exist (doc/design.md §5).
 #include <device_lower/passes.h>
 
-#include <device_lower/kernel_ir.h>
+#include <device_lower/kir_visitor.h>
 
 namespace fuser {
 
 namespace {
 
-void wrap(std::vector<Expr*>& scope) {
-  for (Expr*& expr : scope) {
-    if (auto* loop = dynamic_cast<kir::ForLoop*>(expr)) {
-      wrap(loop->body().mutableExprs());
-      continue;
-    }
-    if (expr->isA<kir::Allocate>() || expr->isA<kir::BlockSync>() ||
-        expr->isA<kir::IfThenElse>()) {
-      continue;
+class PredicatePlacer : public kir::ExprMutator {
+ protected:
+  using kir::ExprMutator::handle;
+
+  void handle(Expr* expr) override {
+    if (expr->isA<kir::Allocate>() || expr->isA<kir::BlockSync>()) {
+      return;
     }
     auto* branch = IrBuilder::create<kir::IfThenElse>(nullptr);
     branch->thenBody().push_back(expr);
-    expr = branch;
+    replaceCurrent({branch});
   }
-}
+};
 
 } // namespace
 
 std::vector<Expr*> placePredicates(const std::vector<Expr*>& exprs) {
-  std::vector<Expr*> result = exprs;
-  wrap(result);
-  return result;
+  return PredicatePlacer().mutate(exprs);
 }
 
 } // namespace fuser

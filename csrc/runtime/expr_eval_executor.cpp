@@ -1,0 +1,92 @@
+#include <runtime/expr_eval_executor.h>
+
+#include <ir/all_nodes.h>
+#include <runtime/aten_evaluator.h>
+#include <runtime/aten_types.h>
+#include <runtime/input_binding.h>
+#include <runtime/kernel_executor.h>
+#include <runtime/tensor_layout.h>
+
+#include <algorithm>
+
+namespace fuser {
+
+const std::string& Executor::kernelCode() const {
+  static const std::string no_kernel;
+  return no_kernel;
+}
+
+std::unique_ptr<Executor> makeExecutor(SchedulerType type) {
+  switch (type) {
+    case SchedulerType::NoOp:
+      return std::make_unique<NoOpExecutor>();
+    case SchedulerType::ExprEval:
+      return std::make_unique<ExprEvalExecutor>();
+    default:
+      return std::make_unique<KernelExecutor>();
+  }
+}
+
+void ExprEvalExecutor::compile(
+    const Fusion* fusion, const std::vector<c10::IValue>&) {
+  fusion_ = std::make_unique<Fusion>(*fusion);
+}
+
+std::vector<at::Tensor> ExprEvalExecutor::run(
+    const std::vector<c10::IValue>& inputs) {
+  FUSER_INTERNAL_ASSERT(fusion_ != nullptr, "run before compile");
+  ExpressionEvaluator ee;
+  std::vector<at::Tensor> outputs =
+      evaluateFusionWithATen(fusion_.get(), inputs, ee);
+  // ATen picks its own strides; outputs come back in their layout.
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    auto* tv = dynamic_cast<TensorView*>(fusion_->outputs()[i]);
+    if (tv == nullptr || tv->isFusionInput()) {
+      continue;
+    }
+    const TensorLayout layout = denseLayout(tv, ee);
+    if (outputs[i].strides().vec() == layout.strides) {
+      continue;
+    }
+    at::Tensor laid_out = allocateTensor(layout, outputs[i].options());
+    laid_out.copy_(outputs[i]);
+    outputs[i] = laid_out;
+  }
+  return outputs;
+}
+
+void NoOpExecutor::compile(
+    const Fusion* fusion, const std::vector<c10::IValue>&) {
+  fusion_ = std::make_unique<Fusion>(*fusion);
+}
+
+std::vector<at::Tensor> NoOpExecutor::run(
+    const std::vector<c10::IValue>& inputs) {
+  FUSER_INTERNAL_ASSERT(fusion_ != nullptr, "run before compile");
+  ExpressionEvaluator ee;
+  bindFusionInputs(fusion_.get(), inputs, ee, /*require_cuda=*/true);
+  at::Device device(at::kCUDA);
+  for (const auto& input : inputs) {
+    if (input.isTensor()) {
+      device = input.toTensor().device();
+      break;
+    }
+  }
+  const auto& fusion_inputs = fusion_->inputs();
+  std::vector<at::Tensor> outputs;
+  for (Val* out : fusion_->outputs()) {
+    auto it = std::find(fusion_inputs.begin(), fusion_inputs.end(), out);
+    if (it != fusion_inputs.end()) {
+      outputs.push_back(
+          inputs[static_cast<size_t>(it - fusion_inputs.begin())].toTensor());
+      continue;
+    }
+    auto* tv = out->as<TensorView>();
+    outputs.push_back(allocateTensor(
+        denseLayout(tv, ee),
+        at::TensorOptions().device(device).dtype(toAtenType(tv->dtype()))));
+  }
+  return outputs;
+}
+
+} // namespace fuser

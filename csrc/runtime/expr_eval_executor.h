@@ -1,0 +1,34 @@
+// Runs a segment op by op with ATen (runtime/aten_evaluator.h): the
+// fallback for what no kernel scheduler takes. Outputs come back in their
+// declared layout, as from every executor.
+#pragma once
+
+#include <runtime/executor.h>
+
+#include <memory>
+
+namespace fuser {
+
+class ExprEvalExecutor : public Executor {
+ public:
+  void compile(
+      const Fusion* fusion, const std::vector<c10::IValue>& inputs) override;
+  std::vector<at::Tensor> run(const std::vector<c10::IValue>& inputs) override;
+
+ private:
+  std::unique_ptr<Fusion> fusion_;
+};
+
+// Runs a segment that computes nothing: outputs that are inputs are
+// returned as they are, the others (empty) are allocated in their layout.
+class NoOpExecutor : public Executor {
+ public:
+  void compile(
+      const Fusion* fusion, const std::vector<c10::IValue>& inputs) override;
+  std::vector<at::Tensor> run(const std::vector<c10::IValue>& inputs) override;
+
+ private:
+  std::unique_ptr<Fusion> fusion_;
+};
+
+} // namespace fuser

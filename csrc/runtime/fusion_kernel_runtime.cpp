@@ -1,0 +1,161 @@
+#include <runtime/fusion_kernel_runtime.h>
+
+#include <base/compile_timer.h>
+#include <base/options.h>
+#include <ir/all_nodes.h>
+#include <runtime/aten_types.h>
+#include <runtime/input_binding.h>
+#include <runtime/tensor_layout.h>
+
+#include <iostream>
+#include <unordered_map>
+
+namespace fuser {
+
+FusionKernelRuntime::FusionKernelRuntime(
+    const Fusion* fusion, const std::vector<c10::IValue>& inputs) {
+  segmented_ = std::make_unique<SegmentedFusion>(fusion);
+  Fusion* complete = segmented_->completeFusion();
+  // Validates the inputs before anything is scheduled or compiled, and
+  // gives the extents of the intermediates.
+  ExpressionEvaluator ee;
+  bindFusionInputs(complete, inputs, ee, /*require_cuda=*/true);
+
+  // Slots: the fusion inputs, then every value a segment writes.
+  std::unordered_map<const Val*, size_t> slot;
+  std::vector<c10::IValue> values(inputs.begin(), inputs.end());
+  for (size_t i = 0; i < complete->inputs().size(); ++i) {
+    slot.emplace(complete->inputs()[i], i);
+  }
+  at::Device device(at::kCUDA);
+  for (const auto& input : inputs) {
+    if (input.isTensor()) {
+      device = input.toTensor().device();
+      break;
+    }
+  }
+
+  for (SegmentedGroup* group : segmented_->groups()) {
+    CompileTimer timer("segment " + std::to_string(segments_.size()));
+    FusionSegment segment;
+    segment.group = group;
+    segment.scheduled_fusion = group->makeFusion();
+    Fusion* scheduled = segment.scheduled_fusion.get();
+    std::vector<c10::IValue> segment_inputs;
+    for (Val* in : group->inputs()) {
+      segment.input_slots.push_back(slot.at(in));
+      segment_inputs.push_back(values.at(slot.at(in)));
+    }
+    RuntimeInfo runtime_info = makeRuntimeInfo(scheduled, segment_inputs);
+    SchedulerChoice choice = chooseScheduler(scheduled, runtime_info);
+    segment.scheduler_type = choice.scheduler->type();
+    group->setSchedulerType(segment.scheduler_type);
+    segment.rejections = std::move(choice.rejections);
+    segment.params =
+        choice.scheduler->computeHeuristics(scheduled, runtime_info);
+    if (isDebugDumpEnabled(DebugDumpOption::SchedulerParams)) {
+      std::cout << "[scheduler_params] " << segment.params->toString() << "\n";
+      for (const auto& rejection : segment.rejections) {
+        std::cout << "[scheduler_params]   declined: " << rejection << "\n";
+      }
+    }
+    choice.scheduler->schedule(scheduled, *segment.params);
+    timer.stage("schedule");
+    if (isDebugDumpEnabled(DebugDumpOption::ScheduledIr)) {
+      std::cout << "[scheduled_ir]\n";
+      scheduled->print();
+    }
+    segment.executor = makeExecutor(segment.scheduler_type);
+    segment.executor->compile(scheduled, segment_inputs);
+    timer.stage("compile");
+    // What later segments read of this one's outputs stands in for them
+    // while those are compiled: a tensor of the same layout and
+    // alignment class (a fresh allocation, as at run time).
+    for (Val* out : group->outputs()) {
+      if (slot.count(out)) {
+        segment.output_slots.push_back(slot.at(out));
+        continue;
+      }
+      slot.emplace(out, values.size());
+      segment.output_slots.push_back(values.size());
+      auto* tv = out->as<TensorView>();
+      values.emplace_back(allocateTensor(
+          denseLayout(tv, ee),
+          at::TensorOptions().device(device).dtype(toAtenType(tv->dtype()))));
+    }
+    segments_.push_back(std::move(segment));
+  }
+  num_slots_ = values.size();
+  for (Val* out : complete->outputs()) {
+    output_slots_.push_back(slot.at(out));
+  }
+  // Free each intermediate after its last reader (fusion outputs stay).
+  std::unordered_map<size_t, size_t> last_reader;
+  for (size_t s = 0; s < segments_.size(); ++s) {
+    for (size_t in : segments_[s].input_slots) {
+      last_reader[in] = s;
+    }
+  }
+  for (const auto& [value_slot, reader] : last_reader) {
+    const bool kept = value_slot < complete->inputs().size() ||
+        std::find(output_slots_.begin(), output_slots_.end(), value_slot) !=
+            output_slots_.end();
+    if (!kept) {
+      segments_[reader].last_reads.push_back(value_slot);
+    }
+  }
+  const FusionSegment& first = segments_.front();
+  single_segment_ = segments_.size() == 1 &&
+      first.group->inputs() == complete->inputs() &&
+      first.group->outputs() == complete->outputs();
+  if (isDebugDumpEnabled(DebugDumpOption::SegmentedFusion)) {
+    std::cout << "[segmented_fusion]\n" << segmented_->toString() << std::flush;
+  }
+}
+
+std::vector<at::Tensor> FusionKernelRuntime::run(
+    const std::vector<c10::IValue>& inputs) {
+  ++run_count_;
+  if (single_segment_) {
+    return segments_.front().executor->runWithSignature(inputs);
+  }
+  std::vector<c10::IValue> values(num_slots_);
+  std::copy(inputs.begin(), inputs.end(), values.begin());
+  std::vector<c10::IValue> segment_inputs;
+  for (FusionSegment& segment : segments_) {
+    segment_inputs.clear();
+    for (size_t in : segment.input_slots) {
+      segment_inputs.push_back(values[in]);
+    }
+    std::vector<at::Tensor> outputs =
+        segment.executor->runWithSignature(segment_inputs);
+    for (size_t o = 0; o < outputs.size(); ++o) {
+      values[segment.output_slots[o]] = std::move(outputs[o]);
+    }
+    for (size_t done : segment.last_reads) {
+      values[done] = c10::IValue();
+    }
+  }
+  std::vector<at::Tensor> outputs;
+  outputs.reserve(output_slots_.size());
+  for (size_t out : output_slots_) {
+    outputs.push_back(values[out].toTensor());
+  }
+  return outputs;
+}
+
+std::vector<Executor*> FusionKernelRuntime::executors() const {
+  std::vector<Executor*> result;
+  for (const FusionSegment& segment : segments_) {
+    result.push_back(segment.executor.get());
+  }
+  return result;
+}
+
+const LaunchParams& FusionKernelRuntime::lastLaunchParams(size_t i) const {
+  static const LaunchParams no_launch;
+  auto* kernel = dynamic_cast<KernelExecutor*>(segments_.at(i).executor.get());
+  return kernel ? kernel->lastLaunchParams() : no_launch;
+}
+
+} // namespace fuser

@@ -1,0 +1,92 @@
+// FusionKernelRuntime: the compiled form of a fusion for one input
+// signature (doc/design.md §6): an ordered list of segments, each with its
+// scheduler, its scheduled fusion, its executor and the values it reads and
+// writes. run() runs them in order on the current stream, keeping each
+// intermediate until its last reader has run.
+#pragma once
+
+#include <fusion.h>
+#include <runtime/executor.h>
+#include <runtime/kernel_executor.h>
+#include <scheduler/registry.h>
+#include <segmentation/segmented_fusion.h>
+
+#include <ATen/core/Tensor.h>
+#include <ATen/core/ivalue.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fuser {
+
+// One segment, scheduled by one scheduler and run by one executor.
+struct FusionSegment {
+  SegmentedGroup* group = nullptr;
+  SchedulerType scheduler_type = SchedulerType::ExprEval;
+  // The parameters the scheduler chose (printable).
+  std::unique_ptr<HeuristicParams> params;
+  // Why the schedulers tried before it declined.
+  std::vector<std::string> rejections;
+  std::unique_ptr<Fusion> scheduled_fusion;
+  std::unique_ptr<Executor> executor;
+  // Where the runtime keeps the values it reads and writes (slots of
+  // FusionKernelRuntime::run).
+  std::vector<size_t> input_slots;
+  std::vector<size_t> output_slots;
+  // Slots whose last reader is this segment (freed after it runs).
+  std::vector<size_t> last_reads;
+};
+
+class FusionKernelRuntime {
+ public:
+  // Segments `fusion`, schedules each segment for the signature of
+  // `inputs` (validated first: a bad input throws before anything is
+  // compiled) and compiles its executor.
+  FusionKernelRuntime(
+      const Fusion* fusion, const std::vector<c10::IValue>& inputs);
+
+  // Runs on inputs of the signature this runtime was made for.
+  std::vector<at::Tensor> run(const std::vector<c10::IValue>& inputs);
+
+  bool isSegmented() const {
+    return segmented_->isSegmented();
+  }
+  SegmentedFusion* fusionSegments() const {
+    return segmented_.get();
+  }
+  const std::vector<FusionSegment>& segments() const {
+    return segments_;
+  }
+  std::vector<Executor*> executors() const;
+  // The scheduled fusion of segment `i`.
+  Fusion* scheduledFusion(size_t i) const {
+    return segments_.at(i).scheduled_fusion.get();
+  }
+  SchedulerType schedulerType(size_t i = 0) const {
+    return segments_.at(i).scheduler_type;
+  }
+  // The CUDA source of segment `i` (empty when it runs no kernel).
+  const std::string& kernelCode(size_t i = 0) const {
+    return segments_.at(i).executor->kernelCode();
+  }
+  // The last launch of segment `i` (a default for segments without a
+  // kernel).
+  const LaunchParams& lastLaunchParams(size_t i = 0) const;
+  // How many times run() was called.
+  int64_t runCount() const {
+    return run_count_;
+  }
+
+ private:
+  std::unique_ptr<SegmentedFusion> segmented_;
+  std::vector<FusionSegment> segments_;
+  size_t num_slots_ = 0;
+  std::vector<size_t> output_slots_;
+  // The single segment reads the fusion's inputs and writes its outputs,
+  // in order: run() hands them through.
+  bool single_segment_ = false;
+  int64_t run_count_ = 0;
+};
+
+} // namespace fuser
