@@ -1,9 +1,11 @@
-"""Pointwise bandwidth of fuser against PyTorch eager and torch.compile.
+"""Pointwise bandwidth of fuser against nvFuser, PyTorch eager and
+torch.compile.
 
 One run measures, for each fusion and size, the achieved bandwidth
-(bytes read + bytes written, over the median time) of fuser, eager PyTorch
-and torch.compile, plus a device-to-device copy of the same bytes as the
-ceiling. Times are CUDA-event medians from triton.testing.do_bench (which
+(bytes read + bytes written, over the median time) of fuser, nvFuser (the
+same definition code, through nvfuser_direct, when it imports), eager
+PyTorch and torch.compile, plus a device-to-device copy of the same bytes
+as the ceiling. Times are CUDA-event medians from triton.testing.do_bench (which
 clears the L2 between runs); inputs are also rotated among several copies
 when a size fits in L2. Results go to benchmarks/results/ as CSV, a
 markdown table and, when matplotlib is there, a plot.
@@ -21,24 +23,10 @@ import time
 import torch
 import torch.nn.functional as F
 
-from fuser import DataType, FusionDefinition
+
+from harness import define_input, frontends, fusion_of, median_ms
 
 L2_BYTES = 60 * 1024 * 1024  # H200: 60 MiB of L2
-
-
-def fuser_dtype(dtype):
-    return {
-        torch.float32: DataType.Float,
-        torch.bfloat16: DataType.BFloat16,
-        torch.float16: DataType.Half,
-    }[dtype]
-
-
-def define_input(fd, t):
-    """A fuser input matching tensor `t`'s sizes, dtype and layout."""
-    return fd.define_tensor(
-        sizes=list(t.shape), strides=list(t.stride()), dtype=fuser_dtype(t.dtype)
-    )
 
 
 class Case:
@@ -46,7 +34,7 @@ class Case:
         self.name = name
         self.make_inputs = make_inputs  # numel -> list of tensors
         self.torch_fn = torch_fn
-        self.define = define  # (fd, inputs) -> None, adds outputs
+        self.define = define  # (fd, module, inputs) -> None, adds outputs
         self.bytes_moved = bytes_moved  # inputs -> bytes read + written
 
 
@@ -85,34 +73,38 @@ def case_list():
     def nbytes(t):
         return t.numel() * t.element_size()
 
-    def d_copy(fd, ins):
-        fd.add_output(fd.ops.set(define_input(fd, ins[0])))
+    def d_copy(fd, m, ins):
+        fd.add_output(fd.ops.set(define_input(fd, m, ins[0])))
 
-    def d_add(fd, ins):
-        fd.add_output(fd.ops.add(define_input(fd, ins[0]), define_input(fd, ins[1])))
+    def d_add(fd, m, ins):
+        fd.add_output(
+            fd.ops.add(define_input(fd, m, ins[0]), define_input(fd, m, ins[1]))
+        )
 
-    def d_seed(fd, ins):
+    def d_seed(fd, m, ins):
         # The seed layout: allocation [i/2, 2] of a 1-D input, loop untouched.
-        t = define_input(fd, ins[0])
-        outer, inner = fd.split(t.axis(0), 2)
-        t.set_allocation_domain([outer, inner], [True, True])
+        # (fuser's domain API: nvFuser runs the plain copy of the same bytes.)
+        t = define_input(fd, m, ins[0])
+        if hasattr(fd, "split"):
+            outer, inner = fd.split(t.axis(0), 2)
+            t.set_allocation_domain([outer, inner], [True, True])
         fd.add_output(fd.ops.set(t))
 
-    def d_relu(fd, ins):
-        fd.add_output(fd.ops.relu(define_input(fd, ins[0])))
+    def d_relu(fd, m, ins):
+        fd.add_output(fd.ops.relu(define_input(fd, m, ins[0])))
 
-    def d_gelu(fd, ins):
-        t = define_input(fd, ins[0])
-        fd.add_output(fd.ops.cast(fd.ops.gelu(t), DataType.BFloat16))
+    def d_gelu(fd, m, ins):
+        t = define_input(fd, m, ins[0])
+        fd.add_output(fd.ops.cast(fd.ops.gelu(t), m.DataType.BFloat16))
 
-    def d_bias(fd, ins):
-        x = define_input(fd, ins[0])
-        b = define_input(fd, ins[1])
+    def d_bias(fd, m, ins):
+        x = define_input(fd, m, ins[0])
+        b = define_input(fd, m, ins[1])
         bb = fd.ops.broadcast_in_dim(b, list(ins[0].shape), [1])
         fd.add_output(fd.ops.add(x, bb))
 
-    def d_cast(fd, ins):
-        fd.add_output(fd.ops.cast(define_input(fd, ins[0]), DataType.BFloat16))
+    def d_cast(fd, m, ins):
+        fd.add_output(fd.ops.cast(define_input(fd, m, ins[0]), m.DataType.BFloat16))
 
     return [
         Case("copy", one(f32), lambda x: x.clone(), d_copy, lambda i: 2 * nbytes(i[0])),
@@ -149,20 +141,6 @@ def case_list():
     ]
 
 
-def median_ms(fn, input_sets):
-    """Median time of fn over rotating input sets (CUDA events)."""
-    from triton.testing import do_bench
-
-    state = {"i": 0}
-
-    def call():
-        args = input_sets[state["i"] % len(input_sets)]
-        state["i"] += 1
-        fn(*args)
-
-    return do_bench(call, warmup=25, rep=200, return_mode="median")
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes-mib", default="1,16,64,256,1024")
@@ -175,6 +153,7 @@ def main():
         print("bench_pointwise: no CUDA device, nothing measured")
         return 0
     sizes = [int(s) for s in args.sizes_mib.split(",")]
+    compilers = frontends()
     wanted = set(args.cases.split(",")) if args.cases else None
     os.makedirs(args.out, exist_ok=True)
     device_name = torch.cuda.get_device_name()
@@ -195,23 +174,28 @@ def main():
                 for _ in range(copies - 1)
             ]
 
-            with FusionDefinition() as fd:
-                case.define(fd, inputs)
             expected = case.torch_fn(*inputs)
-            got = fd.execute(inputs)[0]
-            torch.testing.assert_close(got, expected, rtol=1e-2, atol=1e-2)
+            times = {}
+            for name, module in compilers:
+                try:
+                    fd = fusion_of(module, case.define, inputs)
+                    got = fd.execute(inputs)[0]
+                except Exception as error:  # noqa: BLE001
+                    if name == "fuser":
+                        raise
+                    print(f"  {name} cannot run {case.name}: {error}")
+                    continue
+                torch.testing.assert_close(got, expected, rtol=1e-2, atol=1e-2)
+                times[name] = median_ms(lambda *a, fd=fd: fd.execute(list(a)), input_sets)
 
             compiled = torch.compile(case.torch_fn, dynamic=False)
             torch.testing.assert_close(compiled(*inputs), expected, rtol=1e-2, atol=1e-2)
 
             src = torch.empty(moved // 2, dtype=torch.uint8, device="cuda")
             dst = torch.empty_like(src)
-            times = {
-                "copy": median_ms(lambda s, d: d.copy_(s), [[src, dst]]),
-                "fuser": median_ms(lambda *a: fd.execute(list(a)), input_sets),
-                "eager": median_ms(case.torch_fn, input_sets),
-                "compile": median_ms(compiled, input_sets),
-            }
+            times["copy"] = median_ms(lambda s, d: d.copy_(s), [[src, dst]])
+            times["eager"] = median_ms(case.torch_fn, input_sets)
+            times["compile"] = median_ms(compiled, input_sets)
             gbps = {k: moved / (v * 1e-3) / 1e9 for k, v in times.items()}
             row = {
                 "case": case.name,
@@ -224,6 +208,10 @@ def main():
                 "fuser_pct_of_copy": round(100 * gbps["fuser"] / gbps["copy"], 1),
                 "fuser_vs_eager": round(gbps["fuser"] / gbps["eager"], 3),
                 "fuser_vs_compile": round(gbps["fuser"] / gbps["compile"], 3),
+                "nvfuser_gbps": round(gbps["nvfuser"], 1) if "nvfuser" in gbps else "",
+                "fuser_vs_nvfuser": (
+                    round(gbps["fuser"] / gbps["nvfuser"], 3) if "nvfuser" in gbps else ""
+                ),
                 "fuser_ms": round(times["fuser"], 4),
             }
             rows.append(row)
@@ -236,8 +224,9 @@ def main():
             print(
                 f"{case.name:>22} {mib:>5} MiB  fuser {row['fuser_gbps']:>7} GB/s"
                 f" ({row['fuser_pct_of_copy']:>5}% of copy)  eager {row['eager_gbps']:>7}"
-                f"  compile {row['compile_gbps']:>7}  x{row['fuser_vs_eager']} eager"
-                f"  x{row['fuser_vs_compile']} compile",
+                f"  compile {row['compile_gbps']:>7}  nvfuser {row['nvfuser_gbps']:>7}"
+                f"  x{row['fuser_vs_eager']} eager  x{row['fuser_vs_compile']} compile"
+                f"  x{row['fuser_vs_nvfuser']} nvfuser",
                 flush=True,
             )
             del input_sets, inputs, src, dst
@@ -253,13 +242,15 @@ def main():
             "device-to-device copy of the same number of bytes in the same run.\n\n"
         )
         f.write(
-            "| case | MiB | fuser GB/s | % of copy | eager GB/s | compile GB/s "
-            "| fuser/eager | fuser/compile |\n|---|---|---|---|---|---|---|---|\n"
+            "| case | MiB | fuser GB/s | % of copy | nvFuser GB/s | eager GB/s "
+            "| compile GB/s | fuser/nvFuser | fuser/eager | fuser/compile |\n"
+            "|---|---|---|---|---|---|---|---|---|---|\n"
         )
         for r in rows:
             f.write(
                 f"| {r['case']} | {r['size_mib']} | {r['fuser_gbps']} | "
-                f"{r['fuser_pct_of_copy']} | {r['eager_gbps']} | {r['compile_gbps']} | "
+                f"{r['fuser_pct_of_copy']} | {r['nvfuser_gbps']} | {r['eager_gbps']} | "
+                f"{r['compile_gbps']} | {r['fuser_vs_nvfuser']} | "
                 f"{r['fuser_vs_eager']} | {r['fuser_vs_compile']} |\n"
             )
     try:
@@ -275,11 +266,14 @@ def main():
             x = [r["size_mib"] for r in rs]
             for key, label in [
                 ("fuser_gbps", "fuser"),
+                ("nvfuser_gbps", "nvFuser"),
                 ("eager_gbps", "eager"),
                 ("compile_gbps", "torch.compile"),
                 ("copy_gbps", "copy"),
             ]:
-                ax.plot(x, [r[key] for r in rs], marker="o", label=label)
+                ys = [r[key] for r in rs]
+                if all(y != "" for y in ys):
+                    ax.plot(x, ys, marker="o", label=label)
             ax.set_xscale("log", base=2)
             ax.set_title(name)
             ax.set_xlabel("MiB")

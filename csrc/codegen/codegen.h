@@ -1,5 +1,7 @@
-// Kernel IR -> CUDA C++ (DESIGN §2). The same lowered kernel always prints
-// the same source, byte for byte.
+// Kernel IR -> CUDA C++ (doc/design.md §2, §5): the one entry point from a
+// lowered kernel, and from a scheduled Fusion, to its CUDA source. The same
+// lowered kernel always prints the same source, byte for byte. The printer
+// itself is codegen/kernel_printer.h.
 #pragma once
 
 #include <device_lower/lower.h>
@@ -15,3 +17,12 @@ std::string generateCudaKernel(const LoweredKernel& kernel);
 std::string generateKernelFunction(const LoweredKernel& kernel);
 
 } // namespace fuser::codegen
+
+namespace fuser {
+
+// Lowers `fusion` as it is scheduled now and prints its CUDA C++ (what
+// Fusion::printKernel prints).
+std::string generateCudaKernel(
+    const Fusion* fusion, DataType index_type = DataType::Int);
+
+} // namespace fuser

@@ -21,7 +21,7 @@ std::string TensorIndex::toInlineString() const {
 }
 
 void TensorIndex::accept(OptOutDispatch& visitor) {
-  visitor.handle(static_cast<Val*>(this));
+  visitor.handle(this);
 }
 
 Statement* TensorIndex::cloneWith(IrCloner& cloner) const {
@@ -47,7 +47,7 @@ bool NamedScalar::sameAs(const Statement* other) const {
 }
 
 void NamedScalar::accept(OptOutDispatch& visitor) {
-  visitor.handle(static_cast<Val*>(this));
+  visitor.handle(this);
 }
 
 Statement* NamedScalar::cloneWith(IrCloner& cloner) const {
@@ -101,7 +101,7 @@ std::string ForLoop::toString(int indent_size) const {
 }
 
 void ForLoop::accept(OptOutDispatch& visitor) {
-  visitor.handle(static_cast<Expr*>(this));
+  visitor.handle(this);
 }
 
 Statement* ForLoop::cloneWith(IrCloner&) const {
@@ -124,7 +124,7 @@ std::string IfThenElse::toString(int indent_size) const {
 }
 
 void IfThenElse::accept(OptOutDispatch& visitor) {
-  visitor.handle(static_cast<Expr*>(this));
+  visitor.handle(this);
 }
 
 Statement* IfThenElse::cloneWith(IrCloner&) const {
@@ -143,7 +143,7 @@ std::string Allocate::toString(int indent_size) const {
 }
 
 void Allocate::accept(OptOutDispatch& visitor) {
-  visitor.handle(static_cast<Expr*>(this));
+  visitor.handle(this);
 }
 
 Statement* Allocate::cloneWith(IrCloner&) const {
@@ -155,7 +155,7 @@ std::string BlockSync::toString(int indent_size) const {
 }
 
 void BlockSync::accept(OptOutDispatch& visitor) {
-  visitor.handle(static_cast<Expr*>(this));
+  visitor.handle(this);
 }
 
 Statement* BlockSync::cloneWith(IrCloner&) const {
@@ -190,3 +190,22 @@ std::string toString(const std::vector<Expr*>& exprs) {
 }
 
 } // namespace fuser::kir
+
+namespace fuser {
+
+// The default handlers of the kernel IR nodes (ir/dispatch.h): their base
+// class's.
+#define FUSER_DEFINE_KIR_EXPR_HANDLER(T) \
+  void OptOutDispatch::handle(T* node) { \
+    handle(static_cast<Expr*>(node));    \
+  }
+FUSER_DISPATCH_FOR_ALL_KIR_EXPRS(FUSER_DEFINE_KIR_EXPR_HANDLER)
+#undef FUSER_DEFINE_KIR_EXPR_HANDLER
+#define FUSER_DEFINE_KIR_VAL_HANDLER(T)  \
+  void OptOutDispatch::handle(T* node) { \
+    handle(static_cast<Val*>(node));     \
+  }
+FUSER_DISPATCH_FOR_ALL_KIR_VALS(FUSER_DEFINE_KIR_VAL_HANDLER)
+#undef FUSER_DEFINE_KIR_VAL_HANDLER
+
+} // namespace fuser

@@ -1,6 +1,5 @@
 #include <device_lower/lower.h>
 
-#include <codegen/codegen.h>
 #include <device_lower/analysis/launch_extents.h>
 #include <device_lower/analysis/vectorization.h>
 #include <device_lower/passes.h>
@@ -174,10 +173,5 @@ std::unique_ptr<LoweredKernel> GpuLower::run() {
   return std::move(kernel_);
 }
 
-std::string generateCudaKernel(const Fusion* fusion, DataType index_type) {
-  GpuLower lower(fusion, index_type);
-  auto kernel = lower.run();
-  return codegen::generateCudaKernel(*kernel);
-}
 
 } // namespace fuser

@@ -116,8 +116,4 @@ class GpuLower {
   GpuLower* previous_ = nullptr;
 };
 
-// Lower `fusion` as it is scheduled now and print its CUDA C++.
-std::string generateCudaKernel(
-    const Fusion* fusion, DataType index_type = DataType::Int);
-
 } // namespace fuser

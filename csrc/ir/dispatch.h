@@ -21,6 +21,21 @@ FUSER_DISPATCH_FOR_ALL_VALS(FUSER_FORWARD_DECLARE)
 FUSER_DISPATCH_FOR_ALL_EXPRS(FUSER_FORWARD_DECLARE)
 #undef FUSER_FORWARD_DECLARE
 
+// The kernel IR nodes (device_lower/kernel_ir.h; their default handlers
+// are defined there, so that the IR does not depend on lowering).
+namespace kir {
+class TensorIndex;
+class NamedScalar;
+class ForLoop;
+class IfThenElse;
+class Allocate;
+class BlockSync;
+} // namespace kir
+
+#define FUSER_DISPATCH_FOR_ALL_KIR_VALS(f) f(kir::TensorIndex) f(kir::NamedScalar)
+#define FUSER_DISPATCH_FOR_ALL_KIR_EXPRS(f) \
+  f(kir::ForLoop) f(kir::IfThenElse) f(kir::Allocate) f(kir::BlockSync)
+
 class OptOutDispatch {
  public:
   virtual ~OptOutDispatch() = default;
@@ -36,7 +51,11 @@ class OptOutDispatch {
 #undef FUSER_DECLARE_VAL_HANDLER
 #define FUSER_DECLARE_EXPR_HANDLER(T) virtual void handle(T* node);
   FUSER_DISPATCH_FOR_ALL_EXPRS(FUSER_DECLARE_EXPR_HANDLER)
+  FUSER_DISPATCH_FOR_ALL_KIR_EXPRS(FUSER_DECLARE_EXPR_HANDLER)
 #undef FUSER_DECLARE_EXPR_HANDLER
+#define FUSER_DECLARE_KIR_VAL_HANDLER(T) virtual void handle(T* node);
+  FUSER_DISPATCH_FOR_ALL_KIR_VALS(FUSER_DECLARE_KIR_VAL_HANDLER)
+#undef FUSER_DECLARE_KIR_VAL_HANDLER
 };
 
 } // namespace fuser

@@ -11,6 +11,7 @@
 
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
+#include <c10/util/SmallVector.h>
 
 #include <cstring>
 #include <iostream>
@@ -120,9 +121,15 @@ std::vector<char> tensorArgument(
   return buffer;
 }
 
-// The data pointer leads a tensor argument.
-void setDataPointer(std::vector<char>& argument, void* data) {
-  std::memcpy(argument.data(), &data, sizeof(void*));
+// Appends `argument` to the flat argument bytes at a 16-byte boundary and
+// records its offset.
+void appendArgument(
+    std::vector<char>& bytes, std::vector<size_t>& offsets,
+    const std::vector<char>& argument) {
+  const size_t offset = (bytes.size() + 15) / 16 * 16;
+  bytes.resize(offset + argument.size());
+  std::memcpy(bytes.data() + offset, argument.data(), argument.size());
+  offsets.push_back(offset);
 }
 
 std::vector<char> scalarArgument(
@@ -213,11 +220,15 @@ KernelExecutor::LaunchPlan KernelExecutor::plan(
       bindParameterExtents(ee, i, layout.global_sizes);
       layouts.push_back(&layout);
       alignments.push_back(pointerAlignment(tensor.data_ptr()));
-      plan.arguments.push_back(tensorArgument(
-          nullptr, layout.global_sizes, layout.allocation_strides,
-          indexType()));
+      appendArgument(
+          plan.bytes, plan.offsets,
+          tensorArgument(
+              nullptr, layout.global_sizes, layout.allocation_strides,
+              indexType()));
     } else {
-      plan.arguments.push_back(scalarArgument(inputs[i], param, indexType()));
+      appendArgument(
+          plan.bytes, plan.offsets,
+          scalarArgument(inputs[i], param, indexType()));
     }
   }
   at::TensorOptions options = at::TensorOptions().device(at::kCUDA, device_);
@@ -231,8 +242,11 @@ KernelExecutor::LaunchPlan KernelExecutor::plan(
     bindParameterExtents(ee, fusion->inputs().size() + o, layout.global_sizes);
     layouts.push_back(&layout);
     alignments.push_back(16); // a fresh allocation
-    plan.arguments.push_back(tensorArgument(
-        nullptr, layout.global_sizes, layout.allocation_strides, indexType()));
+    appendArgument(
+        plan.bytes, plan.offsets,
+        tensorArgument(
+            nullptr, layout.global_sizes, layout.allocation_strides,
+            indexType()));
   }
   checkVectorizedAccesses(ee, layouts, alignments);
 
@@ -281,13 +295,26 @@ std::vector<at::Tensor> KernelExecutor::launch(
   FUSER_CHECK(
       inputs.size() == fusion->inputs().size(), "The fusion takes ",
       fusion->inputs().size(), " inputs, got ", inputs.size(), ".");
-  std::vector<std::vector<char>> arguments = plan.arguments;
-  std::vector<void*> argument_pointers(arguments.size());
+  // The plan's bytes with this launch's data pointers and scalars.
+  alignas(16) char stack_bytes[1024];
+  std::vector<char> heap_bytes;
+  char* bytes = stack_bytes;
+  if (plan.bytes.size() > sizeof(stack_bytes)) {
+    heap_bytes.resize(plan.bytes.size());
+    bytes = heap_bytes.data();
+  }
+  std::memcpy(bytes, plan.bytes.data(), plan.bytes.size());
+  auto write = [&](size_t argument, const void* data, size_t size) {
+    std::memcpy(bytes + plan.offsets[argument], data, size);
+  };
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i].isTensor()) {
-      setDataPointer(arguments[i], inputs[i].toTensor().data_ptr());
+      void* data = inputs[i].toTensor().data_ptr();
+      write(i, &data, sizeof(void*));
     } else {
-      arguments[i] = scalarArgument(inputs[i], fusion->inputs()[i], indexType());
+      const std::vector<char> scalar =
+          scalarArgument(inputs[i], fusion->inputs()[i], indexType());
+      write(i, scalar.data(), scalar.size());
     }
   }
   std::vector<at::Tensor> outputs;
@@ -295,10 +322,13 @@ std::vector<at::Tensor> KernelExecutor::launch(
   for (size_t o = 0; o < plan.output_layouts.size(); ++o) {
     outputs.push_back(
         allocateTensor(plan.output_layouts[o], plan.output_options[o]));
-    setDataPointer(arguments[inputs.size() + o], outputs.back().data_ptr());
+    void* data = outputs.back().data_ptr();
+    write(inputs.size() + o, &data, sizeof(void*));
   }
   launch_params_ = plan.launch;
-  if (isDebugDumpEnabled(DebugDumpOption::LaunchParams)) {
+  static const bool dump_launch =
+      isDebugDumpEnabled(DebugDumpOption::LaunchParams);
+  if (dump_launch) {
     std::cout << "[launch_params] " << launch_params_.toString() << "\n";
   }
   for (int64_t g : launch_params_.grid) {
@@ -306,8 +336,9 @@ std::vector<at::Tensor> KernelExecutor::launch(
       return outputs; // nothing to compute
     }
   }
-  for (size_t i = 0; i < arguments.size(); ++i) {
-    argument_pointers[i] = arguments[i].data();
+  c10::SmallVector<void*, 16> argument_pointers;
+  for (size_t offset : plan.offsets) {
+    argument_pointers.push_back(bytes + offset);
   }
   c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device_));
   ensureCurrentContext(device_);

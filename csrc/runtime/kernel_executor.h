@@ -66,9 +66,10 @@ class KernelExecutor : public Executor {
  private:
   // Everything a launch needs for one input signature.
   struct LaunchPlan {
-    // One buffer per kernel parameter; data pointers and scalars are
-    // filled in at each launch.
-    std::vector<std::vector<char>> arguments;
+    // The kernel parameters, each at its offset in one buffer; data
+    // pointers and scalars are filled in at each launch.
+    std::vector<char> bytes;
+    std::vector<size_t> offsets;
     std::vector<TensorLayout> output_layouts;
     std::vector<at::TensorOptions> output_options;
     LaunchParams launch;

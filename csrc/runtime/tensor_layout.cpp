@@ -403,6 +403,10 @@ TensorLayout denseLayout(const TensorView* tv, ExpressionEvaluator& ee) {
 
 at::Tensor allocateTensor(
     const TensorLayout& layout, const at::TensorOptions& options) {
+  if (layout.buffer_numel == product(layout.sizes)) {
+    return at::empty_strided(layout.sizes, layout.strides, options);
+  }
+  // A split that does not divide: the view of a padded buffer.
   return at::empty({layout.buffer_numel}, options)
       .as_strided(layout.sizes, layout.strides);
 }

@@ -6,6 +6,7 @@
 // AllocationDomainTest runs fusions on the GPU (skipped without one).
 
 #include <device_lower/lower.h>
+#include <codegen/codegen.h>
 #include <fusion.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

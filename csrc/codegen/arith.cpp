@@ -1,0 +1,196 @@
+// Arithmetic: literals, scalar expressions printed inline, and the
+// statements of unary, binary and ternary ops and serial reductions.
+#include <codegen/kernel_printer.h>
+
+#include <ir/all_nodes.h>
+
+#include <cmath>
+#include <iomanip>
+#include <limits>
+
+namespace fuser::codegen {
+
+std::string literal(const Val* v) {
+  const ScalarValue& value = v->value();
+  if (v->dtype() == DataType::Bool) {
+    return value.asBool() ? "true" : "false";
+  }
+  if (isIntegralType(v->dtype())) {
+    const int64_t x = value.asInt();
+    // INT64_MIN has no literal form.
+    if (x == std::numeric_limits<int64_t>::min()) {
+      return "(-9223372036854775807LL - 1)";
+    }
+    return std::to_string(x) + (x > INT32_MAX || x < INT32_MIN ? "LL" : "");
+  }
+  const double d = value.asDouble();
+  if (std::isinf(d)) {
+    return d > 0 ? "CUDART_INF" : "(-CUDART_INF)";
+  }
+  if (std::isnan(d)) {
+    return "CUDART_NAN";
+  }
+  std::ostringstream ss;
+  ss << std::setprecision(17) << d;
+  std::string s = ss.str();
+  if (s.find_first_of(".e") == std::string::npos) {
+    s += ".0";
+  }
+  return v->dtype() == DataType::Float ? s + "f" : s;
+}
+
+namespace {
+
+std::string binary(
+    BinaryOpType op, const std::string& a, const std::string& b,
+    DataType dtype) {
+  switch (op) {
+    case BinaryOpType::Add:
+      return "(" + a + " + " + b + ")";
+    case BinaryOpType::Sub:
+      return "(" + a + " - " + b + ")";
+    case BinaryOpType::Mul:
+      return "(" + a + " * " + b + ")";
+    case BinaryOpType::Div:
+      return "(" + a + " / " + b + ")";
+    case BinaryOpType::CeilDiv:
+      return "ceilDiv(" + a + ", " + b + ")";
+    case BinaryOpType::Mod:
+      return isFloatingPointType(dtype) ? "fmod(" + a + ", " + b + ")"
+                                        : "(" + a + " % " + b + ")";
+    case BinaryOpType::Pow:
+      return "pow(" + a + ", " + b + ")";
+    case BinaryOpType::Max:
+      return "fuserMax(" + a + ", " + b + ")";
+    case BinaryOpType::Min:
+      return "fuserMin(" + a + ", " + b + ")";
+    case BinaryOpType::Eq:
+      return "(" + a + " == " + b + ")";
+    case BinaryOpType::Ne:
+      return "(" + a + " != " + b + ")";
+    case BinaryOpType::Lt:
+      return "(" + a + " < " + b + ")";
+    case BinaryOpType::Le:
+      return "(" + a + " <= " + b + ")";
+    case BinaryOpType::Gt:
+      return "(" + a + " > " + b + ")";
+    case BinaryOpType::Ge:
+      return "(" + a + " >= " + b + ")";
+    case BinaryOpType::LogicalAnd:
+      return "(" + a + " && " + b + ")";
+    case BinaryOpType::LogicalOr:
+      return "(" + a + " || " + b + ")";
+  }
+  FUSER_ERROR("unknown binary op");
+}
+
+std::string unary(
+    UnaryOpType op, const std::string& x, DataType in_type, DataType out_type) {
+  switch (op) {
+    case UnaryOpType::Neg:
+      return "(-" + x + ")";
+    case UnaryOpType::Abs:
+      return isFloatingPointType(in_type) ? "fabs(" + x + ")"
+                                          : "abs(" + x + ")";
+    case UnaryOpType::Exp:
+      return "exp(" + x + ")";
+    case UnaryOpType::Log:
+      return "log(" + x + ")";
+    case UnaryOpType::Sqrt:
+      return "sqrt(" + x + ")";
+    case UnaryOpType::Rsqrt:
+      return "rsqrt(" + x + ")";
+    case UnaryOpType::Reciprocal:
+      return "reciprocal(" + x + ")";
+    case UnaryOpType::Relu:
+      return "relu(" + x + ")";
+    case UnaryOpType::Sigmoid:
+      return "sigmoid(" + x + ")";
+    case UnaryOpType::Tanh:
+      return "tanh(" + x + ")";
+    case UnaryOpType::Gelu:
+      return "gelu(" + x + ")";
+    case UnaryOpType::Silu:
+      return "silu(" + x + ")";
+    case UnaryOpType::Sin:
+      return "sin(" + x + ")";
+    case UnaryOpType::Cos:
+      return "cos(" + x + ")";
+    case UnaryOpType::LogicalNot:
+      return "(!" + x + ")";
+    case UnaryOpType::Cast:
+      return "castTo<" + cudaTypeName(out_type) + ">(" + x + ")";
+  }
+  FUSER_ERROR("unknown unary op");
+}
+
+} // namespace
+
+std::string KernelPrinter::inlineExpr(Expr* def) {
+  if (auto* bop = dynamic_cast<BinaryOp*>(def)) {
+    return binary(
+        bop->opType(), gen(bop->lhs()), gen(bop->rhs()), bop->out()->dtype());
+  }
+  if (auto* uop = dynamic_cast<UnaryOp*>(def)) {
+    return unary(
+        uop->opType(), gen(uop->in()), uop->in()->dtype(), uop->out()->dtype());
+  }
+  if (auto* top = dynamic_cast<TernaryOp*>(def)) {
+    return "(" + gen(top->input(0)) + " ? " + gen(top->input(1)) + " : " +
+        gen(top->input(2)) + ")";
+  }
+  FUSER_ERROR("cannot print ", def->toString(), " inline");
+}
+
+void KernelPrinter::handle(UnaryOp* uop) {
+  const DataType dtype = uop->out()->dtype();
+  const DataType in_type =
+      uop->opType() == UnaryOpType::Cast ? uop->in()->dtype() : dtype;
+  line(
+      gen(uop->out()) + " = " +
+      unary(
+          uop->opType(), operand(uop->in(), in_type), uop->in()->dtype(),
+          dtype) +
+      ";");
+}
+
+void KernelPrinter::handle(BinaryOp* bop) {
+  // Comparisons compute in the operands' type, not bool.
+  DataType compute = bop->out()->dtype();
+  if (isComparisonOp(bop->opType())) {
+    compute = bop->lhs()->isA<kir::TensorIndex>() ? bop->lhs()->dtype()
+                                                  : bop->rhs()->dtype();
+  }
+  line(
+      gen(bop->out()) + " = " +
+      binary(
+          bop->opType(), operand(bop->lhs(), compute),
+          operand(bop->rhs(), compute), compute) +
+      ";");
+}
+
+void KernelPrinter::handle(TernaryOp* top) {
+  const DataType dtype = top->out()->dtype();
+  line(
+      gen(top->out()) + " = " + gen(top->input(0)) + " ? " +
+      operand(top->input(1), dtype) + " : " + operand(top->input(2), dtype) +
+      ";");
+}
+
+void KernelPrinter::handle(ReductionOp* rop) {
+  const std::string acc = gen(rop->out());
+  const std::string in = operand(rop->in(), rop->out()->dtype());
+  switch (rop->opType()) {
+    case ReductionOpType::Sum:
+      line(acc + " = " + acc + " + " + in + ";");
+      return;
+    case ReductionOpType::Max:
+      line(acc + " = fuserMax(" + acc + ", " + in + ");");
+      return;
+    case ReductionOpType::Min:
+      line(acc + " = fuserMin(" + acc + ", " + in + ");");
+      return;
+  }
+}
+
+} // namespace fuser::codegen

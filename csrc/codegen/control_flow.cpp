@@ -1,0 +1,48 @@
+// Control flow: loops (thread-parallel and trivial ones print no `for`),
+// branches and barriers.
+#include <codegen/kernel_printer.h>
+
+#include <device_lower/analysis/vectorization.h>
+#include <ir/all_nodes.h>
+
+namespace fuser::codegen {
+
+void KernelPrinter::handle(kir::ForLoop* loop) {
+  if (isVectorizedCopyLoop(loop)) {
+    vectorizedCopy(loop);
+    return;
+  }
+  if (loop->isThreadParallel() || loop->isDeviceParallel() ||
+      loop->index()->isConst()) {
+    for (Expr* expr : loop->body().exprs()) {
+      dispatch(expr);
+    }
+    return;
+  }
+  const ParallelType pt = loop->parallelType();
+  if (pt == ParallelType::Unroll || pt == ParallelType::Vectorize) {
+    line("#pragma unroll");
+  }
+  const std::string i = gen(loop->index());
+  line(
+      "for (nvfuser_index_t " + i + " = " + gen(loop->start()) + "; " + i +
+      " < " + gen(loop->stop()) + "; ++" + i + ") {");
+  block(loop->body().exprs());
+  line("}");
+}
+
+void KernelPrinter::handle(kir::IfThenElse* branch) {
+  line("if (" + gen(branch->predicate()) + ") {");
+  block(branch->thenBody().exprs());
+  if (!branch->elseBody().empty()) {
+    line("} else {");
+    block(branch->elseBody().exprs());
+  }
+  line("}");
+}
+
+void KernelPrinter::handle(kir::BlockSync*) {
+  line("__syncthreads();");
+}
+
+} // namespace fuser::codegen

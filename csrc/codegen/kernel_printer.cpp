@@ -1,0 +1,82 @@
+#include <codegen/kernel_printer.h>
+
+#include <ir/all_nodes.h>
+
+namespace fuser::codegen {
+
+namespace {
+
+std::string parameter(Val* param) {
+  if (auto* tv = dynamic_cast<TensorView*>(param)) {
+    const auto logical = TensorDomain::noReductions(tv->getLogicalDomain());
+    const auto alloc =
+        TensorDomain::noReductions(tv->getMaybeAllocationDomain());
+    std::stringstream ss;
+    ss << "Tensor<" << cudaTypeName(tv->dtype()) << ", " << logical.size()
+       << ", " << alloc.size() << "> T" << tv->name();
+    return ss.str();
+  }
+  return cudaTypeName(param->dtype()) + " " + param->toString();
+}
+
+} // namespace
+
+std::string KernelPrinter::print() {
+  os_ << "extern \"C\" __global__ void " << kernel_.kernel_name << "(";
+  for (size_t i = 0; i < kernel_.parameters.size(); ++i) {
+    os_ << (i ? ", " : "") << parameter(kernel_.parameters[i]);
+  }
+  os_ << ") {\n";
+  depth_ = 0;
+  block(kernel_.exprs);
+  os_ << "}\n";
+  return os_.str();
+}
+
+std::string KernelPrinter::gen(Val* v) {
+  if (auto* ti = dynamic_cast<kir::TensorIndex*>(v)) {
+    return "T" + std::to_string(ti->view()->name()) + "[" + gen(ti->index()) +
+        "]";
+  }
+  if (auto* named = dynamic_cast<kir::NamedScalar*>(v)) {
+    return named->scalarName();
+  }
+  if (v->isConst()) {
+    return literal(v);
+  }
+  if (Expr* def = v->definition(); def != nullptr && v->isScalar()) {
+    return inlineExpr(def);
+  }
+  return v->toString();
+}
+
+std::string KernelPrinter::operand(Val* v, DataType dtype) {
+  if (v->isScalar() && !v->isA<kir::TensorIndex>() && v->dtype() != dtype &&
+      !(isIntegralType(v->dtype()) && isIntegralType(dtype))) {
+    if (v->isConst() && isFloatingPointType(dtype) &&
+        (dtype == DataType::Float || dtype == DataType::Double)) {
+      Val tmp(ScalarValue(v->value().asDouble()), dtype);
+      return literal(&tmp);
+    }
+    return "castTo<" + cudaTypeName(dtype) + ">(" + gen(v) + ")";
+  }
+  return gen(v);
+}
+
+void KernelPrinter::line(const std::string& text) {
+  os_ << std::string(static_cast<size_t>(depth_) * 2, ' ') << text << "\n";
+}
+
+void KernelPrinter::block(const std::vector<Expr*>& exprs) {
+  ++depth_;
+  for (Expr* expr : exprs) {
+    dispatch(expr);
+  }
+  --depth_;
+}
+
+void KernelPrinter::handle(Expr* expr) {
+  FUSER_ERROR("no CUDA for ", expr->toString());
+}
+
+} // namespace fuser::codegen

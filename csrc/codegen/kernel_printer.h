@@ -1,0 +1,65 @@
+// Prints lowered kernel IR as CUDA C++ (doc/design.md §5). One printer walks
+// the kernel; each family of nodes is printed in its own file, reached by
+// dispatch (ir/dispatch.h): arithmetic (arith.cpp), memory (memory.cpp:
+// copies, vector accesses, buffers), control flow (control_flow.cpp:
+// loops, branches, barriers). Reductions and mma will be families of their
+// own.
+#pragma once
+
+#include <device_lower/lower.h>
+#include <ir/dispatch.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fuser::codegen {
+
+class KernelPrinter : public OptOutDispatch {
+ public:
+  explicit KernelPrinter(const LoweredKernel& kernel) : kernel_(kernel) {}
+
+  // The __global__ function.
+  std::string print();
+
+ protected:
+  using OptOutDispatch::handle;
+
+  // arith.cpp
+  void handle(UnaryOp* op) override;
+  void handle(BinaryOp* op) override;
+  void handle(TernaryOp* op) override;
+  void handle(ReductionOp* op) override;
+  // memory.cpp
+  void handle(LoadStoreOp* op) override;
+  void handle(kir::Allocate* alloc) override;
+  // control_flow.cpp
+  void handle(kir::ForLoop* loop) override;
+  void handle(kir::IfThenElse* branch) override;
+  void handle(kir::BlockSync* sync) override;
+  // Anything else has no CUDA form: an internal error.
+  void handle(Expr* expr) override;
+
+  // A value as a C++ expression: a tensor element, a named scalar, a
+  // literal, or a scalar computed inline.
+  std::string gen(Val* v);
+  // `v` as an operand of arithmetic in `dtype` (cast when needed).
+  std::string operand(Val* v, DataType dtype);
+  // The C++ expression of a scalar expr (arith.cpp).
+  std::string inlineExpr(Expr* def);
+  // The copy inside a vectorized loop, as one vector access (memory.cpp).
+  void vectorizedCopy(const kir::ForLoop* loop);
+
+  void line(const std::string& text);
+  // Prints `exprs` one level deeper.
+  void block(const std::vector<Expr*>& exprs);
+
+  const LoweredKernel& kernel_;
+  std::stringstream os_;
+  int depth_ = 1;
+};
+
+// The C++ literal of a constant scalar (arith.cpp).
+std::string literal(const Val* v);
+
+} // namespace fuser::codegen

@@ -1,0 +1,49 @@
+// Memory: copies, vector accesses and register/shared buffers.
+#include <codegen/kernel_printer.h>
+
+#include <device_lower/analysis/vectorization.h>
+#include <ir/all_nodes.h>
+
+namespace fuser::codegen {
+
+void KernelPrinter::handle(LoadStoreOp* copy) {
+  line(
+      gen(copy->out()) + " = " + operand(copy->in(), copy->out()->dtype()) +
+      ";");
+}
+
+void KernelPrinter::vectorizedCopy(const kir::ForLoop* loop) {
+  Expr* expr = loop->body().exprs()[0];
+  auto* branch = dynamic_cast<kir::IfThenElse*>(expr);
+  if (branch != nullptr) {
+    line("if (" + gen(branch->predicate()) + ") {");
+    expr = branch->thenBody().exprs()[0];
+    ++depth_;
+  }
+  auto* copy = expr->as<LoadStoreOp>();
+  line(
+      "vectorizedCopy<" + cudaTypeName(copy->out()->dtype()) + ", " +
+      std::to_string(loop->stop()->constIntValue()) + ">(&" +
+      gen(copy->out()) + ", &" + gen(copy->in()) + ");");
+  if (branch != nullptr) {
+    --depth_;
+    line("}");
+  }
+}
+
+void KernelPrinter::handle(kir::Allocate* alloc) {
+  FUSER_CHECK(
+      alloc->size()->isConstInt(), "The register buffer of ",
+      alloc->buffer()->toString(), " has size ",
+      alloc->size()->toInlineString(),
+      ", which is not a constant. Inline it further (inlineMost) or split "
+      "its non-inlined axes by constant factors.");
+  line(
+      std::string(
+          alloc->memoryType() == MemoryType::Shared ? "__shared__ " : "") +
+      "alignas(16) " + cudaTypeName(alloc->buffer()->dtype()) + " T" +
+      std::to_string(alloc->buffer()->name()) + "[" + gen(alloc->size()) +
+      "];");
+}
+
+} // namespace fuser::codegen
