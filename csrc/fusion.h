@@ -1,5 +1,5 @@
 // Fusion: owns every IR node of one program, its inputs and outputs.
-// FusionGuard makes a Fusion the target of IrBuilder::create. DESIGN §3.
+// FusionGuard makes a Fusion the target of IrBuilder::create. doc/design.md §3.
 #pragma once
 
 #include <ir/base_nodes.h>

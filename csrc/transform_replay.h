@@ -1,4 +1,4 @@
-// Replaying one tensor's transforms onto another (DESIGN §4).
+// Replaying one tensor's transforms onto another (doc/design.md §4).
 //
 // The loop replay mirrors the source's loop domain (up to a position) onto
 // the target through the producer-consumer logical map. The allocation
@@ -21,7 +21,8 @@ struct TransformReplayOptions {
   // Give the target the source's allocation layout (exprs, contiguity,
   // parallel types). Off by default: a cache is a different tensor with its
   // own parallel splits, and copying a layout nobody asked for surprises
-  // scheduler authors. Only the matmul scheduler turns it on.
+  // scheduler authors. No scheduler turns it on today; the matmul
+  // scheduler will, for its operand caches (doc/replay.md).
   bool replay_allocation = false;
 
   TransformReplayOptions& replayAllocation(bool value = true) {

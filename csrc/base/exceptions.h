@@ -1,4 +1,4 @@
-// Two error families (DESIGN §8):
+// Two error families (doc/design.md §8):
 //  - FUSER_CHECK(cond, msg...): the user asked for something invalid (bad
 //    input, bad schedule). The message says what was expected, what was
 //    found, and how to fix it.

@@ -1,4 +1,4 @@
-// Kernel IR: the loop-nest form a fusion is lowered to (DESIGN §5).
+// Kernel IR: the loop-nest form a fusion is lowered to (doc/design.md §5).
 //
 // Kernel IR nodes live in the lowered copy of the fusion next to the fusion
 // IR nodes they refer to. Tensor exprs keep their fusion IR classes

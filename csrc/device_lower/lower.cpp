@@ -36,6 +36,7 @@ GpuLower::GpuLower(const Fusion* fusion, DataType index_type)
   id_model_ = std::make_unique<IdModel>(kernel_->fusion.get());
   active_lower = this;
   bindParameterExtents();
+  analyze();
 }
 
 GpuLower::~GpuLower() {
@@ -111,6 +112,7 @@ Val* GpuLower::predicateOf(const Expr* lowered) const {
 }
 
 void GpuLower::analyze() {
+  FusionGuard fg(fusion());
   loop_promotion_ = std::make_unique<LoopPromotion>(fusion(), *id_model_);
   kernel_->launch_extents = computeLaunchExtents(fusion(), *loop_promotion_);
   bookVectorizedAccesses(fusion(), *loop_promotion_);
@@ -137,11 +139,8 @@ bool dumpAfter(const char* pass) {
 
 std::unique_ptr<LoweredKernel> GpuLower::run() {
   FusionGuard fg(fusion());
-  analyze();
   using Pass = std::vector<Expr*> (*)(const std::vector<Expr*>&);
-  // The ordered pass list (doc/design.md §5). Reductions add thread
-  // predicates and block/grid reductions after loop nests; matmul adds async
-  // copies and circular buffering after allocations.
+  // The ordered pass list (doc/design.md §5).
   static const std::vector<std::pair<const char*, Pass>> passes = {
       {"sortExprsForInlining", sortExprsForInlining},
       {"generateLoopNests", generateLoopNests},

@@ -62,6 +62,8 @@ struct LoweredKernel {
 
 class GpuLower {
  public:
+  // Copies `fusion` and runs the analysis phase; passes may then run one by
+  // one (the tests of single passes do) or all with run().
   explicit GpuLower(const Fusion* fusion, DataType index_type = DataType::Int);
   ~GpuLower();
 

@@ -1,4 +1,4 @@
-// Disjoint sets of IterDomains across a fusion (DESIGN §5): producer
+// Disjoint sets of IterDomains across a fusion (doc/design.md §5): producer
 // logical IDs join the consumer root IDs they map to, and Split/Merge exprs
 // with mapped inputs and equal parameters join their outputs.
 //

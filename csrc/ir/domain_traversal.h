@@ -1,5 +1,5 @@
 // Walking the Split/Merge exprs that connect two lists of IterDomains, and
-// checking that one list covers another exactly. DESIGN §1 (invariants).
+// checking that one list covers another exactly. doc/design.md §1 (invariants).
 #pragma once
 
 #include <ir/internal_base_nodes.h>

@@ -1,4 +1,4 @@
-// TensorView: the tensor node users and schedulers work with. DESIGN §1, §3.
+// TensorView: the tensor node users and schedulers work with. doc/design.md §1, §3.
 #pragma once
 
 #include <ir/internal_base_nodes.h>

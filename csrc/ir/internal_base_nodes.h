@@ -1,5 +1,5 @@
 // IterDomain (one axis) and TensorDomain (the root/logical/allocation/loop
-// lists of a tensor). DESIGN §1.
+// lists of a tensor). doc/design.md §1.
 #pragma once
 
 #include <ir/base_nodes.h>
@@ -180,7 +180,7 @@ class TensorDomain : public Val {
   const Val* owner_ = nullptr;
 };
 
-// Split: in -> (outer, inner). DESIGN §1.
+// Split: in -> (outer, inner). doc/design.md §1.
 class Split : public Expr {
  public:
   Split(

@@ -1,6 +1,6 @@
 // The CUDA driver API, loaded lazily with dlopen("libcuda.so.1") on first
 // use, so that the fuser library loads (and compiles kernels with NVRTC) on
-// machines without a driver or GPU. DESIGN §6 "Launch". <cuda.h> is
+// machines without a driver or GPU. doc/design.md §6 "Launch". <cuda.h> is
 // included for its types only; fuser never links libcuda.
 #pragma once
 

@@ -61,7 +61,7 @@ void bindFusionInputs(
 
 // Binds the inputs (bindFusionInputs) and records what the schedulers may
 // know about this run: extents, each tensor input's allocation sizes and
-// strides, and the alignment of its data pointer (DESIGN §6).
+// strides, and the alignment of its data pointer (doc/design.md §6).
 RuntimeInfo makeRuntimeInfo(
     Fusion* fusion, const std::vector<c10::IValue>& inputs,
     bool require_cuda = true);

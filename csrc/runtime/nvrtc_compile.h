@@ -1,5 +1,5 @@
 // Compiling generated CUDA C++ to a cubin with NVRTC, with an in-memory
-// cache and an optional on-disk cache. DESIGN §6 "Compile". NVRTC needs no
+// cache and an optional on-disk cache. doc/design.md §6 "Compile". NVRTC needs no
 // GPU, so everything here works on a CPU-only machine.
 #pragma once
 

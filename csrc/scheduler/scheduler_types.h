@@ -1,4 +1,4 @@
-// The kinds of scheduler (DESIGN §2, csrc/scheduler/registry.h).
+// The kinds of scheduler (doc/design.md §2, csrc/scheduler/registry.h).
 #pragma once
 
 #include <ostream>

@@ -14,13 +14,13 @@ namespace fuser::scheduler_utils {
 // caches, in input order. `unroll` selects the cache op for loads that
 // will be unrolled.
 //
-// replay_allocation gives each cache its input's allocation layout. Only the
-// matmul scheduler passes true: it needs operand caches in the operand's
-// stride order so shared-memory loads vectorize. Every other scheduler
-// leaves it false and, where the layout matters (pointwise over an NHWC or
-// split-allocation input), sets the caches' allocation explicitly — a cache
-// is a different tensor with its own parallel splits, and copying a layout
-// onto it silently surprised people.
+// replay_allocation gives each cache its input's allocation layout
+// (doc/replay.md). No scheduler passes true today: the pointwise scheduler's
+// caches are registers, where a layout means nothing, and it reads the
+// stride order from the inputs themselves. The matmul scheduler will, for
+// operand caches in shared memory that must keep the operand's stride order
+// to load in vectors. A cache is a different tensor with its own parallel
+// splits; copying a layout onto it unasked surprised people.
 std::vector<TensorView*> cacheInputs(
     Fusion* fusion, bool unroll, bool replay_allocation = false);
 

@@ -1,4 +1,4 @@
-// cacheBefore, cacheAfter and cacheFork (DESIGN §4). A cache is a new
+// cacheBefore, cacheAfter and cacheFork (doc/design.md §4). A cache is a new
 // tensor; it gets the original's allocation layout only when the caller
 // passes replay_allocation = true. Fusion inputs and outputs always keep
 // the layout the user gave them.

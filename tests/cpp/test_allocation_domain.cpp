@@ -1,6 +1,6 @@
 // Allocation domains: how a tensor's bytes lie in memory, reached from its
 // logical domain by its own Split/Merge exprs, independent of the loop
-// domain (DESIGN §1).
+// domain (doc/design.md §1).
 //
 // AllocationDomainIrTest holds the IR-level tests; they need no GPU.
 // AllocationDomainTest runs fusions on the GPU (skipped without one).
@@ -429,7 +429,7 @@ TEST_F(AllocationDomainIrTest, SymbolicSplitAllocation) {
   EXPECT_EQ(in->getLoopDomain(), (std::vector<IterDomain*>{i0, i1}));
 }
 
-// The sharded-input case of DESIGN §1: allocation [iDIDx{D}, iM/D, iN] is an
+// The sharded-input case of doc/design.md §1: allocation [iDIDx{D}, iM/D, iN] is an
 // outer split of logical, and the loop domain stays [iM, iN].
 TEST_F(AllocationDomainIrTest, DeviceSplitAllocation) {
   auto fusion = std::make_unique<Fusion>();

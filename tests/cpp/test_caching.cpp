@@ -1,5 +1,5 @@
 // cacheAfter, cacheBefore, cacheFork and scheduler_utils::cacheInputs with
-// and without replay_allocation (DESIGN §4).
+// and without replay_allocation (doc/design.md §4).
 #include <fusion.h>
 #include <ir/all_nodes.h>
 #include <ops/all_ops.h>

@@ -1,4 +1,4 @@
-// Indexing and predicates of lowered kernels (DESIGN §5, doc/indexing.md).
+// Indexing and predicates of lowered kernels (doc/design.md §5, doc/indexing.md).
 //
 // The main check runs hand-scheduled fusions through the CPU interpreter of
 // kernel_ir_interpreter.h: every loop point of every thread, with the
@@ -58,7 +58,7 @@ namespace {
 // The cases
 // ---------------------------------------------------------------------------
 
-// The seed (DESIGN §1): in = [i6], allocation [i6/2, 2] by the static
+// The seed (doc/design.md §1): in = [i6], allocation [i6/2, 2] by the static
 // split, loop untouched; out = set(in). With `contiguous` false the outer
 // allocation axis has its own stride: the [3, 2] slice of a [3, 5] buffer.
 IndexingCase seedCase(bool contiguous) {
@@ -195,7 +195,7 @@ IndexingCase splitOutputAllocationCase() {
   return c;
 }
 
-// The sharded input of DESIGN §1: in = [M, N] with allocation
+// The sharded input of doc/design.md §1: in = [M, N] with allocation
 // [DIDx{D}, M/D, N] (an outer split by D), loop untouched; out = relu(in)
 // sharded the same way in loop and allocation. The kernel runs on rank
 // `rank`: logical sizes are global, each tensor holds the rank's M/D rows.

@@ -1,4 +1,4 @@
-// Binding inputs and allocating outputs (DESIGN §6): checking tensors
+// Binding inputs and allocating outputs (doc/design.md §6): checking tensors
 // against their TensorViews, binding extents, inferring allocation sizes
 // and strides, and laying out outputs. Host logic only: CPU tensors stand in
 // for CUDA ones (the device check is optional).
@@ -68,7 +68,7 @@ at::Tensor allocateOutput(
 
 } // namespace
 
-// The seed case of DESIGN §1: [i6] allocated as [i6/2, 2].
+// The seed case of doc/design.md §1: [i6] allocated as [i6/2, 2].
 TEST_F(RuntimeBindingTest, SeedSplitInput) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());
@@ -321,7 +321,7 @@ TEST_F(RuntimeBindingTest, SharedExtentMustAgree) {
           HasSubstr("the tensor gives 8"))));
 }
 
-// The sharded input of DESIGN §1: logical [M, N], allocation
+// The sharded input of doc/design.md §1: logical [M, N], allocation
 // [DIDx{2}, M/2, N]; each rank passes its [M/2, N] shard.
 TEST_F(RuntimeBindingTest, ShardedInputBindsGlobalExtent) {
   auto fusion = std::make_unique<Fusion>();
@@ -405,7 +405,7 @@ TEST_F(RuntimeBindingTest, BindFusionInputsWithScalars) {
       ThrowsMessage<UserError>(HasSubstr("is a tensor")));
 }
 
-// DESIGN §6: [i/2, 2] gives a plain contiguous tensor.
+// doc/design.md §6: [i/2, 2] gives a plain contiguous tensor.
 TEST_F(RuntimeBindingTest, OutputWithSplitAllocation) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());

@@ -1,4 +1,4 @@
-// The ID-graph indexer (DESIGN §5, doc/indexing.md). For one tensor expr in
+// The ID-graph indexer (doc/design.md §5, doc/indexing.md). For one tensor expr in
 // its loop nest it computes the memory offset of every tensor it touches
 // and the predicate that guards it.
 #pragma once

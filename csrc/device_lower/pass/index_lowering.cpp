@@ -18,7 +18,7 @@ namespace {
 
 // A kernel only sees its rank's shard of a device-sharded tensor, so an
 // expr touching one must run on the same shard (a device-parallel loop).
-// Reading it from an unsharded loop needs a collective first (DESIGN §7).
+// Reading it from an unsharded loop needs a collective first (doc/design.md §7).
 void checkShardedAccess(
     TensorView* tv, Expr* expr, const std::vector<kir::ForLoop*>& loops) {
   if (tv->getMemoryType() != MemoryType::Global) {

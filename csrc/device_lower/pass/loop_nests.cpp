@@ -1,4 +1,4 @@
-// Loop nests from loop domains (DESIGN §5). Each tensor expr runs inside one
+// Loop nests from loop domains (doc/design.md §5). Each tensor expr runs inside one
 // loop per loop ID of its output. Its outer loops, up to its produce
 // position or its own compute-at position (whichever is larger), may be
 // ones opened before it: an open loop at depth i is shared when an expr that

@@ -1,0 +1,156 @@
+// Single lowering passes, before and after (doc/design.md §5): each test
+// runs the passes before the one under test, checks the kernel IR it gets,
+// runs that one pass and checks what it made of it. The lowering runs its
+// analysis phase when it is constructed, so passes run one by one.
+#include <device_lower/kernel_ir.h>
+#include <device_lower/lower.h>
+#include <device_lower/passes.h>
+#include <fusion.h>
+#include <ir/all_nodes.h>
+#include <ops/all_ops.h>
+#include <tests/cpp/utils.h>
+#include <transform/inlining.h>
+#include <transform/propagator.h>
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+namespace fuser {
+
+class LoweringPassTest : public FuserIrTest {};
+
+namespace {
+
+// T2 = set(relu(T0)) over [8], split by 4, the relu inlined at 1: its
+// buffer spans the inner 4.
+std::unique_ptr<Fusion> splitReluCopy() {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* in = makeContigConcreteTensor({8});
+  fusion->addInput(in);
+  TensorView* r = relu(in);
+  TensorView* out = set(r);
+  fusion->addOutput(out);
+  out->split(0, 4);
+  TransformPropagator propagator(out);
+  MaxLogicalDomainInfoSpanningTree(out).traverse(&propagator);
+  r->inlineAt(1);
+  return fusion;
+}
+
+// Runs `passes` on `exprs` in order and prints the result.
+std::string after(
+    const std::vector<std::vector<Expr*> (*)(const std::vector<Expr*>&)>&
+        passes,
+    std::vector<Expr*>& exprs) {
+  for (auto pass : passes) {
+    exprs = pass(exprs);
+  }
+  return kir::toString(exprs);
+}
+
+} // namespace
+
+// insertAllocations declares the relu's buffer at its inline depth, before
+// the loop it is computed in, sized by the axes right of it. (The copy's
+// inner loop runs over the relu's ID: loop promotion, same extent.)
+TEST_F(LoweringPassTest, InsertAllocations) {
+  std::unique_ptr<Fusion> fusion = splitReluCopy();
+  GpuLower lower(fusion.get());
+  FusionGuard fg(lower.fusion());
+  std::vector<Expr*> exprs = lower.fusion()->exprs();
+  const std::string before =
+      after({sortExprsForInlining, generateLoopNests}, exprs);
+  EXPECT_EQ(
+      before,
+      "FOR i8 in iS5{2}:\n"
+      "  FOR i9 in iS6{4}:\n"
+      "    T1_l_float[iS5{2}, iS6{4}] ca_pos( 1 )\n"
+      "       = relu(T0_g_float[iS7{2}, iS8{4}])\n"
+      "  FOR i10 in iS6{4}:\n"
+      "    T2_g_float[iS3{2}, iS4{4}] produce_pos( 1 )\n"
+      "       = Set(T1_l_float[iS5{2}, iS6{4}] ca_pos( 1 ))\n")
+      << before;
+  const std::string after_pass = after({insertAllocations}, exprs);
+  EXPECT_EQ(
+      after_pass,
+      "FOR i8 in iS5{2}:\n"
+      "  ALLOCATE T1 Local float[4]\n"
+      "  FOR i9 in iS6{4}:\n"
+      "    T1_l_float[iS5{2}, iS6{4}] ca_pos( 1 )\n"
+      "       = relu(T0_g_float[iS7{2}, iS8{4}])\n"
+      "  FOR i10 in iS6{4}:\n"
+      "    T2_g_float[iS3{2}, iS4{4}] produce_pos( 1 )\n"
+      "       = Set(T1_l_float[iS5{2}, iS6{4}] ca_pos( 1 ))\n")
+      << after_pass;
+}
+
+// placePredicates puts each tensor expr under a branch whose predicate
+// comes later; buffers stay outside.
+TEST_F(LoweringPassTest, PlacePredicates) {
+  std::unique_ptr<Fusion> fusion = splitReluCopy();
+  GpuLower lower(fusion.get());
+  FusionGuard fg(lower.fusion());
+  std::vector<Expr*> exprs = lower.fusion()->exprs();
+  after({sortExprsForInlining, generateLoopNests, insertAllocations}, exprs);
+  const std::string after_pass = after({placePredicates}, exprs);
+  EXPECT_EQ(
+      after_pass,
+      "FOR i8 in iS5{2}:\n"
+      "  ALLOCATE T1 Local float[4]\n"
+      "  FOR i9 in iS6{4}:\n"
+      "    IF <pending>:\n"
+      "      T1_l_float[iS5{2}, iS6{4}] ca_pos( 1 )\n"
+      "         = relu(T0_g_float[iS7{2}, iS8{4}])\n"
+      "  FOR i10 in iS6{4}:\n"
+      "    IF <pending>:\n"
+      "      T2_g_float[iS3{2}, iS4{4}] produce_pos( 1 )\n"
+      "         = Set(T1_l_float[iS5{2}, iS6{4}] ca_pos( 1 ))\n")
+      << after_pass;
+}
+
+// cleanUpKernel lifts the bodies of branches that are always true and
+// drops loops and branches left empty. The input is written by hand.
+TEST_F(LoweringPassTest, CleanUpKernel) {
+  std::unique_ptr<Fusion> fusion = splitReluCopy();
+  GpuLower lower(fusion.get());
+  Fusion* kernel_fusion = lower.fusion();
+  FusionGuard fg(kernel_fusion);
+  TensorView* in = kernel_fusion->inputs()[0]->as<TensorView>();
+  TensorView* out = kernel_fusion->outputs()[0]->as<TensorView>();
+  IterDomain* id = out->axis(1);
+  Val* i = IrBuilder::create<Val>(DataType::Index);
+  auto* kept = IrBuilder::create<kir::ForLoop>(
+      id, i, kernel_fusion->zeroVal(), IrBuilder::create<Val>(4L, DataType::Index));
+  auto* always = IrBuilder::create<kir::IfThenElse>(
+      IrBuilder::create<Val>(ScalarValue(true), DataType::Bool));
+  always->thenBody().push_back(IrBuilder::create<LoadStoreOp>(
+      LoadStoreOpType::Set, IrBuilder::create<kir::TensorIndex>(out, i),
+      IrBuilder::create<kir::TensorIndex>(in, i)));
+  kept->body().push_back(always);
+  auto* empty_loop = IrBuilder::create<kir::ForLoop>(
+      id, IrBuilder::create<Val>(DataType::Index), kernel_fusion->zeroVal(),
+      IrBuilder::create<Val>(4L, DataType::Index));
+  auto* empty_branch = IrBuilder::create<kir::IfThenElse>(
+      IrBuilder::create<Val>(DataType::Bool));
+  std::vector<Expr*> exprs = {kept, empty_loop, empty_branch};
+  const std::string before = kir::toString(exprs);
+  EXPECT_EQ(
+      before,
+      "FOR " + i->toString() + " in " + id->toString() + ":\n" +
+          "  IF true:\n" + "    T2[" + i->toString() + "]\n" +
+          "       = Set(T0[" + i->toString() + "])\n" + "FOR " +
+          empty_loop->index()->toString() + " in " + id->toString() + ":\n" +
+          "IF " + empty_branch->predicate()->toString() + ":\n")
+      << before;
+  const std::string after_pass = after({cleanUpKernel}, exprs);
+  EXPECT_EQ(
+      after_pass,
+      "FOR " + i->toString() + " in " + id->toString() + ":\n" + "  T2[" +
+          i->toString() + "]\n" + "     = Set(T0[" + i->toString() + "])\n")
+      << after_pass;
+}
+
+} // namespace fuser
