@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Runs the Python benchmarks on a machine with NVIDIA GPUs, after
+# tools/gpu_test.sh built the extension in build-gpu/: pointwise bandwidth
+# and the host time of a cache hit from Python, each against nvFuser (when
+# its repacked wheel is in .peer/, see ../shared/peer/README.md), eager
+# PyTorch and torch.compile. Results go to benchmarks/results/ (and to $OUT
+# when set).
+#   FUSER_BENCH_SIZES  sizes in MiB for bench_pointwise.py (default 64,256,1024)
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${FUSER_GPU_BUILD_DIR:-$ROOT/build-gpu}"
+cd "$ROOT" || exit 1
+export PYTHONPATH="$ROOT/python:$BUILD_DIR/python${PYTHONPATH:+:$PYTHONPATH}"
+# .peer/ holds the repacked wheel with the setup script and shim beside it
+# (copied there from the peer folder; not part of the project).
+if [ -f .peer/nvf-slim.tar.xz ] && [ -f .peer/setup.sh ]; then
+  bash .peer/setup.sh .peer/nvf-slim.tar.xz
+fi
+if [ -f /tmp/nvf/libshim.so ]; then
+  export PYTHONPATH="$PYTHONPATH:/tmp/nvf" LD_PRELOAD=/tmp/nvf/libshim.so
+fi
+status=0
+python3 benchmarks/bench_host_overhead.py || status=1
+python3 benchmarks/bench_pointwise.py --sizes-mib "${FUSER_BENCH_SIZES:-64,256,1024}" || status=1
+if [ -n "${OUT:-}" ]; then
+  cp benchmarks/results/* "$OUT/" 2>/dev/null || true
+fi
+exit "$status"
