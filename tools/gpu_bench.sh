@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the Python benchmarks on a machine with NVIDIA GPUs, after
-# tools/gpu_test.sh built the extension in build-gpu/: pointwise bandwidth
-# and the host time of a cache hit from Python, each against nvFuser (when
+# tools/gpu_test.sh built the extension in build-gpu/: the host time of a
+# cache hit from Python, first-call latency and pointwise bandwidth, each
+# against nvFuser (when
 # its repacked wheel is in .peer/, see ../shared/peer/README.md), eager
 # PyTorch and torch.compile. Results go to benchmarks/results/ (and to $OUT
 # when set).
@@ -22,6 +23,7 @@ if [ -f /tmp/nvf/libshim.so ]; then
 fi
 status=0
 python3 benchmarks/bench_host_overhead.py || status=1
+python3 benchmarks/bench_first_call.py || status=1
 python3 benchmarks/bench_pointwise.py --sizes-mib "${FUSER_BENCH_SIZES:-64,256,1024}" || status=1
 if [ -n "${OUT:-}" ]; then
   cp benchmarks/results/* "$OUT/" 2>/dev/null || true

@@ -8,9 +8,14 @@
 namespace fuser {
 
 std::vector<size_t> MemoryAxes::stridesOutsideRun(size_t run_axes) const {
+  // A contiguous axis's stride is the extent times the stride of the next
+  // one, down to the run (a multiple of the width) or to a non-contiguous
+  // axis: only the strides of non-contiguous axes need a look.
   std::vector<size_t> positions;
   for (size_t k = 0; k + run_axes < axes.size(); ++k) {
-    positions.push_back(axes[k].stride_position);
+    if (axes[k].contiguous != true) {
+      positions.push_back(axes[k].stride_position);
+    }
   }
   return positions;
 }

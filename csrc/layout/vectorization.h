@@ -20,9 +20,10 @@ struct MemoryAxes {
   std::vector<FoldedAllocationAxis> axes;
   size_t contiguous_suffix = 0;
 
-  // Stride positions (kernel argument alloc_stride[k]) of the axes left of
-  // the contiguous run of the innermost `run_axes` axes: where one run
-  // ends and the next begins.
+  // Stride positions (kernel argument alloc_stride[k]) of the
+  // non-contiguous axes left of the contiguous run of the innermost
+  // `run_axes` axes: the strides from one run to the next. (A contiguous
+  // axis's stride follows from the axes right of it.)
   std::vector<size_t> stridesOutsideRun(size_t run_axes) const;
 };
 MemoryAxes memoryAxes(const TensorView* tv);

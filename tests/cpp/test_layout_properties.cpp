@@ -17,6 +17,7 @@
 #include <device_lower/lower.h>
 #include <fusion.h>
 #include <ir/all_nodes.h>
+#include <layout/vectorization.h>
 #include <ops/all_ops.h>
 #include <runtime/input_binding.h>
 #include <runtime/fusion_executor_cache.h>
@@ -252,7 +253,6 @@ std::string checkCaseOnInterpreter(const Case& c) {
   }
   // The run-time conditions of the vectorized accesses hold for these
   // inputs (the scheduler saw them): extents divisible by the width.
-  kir_test::KernelInterpreter bound(*kernel, layouts);
   ExpressionEvaluator ee;
   for (size_t p = 0; p < kernel->parameters.size(); ++p) {
     auto* tv = dynamic_cast<TensorView*>(kernel->parameters[p]);
@@ -267,13 +267,41 @@ std::string checkCaseOnInterpreter(const Case& c) {
           ScalarValue(layout.logical_sizes[j]));
     }
   }
+  // Every condition the runtime checks, on the test's own layouts: the run
+  // is a multiple of the width, the strides between runs and the data
+  // pointers are aligned.
+  std::vector<TensorView*> tensor_parameters;
+  for (Val* param : kernel->parameters) {
+    if (auto* tv = dynamic_cast<TensorView*>(param)) {
+      tensor_parameters.push_back(tv);
+    }
+  }
   for (const VectorizationCheck& check : kernel->vectorization_checks) {
+    TensorView* tv =
+        tensor_parameters.at(static_cast<size_t>(check.tensor_position));
+    const kir_test::TensorLayout& layout = layouts.at(tv->name());
+    StridedAxes between_runs;
+    for (size_t k : check.strided_positions) {
+      between_runs.sizes.push_back(layout.alloc_sizes.at(k));
+      between_runs.strides.push_back(layout.alloc_strides.at(k));
+    }
+    int64_t alignment = 16; // an output: a fresh allocation
+    const auto& inputs = kernel->fusion->inputs();
+    auto it = std::find(inputs.begin(), inputs.end(), tv);
+    if (it != inputs.end()) {
+      alignment = pointerAlignment(
+          tensors.at(static_cast<size_t>(it - inputs.begin())).data_ptr());
+    }
     const auto extent = ee.evaluate(check.extent);
-    if (!extent.has_value() || extent->asInt() % check.width != 0) {
-      failure << "  vectorized access of " << check.tv->toString() << " by "
-              << check.width << " over an extent of "
-              << (extent ? std::to_string(extent->asInt()) : "?")
-              << " would be rejected at run time\n";
+    const std::string violation = !extent.has_value()
+        ? "its extent cannot be evaluated"
+        : vectorAccessViolation(
+              check.width, dataTypeSize(tv->dtype()), extent->asInt(),
+              between_runs, alignment);
+    if (!violation.empty()) {
+      failure << "  the vectorized access of " << tv->toString() << " by "
+              << check.width << " would be rejected at run time: " << violation
+              << "\n";
     }
   }
   if (!failure.str().empty()) {
@@ -617,9 +645,14 @@ TEST_F(LayoutPropertyGpuTest, RegressionCasesMatchATen) {
 // kernel (PointWise), ATen (ExprEval, here for a reduction no kernel
 // scheduler takes yet) and NoOp (an empty output).
 TEST_F(LayoutPropertyGpuTest, EveryExecutorReturnsTheDeclaredLayout) {
+  // Column-major: the two logical axes merged, the second outer (a
+  // reduction axis, taking no memory, goes last).
   auto column_major = [](TensorView* tv) {
-    IterDomain* merged = IterDomain::merge(tv->axis(1), tv->axis(0));
-    tv->setAllocationDomain({merged}, true);
+    const auto& logical = tv->getLogicalDomain();
+    std::vector<IterDomain*> allocation = {
+        IterDomain::merge(logical[1], logical[0])};
+    allocation.insert(allocation.end(), logical.begin() + 2, logical.end());
+    tv->setAllocationDomain(allocation, true);
   };
   const auto options = at::TensorOptions().device(at::kCUDA);
   {
