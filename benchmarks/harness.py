@@ -56,7 +56,7 @@ def define_input(fd, module, t):
         shape=shape,
         contiguity=contiguity,
         dtype=data_type(module, t.dtype),
-        stride_order=stride_order if rank > 1 else None,
+        stride_order=stride_order,
     )
 
 
