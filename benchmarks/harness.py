@@ -80,3 +80,219 @@ def median_ms(fn, input_sets):
         fn(*args)
 
     return do_bench(call, warmup=25, rep=200, return_mode="median")
+
+
+L2_BYTES = 60 * 1024 * 1024  # H200: 60 MiB of L2
+
+
+class Case:
+    """One benchmark: inputs made for a size in MiB, the eager function,
+    the definition for the FusionDefinition frontends and the bytes a run
+    moves (read + written)."""
+
+    def __init__(self, name, make_inputs, torch_fn, define, bytes_moved, tol=1e-2):
+        self.name = name
+        self.make_inputs = make_inputs  # size in MiB -> list of tensors
+        self.torch_fn = torch_fn
+        self.define = define  # (fd, module, inputs) -> None, adds outputs
+        self.bytes_moved = bytes_moved  # inputs -> bytes read + written
+        self.tol = tol
+
+
+def _first(outputs):
+    return outputs[0] if isinstance(outputs, (list, tuple)) else outputs
+
+
+def measure(case, mib, compilers):
+    """One row: GB/s of every frontend, eager, torch.compile and a copy of
+    the same bytes, measured in this process. The outputs are checked
+    against eager first (rtol = atol = case.tol)."""
+    import math
+
+    inputs = case.make_inputs(mib)
+    moved = case.bytes_moved(inputs)
+    # Enough copies that the rotation does not fit in L2.
+    copies = max(1, math.ceil(2 * L2_BYTES / max(moved, 1)))
+    input_sets = [inputs] + [
+        [t.clone(memory_format=torch.preserve_format) for t in inputs] for _ in range(copies - 1)
+    ]
+    expected = case.torch_fn(*inputs)
+    expected = list(expected) if isinstance(expected, (list, tuple)) else [expected]
+    times = {}
+    for name, module in compilers:
+        try:
+            fd = fusion_of(module, case.define, inputs)
+            got = fd.execute(inputs)
+            for g, e in zip(got, expected):
+                torch.testing.assert_close(g, e, rtol=case.tol, atol=case.tol)
+        except Exception as error:  # noqa: BLE001
+            print(f"  {name} cannot run {case.name} at {mib} MiB: {error}", flush=True)
+            continue
+        times[name] = median_ms(lambda *a, fd=fd: fd.execute(list(a)), input_sets)
+    compiled = torch.compile(case.torch_fn, dynamic=False)
+    compiled(*inputs)
+    src = torch.empty(moved // 2, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    times["copy"] = median_ms(lambda s, d: d.copy_(s), [[src, dst]])
+    times["eager"] = median_ms(case.torch_fn, input_sets)
+    times["compile"] = median_ms(compiled, input_sets)
+    gbps = {k: moved / (v * 1e-3) / 1e9 for k, v in times.items()}
+
+    def ratio(a, b):
+        return round(gbps[a] / gbps[b], 3) if a in gbps and b in gbps else ""
+
+    def rate(k):
+        return round(gbps[k], 1) if k in gbps else ""
+
+    row = {
+        "case": case.name,
+        "size_mib": mib,
+        "bytes_moved": moved,
+        "copy_gbps": rate("copy"),
+        "fuser_gbps": rate("fuser"),
+        "eager_gbps": rate("eager"),
+        "compile_gbps": rate("compile"),
+        "fuser_pct_of_copy": round(100 * gbps["fuser"] / gbps["copy"], 1) if "fuser" in gbps else "",
+        "fuser_vs_eager": ratio("fuser", "eager"),
+        "fuser_vs_compile": ratio("fuser", "compile"),
+        "nvfuser_gbps": rate("nvfuser"),
+        "fuser_vs_nvfuser": ratio("fuser", "nvfuser"),
+        "fuser_ms": round(times["fuser"], 4) if "fuser" in times else "",
+        "nvfuser_pct_of_copy": (
+            round(100 * gbps["nvfuser"] / gbps["copy"], 1) if "nvfuser" in gbps else ""
+        ),
+    }
+    print(
+        f"{case.name:>26} {mib:>5} MiB  fuser {row['fuser_gbps']:>7} GB/s"
+        f" ({row['fuser_pct_of_copy']:>5}% of copy)  nvfuser {row['nvfuser_gbps']:>7}"
+        f" ({row['nvfuser_pct_of_copy']:>5}%)  eager {row['eager_gbps']:>7}"
+        f"  compile {row['compile_gbps']:>7}  x{row['fuser_vs_nvfuser']} nvfuser"
+        f"  x{row['fuser_vs_eager']} eager  x{row['fuser_vs_compile']} compile",
+        flush=True,
+    )
+    del input_sets, inputs, src, dst
+    torch.cuda.empty_cache()
+    return row
+
+
+class ResultWriter:
+    """Rows to <out>/<stem>.csv as they are measured (a run cut short keeps
+    what it has), then a markdown table and, with matplotlib, a plot."""
+
+    def __init__(self, out_dir, stem):
+        import csv
+        import os
+
+        os.makedirs(out_dir, exist_ok=True)
+        self.out_dir = out_dir
+        self.stem = stem
+        self.rows = []
+        self.csv_path = os.path.join(out_dir, f"{stem}.csv")
+        self._file = open(self.csv_path, "w", newline="")
+        self._csv = csv
+        self._writer = None
+
+    def add(self, row):
+        self.rows.append(row)
+        if self._writer is None:
+            self._writer = self._csv.DictWriter(self._file, fieldnames=list(row.keys()))
+            self._writer.writeheader()
+        self._writer.writerow(row)
+        self._file.flush()
+
+    def finish(self, title, description):
+        import os
+        import time
+
+        self._file.close()
+        stamp = time.strftime("%Y-%m-%d")
+        device = torch.cuda.get_device_name()
+        md_path = os.path.join(self.out_dir, f"{self.stem}.md")
+        with open(md_path, "w") as f:
+            f.write(f"# {title} ({device}, torch {torch.__version__}, {stamp})\n\n")
+            f.write(description + "\n\n")
+            f.write(
+                "| case | MiB | fuser GB/s | % of copy | nvFuser GB/s | nvFuser % of copy "
+                "| eager GB/s | compile GB/s | fuser/nvFuser | fuser/eager | fuser/compile |\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|\n"
+            )
+            for r in self.rows:
+                f.write(
+                    f"| {r['case']} | {r['size_mib']} | {r['fuser_gbps']} | "
+                    f"{r['fuser_pct_of_copy']} | {r['nvfuser_gbps']} | "
+                    f"{r['nvfuser_pct_of_copy']} | {r['eager_gbps']} | "
+                    f"{r['compile_gbps']} | {r['fuser_vs_nvfuser']} | "
+                    f"{r['fuser_vs_eager']} | {r['fuser_vs_compile']} |\n"
+                )
+        self._plot()
+        print(f"wrote {self.csv_path} and {md_path}")
+
+    def _plot(self):
+        import os
+
+        try:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError:
+            print("matplotlib not available: no plot")
+            return
+        names = list(dict.fromkeys(r["case"] for r in self.rows))
+        if not names:
+            return
+        columns = min(4, len(names))
+        lines = (len(names) + columns - 1) // columns
+        fig, axes = plt.subplots(
+            lines, columns, figsize=(4 * columns, 3.2 * lines), squeeze=False
+        )
+        for ax, name in zip(axes.flat, names):
+            rs = [r for r in self.rows if r["case"] == name]
+            x = [r["size_mib"] for r in rs]
+            for key, label in [
+                ("fuser_gbps", "fuser"),
+                ("nvfuser_gbps", "nvFuser"),
+                ("eager_gbps", "eager"),
+                ("compile_gbps", "torch.compile"),
+                ("copy_gbps", "copy"),
+            ]:
+                ys = [r[key] for r in rs]
+                if all(y != "" for y in ys):
+                    ax.plot(x, ys, marker="o", label=label)
+            ax.set_xscale("log", base=2)
+            ax.set_title(name, fontsize=9)
+            ax.set_xlabel("MiB")
+            ax.set_ylabel("GB/s")
+        for ax in list(axes.flat)[len(names):]:
+            ax.axis("off")
+        axes[0][0].legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(os.path.join(self.out_dir, f"{self.stem}.png"), dpi=80)
+
+
+def run_benchmark(stem, title, description, case_list, default_sizes):
+    """The command line both bandwidth benchmarks share: --sizes-mib,
+    --cases (names, comma-separated), --out; measures every case at every
+    size and writes <out>/<stem>.{csv,md,png}."""
+    import argparse
+    import os
+
+    parser = argparse.ArgumentParser(description=title)
+    parser.add_argument("--sizes-mib", default=default_sizes)
+    parser.add_argument("--cases", default="")
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        print(f"{stem}: no CUDA device, nothing measured")
+        return 0
+    sizes = [int(s) for s in args.sizes_mib.split(",")]
+    compilers = frontends()
+    wanted = set(args.cases.split(",")) if args.cases else None
+    results = ResultWriter(args.out, stem)
+    for case in case_list():
+        if wanted and case.name not in wanted:
+            continue
+        for mib in sizes:
+            results.add(measure(case, mib, compilers))
+    results.finish(title, description)
+    return 0

@@ -187,6 +187,22 @@ int64_t normalizePos(TensorView* tv, int64_t pos) {
   return pos < 0 ? pos + n + 1 : pos;
 }
 
+// Where the replay of `source`'s transforms starts: its logical domain, or
+// its root when the seed maps root IDs (a consumer replayed onto its
+// producer: the consumer's root -> logical transforms, an rFactor's split
+// reduction say, apply to the producer too).
+const std::vector<IterDomain*>& sourceStart(
+    TensorView* source, const IdMap& seed) {
+  if (source->hasRoot()) {
+    for (IterDomain* id : source->getRootDomain()) {
+      if (seed.count(id) && !contains(source->getLogicalDomain(), id)) {
+        return source->getRootDomain();
+      }
+    }
+  }
+  return source->getLogicalDomain();
+}
+
 // Replays `source`'s loop [0, pos) onto `target` through `seed` (source
 // logical/root ID -> target root ID), then the allocation if asked.
 std::pair<TensorDomain*, int64_t> replay(
@@ -212,7 +228,7 @@ std::pair<TensorDomain*, int64_t> replay(
       source_loop.begin(), source_loop.begin() + pos);
   std::vector<Expr*> created;
   replayExprsImpl(
-      getExprsBetween(source->getLogicalDomain(), wanted), id_map,
+      getExprsBetween(sourceStart(source, seed), wanted), id_map,
       /*forward_broadcast=*/true, created);
 
   std::vector<IterDomain*> loop;

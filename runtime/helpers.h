@@ -3,8 +3,8 @@
 #ifndef FUSER_RUNTIME_HELPERS_H
 #define FUSER_RUNTIME_HELPERS_H
 
-__device__ __forceinline__ nvfuser_index_t ceilDiv(nvfuser_index_t a,
-                                                   nvfuser_index_t b) {
+__device__ __forceinline__ nvfuser_index_t
+ceilDiv(nvfuser_index_t a, nvfuser_index_t b) {
   return (a + b - 1) / b;
 }
 

@@ -17,8 +17,9 @@
 
 template <typename T, int LogicalRank, int AllocRank>
 struct Tensor {
-  static_assert(LogicalRank > 0 && AllocRank > 0,
-                "a tensor with rank 0 has neither sizes nor strides");
+  static_assert(
+      LogicalRank > 0 && AllocRank > 0,
+      "a tensor with rank 0 has neither sizes nor strides");
 
   __device__ T& operator[](nvfuser_index_t linear_index) {
     return data[linear_index];

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Runs the Python benchmarks on a machine with NVIDIA GPUs, after
 # tools/gpu_test.sh built the extension in build-gpu/: the host time of a
-# cache hit from Python, first-call latency and pointwise bandwidth, each
-# against nvFuser (when
+# cache hit from Python, first-call latency, pointwise and reduction
+# bandwidth, each against nvFuser (when
 # its repacked wheel is in .peer/, see ../shared/peer/README.md), eager
 # PyTorch and torch.compile. Results go to benchmarks/results/ (and to $OUT
 # when set).
-#   FUSER_BENCH_SIZES  sizes in MiB for bench_pointwise.py (default 64,256,1024)
+#   FUSER_BENCH_SIZES  sizes in MiB for the bandwidth benchmarks
+#                      (default 64,256,1024)
+#   FUSER_BENCHES      which to run (default host,first_call,pointwise,reduction)
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -22,9 +24,16 @@ if [ -f /tmp/nvf/libshim.so ]; then
   export PYTHONPATH="$PYTHONPATH:/tmp/nvf" LD_PRELOAD=/tmp/nvf/libshim.so
 fi
 status=0
-python3 benchmarks/bench_host_overhead.py || status=1
-python3 benchmarks/bench_first_call.py || status=1
-python3 benchmarks/bench_pointwise.py --sizes-mib "${FUSER_BENCH_SIZES:-64,256,1024}" || status=1
+benches=",${FUSER_BENCHES:-host,first_call,pointwise,reduction},"
+sizes="${FUSER_BENCH_SIZES:-64,256,1024}"
+[[ $benches == *,host,* ]] && { python3 benchmarks/bench_host_overhead.py || status=1; }
+[[ $benches == *,first_call,* ]] && { python3 benchmarks/bench_first_call.py || status=1; }
+[[ $benches == *,pointwise,* ]] && {
+  python3 benchmarks/bench_pointwise.py --sizes-mib "$sizes" || status=1
+}
+[[ $benches == *,reduction,* ]] && {
+  python3 benchmarks/bench_reduction.py --sizes-mib "$sizes" || status=1
+}
 if [ -n "${OUT:-}" ]; then
   cp benchmarks/results/* "$OUT/" 2>/dev/null || true
 fi

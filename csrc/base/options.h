@@ -6,6 +6,7 @@
 //   segmented_fusion the segments of a fusion, their schedulers and edges
 //   scheduled_ir     the fusion after scheduling
 //   scheduler_params the heuristic parameters a scheduler chose
+//   scheduler_reject why each scheduler tried before it declined
 //   lower_passes     each lowering pass's name and time
 //   lower_ir         the kernel IR after every lowering pass;
 //                    lower_ir:<pass> after that pass only (e.g.
@@ -37,6 +38,7 @@ enum class DebugDumpOption {
   SegmentedFusion,
   ScheduledIr,
   SchedulerParams,
+  SchedulerReject,
   LowerPasses,
   LowerIr,
   KernelIr,

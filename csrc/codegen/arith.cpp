@@ -1,5 +1,5 @@
 // Arithmetic: literals, scalar expressions printed inline, and the
-// statements of unary, binary and ternary ops and serial reductions.
+// statements of unary, binary and ternary ops.
 #include <codegen/kernel_printer.h>
 
 #include <ir/all_nodes.h>
@@ -15,13 +15,20 @@ std::string literal(const Val* v) {
   if (v->dtype() == DataType::Bool) {
     return value.asBool() ? "true" : "false";
   }
+  if (isWelfordType(v->dtype())) {
+    return cudaTypeName(v->dtype()) + "()"; // the only state constant: empty
+  }
   if (isIntegralType(v->dtype())) {
     const int64_t x = value.asInt();
     // INT64_MIN has no literal form.
     if (x == std::numeric_limits<int64_t>::min()) {
       return "(-9223372036854775807LL - 1)";
     }
-    return std::to_string(x) + (x > INT32_MAX || x < INT32_MIN ? "LL" : "");
+    // int64 constants are long long, so that templates such as fuserMax
+    // see one type with an int64_t operand.
+    const bool long_long =
+        v->dtype() == DataType::Int || x > INT32_MAX || x < INT32_MIN;
+    return std::to_string(x) + (long_long ? "LL" : "");
   }
   const double d = value.asDouble();
   if (std::isinf(d)) {
@@ -120,6 +127,14 @@ std::string unary(
       return "(!" + x + ")";
     case UnaryOpType::Cast:
       return "castTo<" + cudaTypeName(out_type) + ">(" + x + ")";
+    case UnaryOpType::WelfordInit:
+      return "welfordInit(" + x + ")";
+    case UnaryOpType::WelfordAvg:
+      return x + ".avg";
+    case UnaryOpType::WelfordVarSum:
+      return x + ".var_sum";
+    case UnaryOpType::WelfordCount:
+      return x + ".n";
   }
   FUSER_ERROR("unknown unary op");
 }
@@ -137,15 +152,19 @@ std::string KernelPrinter::inlineExpr(Expr* def) {
   }
   if (auto* top = dynamic_cast<TernaryOp*>(def)) {
     return "(" + gen(top->input(0)) + " ? " + gen(top->input(1)) + " : " +
-        gen(top->input(2)) + ")";
+           gen(top->input(2)) + ")";
   }
   FUSER_ERROR("cannot print ", def->toString(), " inline");
 }
 
 void KernelPrinter::handle(UnaryOp* uop) {
   const DataType dtype = uop->out()->dtype();
-  const DataType in_type =
-      uop->opType() == UnaryOpType::Cast ? uop->in()->dtype() : dtype;
+  // A cast and the Welford conversions change the type; other ops compute
+  // in the output's.
+  const bool converts = uop->opType() == UnaryOpType::Cast ||
+                        isWelfordType(uop->in()->dtype()) ||
+                        isWelfordType(dtype);
+  const DataType in_type = converts ? uop->in()->dtype() : dtype;
   line(
       gen(uop->out()) + " = " +
       unary(
@@ -175,22 +194,6 @@ void KernelPrinter::handle(TernaryOp* top) {
       gen(top->out()) + " = " + gen(top->input(0)) + " ? " +
       operand(top->input(1), dtype) + " : " + operand(top->input(2), dtype) +
       ";");
-}
-
-void KernelPrinter::handle(ReductionOp* rop) {
-  const std::string acc = gen(rop->out());
-  const std::string in = operand(rop->in(), rop->out()->dtype());
-  switch (rop->opType()) {
-    case ReductionOpType::Sum:
-      line(acc + " = " + acc + " + " + in + ";");
-      return;
-    case ReductionOpType::Max:
-      line(acc + " = fuserMax(" + acc + ", " + in + ");");
-      return;
-    case ReductionOpType::Min:
-      line(acc + " = fuserMin(" + acc + ", " + in + ");");
-      return;
-  }
 }
 
 } // namespace fuser::codegen

@@ -26,7 +26,18 @@ std::string KernelPrinter::print() {
   for (size_t i = 0; i < kernel_.parameters.size(); ++i) {
     os_ << (i ? ", " : "") << parameter(kernel_.parameters[i]);
   }
+  // The buffers of reductions across blocks follow the outputs.
+  for (size_t k = 0; k < kernel_.grid_buffers.size(); ++k) {
+    os_ << ", " << cudaTypeName(kernel_.grid_buffers[k].work_type)
+        << "* fuser_work" << k << ", long long* fuser_semaphores" << k;
+  }
   os_ << ") {\n";
+  if (kernel_.smem_bytes_per_thread > 0) {
+    os_ << "  extern __shared__ __align__(16) char fuser_smem[];\n";
+  }
+  for (size_t k = 0; k < kernel_.grid_buffers.size(); ++k) {
+    os_ << "  bool last_block" << k << " = false;\n";
+  }
   depth_ = 0;
   block(kernel_.exprs);
   os_ << "}\n";
@@ -36,7 +47,7 @@ std::string KernelPrinter::print() {
 std::string KernelPrinter::gen(Val* v) {
   if (auto* ti = dynamic_cast<kir::TensorIndex*>(v)) {
     return "T" + std::to_string(ti->view()->name()) + "[" + gen(ti->index()) +
-        "]";
+           "]";
   }
   if (auto* named = dynamic_cast<kir::NamedScalar*>(v)) {
     return named->scalarName();

@@ -2,8 +2,8 @@
 // the kernel; each family of nodes is printed in its own file, reached by
 // dispatch (ir/dispatch.h): arithmetic (arith.cpp), memory (memory.cpp:
 // copies, vector accesses, buffers), control flow (control_flow.cpp:
-// loops, branches, barriers). Reductions and mma will be families of their
-// own.
+// loops, branches, barriers), reductions across threads and blocks
+// (reduction.cpp). Mma will be a family of its own.
 #pragma once
 
 #include <device_lower/lower.h>
@@ -30,6 +30,8 @@ class KernelPrinter : public OptOutDispatch {
   void handle(BinaryOp* op) override;
   void handle(TernaryOp* op) override;
   void handle(ReductionOp* op) override;
+  // reduction.cpp
+  void handle(kir::ParallelReduction* reduction) override;
   // memory.cpp
   void handle(LoadStoreOp* op) override;
   void handle(kir::Allocate* alloc) override;
@@ -61,5 +63,10 @@ class KernelPrinter : public OptOutDispatch {
 
 // The C++ literal of a constant scalar (arith.cpp).
 std::string literal(const Val* v);
+
+// `a = a op b` for a reduction, the body of the reduction's lambda
+// (reduction.cpp).
+std::string reductionUpdate(
+    ReductionOpType op, const std::string& a, const std::string& b);
 
 } // namespace fuser::codegen

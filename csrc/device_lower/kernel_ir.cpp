@@ -1,7 +1,7 @@
 #include <device_lower/kernel_ir.h>
 
-#include <ir/dispatch.h>
 #include <ir/cloner.h>
+#include <ir/dispatch.h>
 
 #include <sstream>
 
@@ -147,6 +147,49 @@ void Allocate::accept(OptOutDispatch& visitor) {
 }
 
 Statement* Allocate::cloneWith(IrCloner&) const {
+  FUSER_ERROR("kernel IR is not cloned");
+}
+
+ParallelReduction::ParallelReduction(
+    ReductionOpType op_type, Val* init, Val* out, Val* in, ReducedDims dims,
+    Val* last_block, int64_t buffer_index)
+    : op_type_(op_type),
+      init_(init),
+      dims_(dims),
+      last_block_(last_block),
+      buffer_index_(buffer_index) {
+  addOutput(out);
+  addInput(in);
+}
+
+std::string ParallelReduction::toString(int indent_size) const {
+  std::stringstream ss;
+  ss << indent(indent_size) << out()->toInlineString() << " = "
+     << (dims_.anyBlock() ? "gridReduce" : "blockReduce") << "(" << op_type_
+     << ", " << in()->toInlineString() << " over";
+  const char* names[] = {"x", "y", "z"};
+  for (int d = 0; d < 3; ++d) {
+    if (dims_.threads[d]) {
+      ss << " threadIdx." << names[d];
+    }
+    if (dims_.blocks[d]) {
+      ss << " blockIdx." << names[d];
+    }
+  }
+  if (group_size_ > 1) {
+    ss << ", group " << group_size_;
+  }
+  ss << ", pred "
+     << (predicate_ ? predicate_->toInlineString() : std::string("<pending>"))
+     << ")\n";
+  return ss.str();
+}
+
+void ParallelReduction::accept(OptOutDispatch& visitor) {
+  visitor.handle(this);
+}
+
+Statement* ParallelReduction::cloneWith(IrCloner&) const {
   FUSER_ERROR("kernel IR is not cloned");
 }
 

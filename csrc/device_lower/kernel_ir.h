@@ -221,6 +221,85 @@ class BlockSync : public Expr {
   Statement* cloneWith(IrCloner& cloner) const override;
 };
 
+// The thread and block dimensions a reduction spans.
+struct ReducedDims {
+  bool threads[3] = {false, false, false}; // x, y, z
+  bool blocks[3] = {false, false, false};
+  bool anyThread() const {
+    return threads[0] || threads[1] || threads[2];
+  }
+  bool anyBlock() const {
+    return blocks[0] || blocks[1] || blocks[2];
+  }
+};
+
+// A reduction across threads (and blocks) of the value each one holds
+// (runtime/block_reduction.h, runtime/grid_reduction.h): out = op(out,
+// reduction of in over `dims`), valid in the leaders of each segment (and,
+// across blocks, of the last block of each group, which `last_block` then
+// says). Every thread must reach it: it is never under a branch; its
+// predicate is an argument (lanes outside it contribute `init`).
+class ParallelReduction : public Expr {
+ public:
+  ParallelReduction(
+      ReductionOpType op_type, Val* init, Val* out, Val* in, ReducedDims dims,
+      Val* last_block, int64_t buffer_index);
+
+  ReductionOpType opType() const {
+    return op_type_;
+  }
+  Val* init() const {
+    return init_;
+  }
+  Val* out() const {
+    return output(0);
+  }
+  Val* in() const {
+    return input(0);
+  }
+  const ReducedDims& dims() const {
+    return dims_;
+  }
+  // Across blocks: the flag it sets and the position of its buffers in
+  // LoweredKernel::grid_buffers; nullptr and -1 within a block.
+  Val* lastBlock() const {
+    return last_block_;
+  }
+  int64_t bufferIndex() const {
+    return buffer_index_;
+  }
+  Val* predicate() const {
+    return predicate_;
+  }
+  void setPredicate(Val* predicate) {
+    predicate_ = predicate;
+  }
+  // Values reduced by this one call (ParallelType::Group): out and in are
+  // then the first of `groupSize()` consecutive register elements.
+  int64_t groupSize() const {
+    return group_size_;
+  }
+  void setGroupSize(int64_t size) {
+    group_size_ = size;
+  }
+
+  std::string getOpString() const override {
+    return "ParallelReduction";
+  }
+  std::string toString(int indent_size = 0) const override;
+  void accept(OptOutDispatch& visitor) override;
+  Statement* cloneWith(IrCloner& cloner) const override;
+
+ private:
+  ReductionOpType op_type_;
+  Val* init_;
+  ReducedDims dims_;
+  Val* last_block_;
+  int64_t buffer_index_;
+  Val* predicate_ = nullptr;
+  int64_t group_size_ = 1;
+};
+
 // Names of the special scalars codegen prints for parallel indices and
 // extents (threadIdx.x, blockDim.x, ...).
 Val* parallelIndex(ParallelType pt);

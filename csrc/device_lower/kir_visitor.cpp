@@ -15,6 +15,8 @@ void IrVisitor::dispatch(Expr* expr) {
     handle(loop);
   } else if (auto* branch = dynamic_cast<IfThenElse*>(expr)) {
     handle(branch);
+  } else if (auto* reduction = dynamic_cast<ParallelReduction*>(expr)) {
+    handle(reduction);
   } else {
     handle(expr);
   }
@@ -29,6 +31,10 @@ void IrVisitor::handle(ForLoop* loop) {
 void IrVisitor::handle(IfThenElse* branch) {
   traverse(branch->thenBody().exprs());
   traverse(branch->elseBody().exprs());
+}
+
+void IrVisitor::handle(ParallelReduction* reduction) {
+  handle(static_cast<Expr*>(reduction));
 }
 
 void IrVisitor::handle(Expr*) {}
@@ -51,7 +57,8 @@ void ExprMutator::mutateScope(std::vector<Expr*>& scope) {
     f.result.insert(f.result.end(), f.pending.begin(), f.pending.end());
     f.pending.clear();
     if (f.replaced) {
-      f.result.insert(f.result.end(), f.replacement.begin(), f.replacement.end());
+      f.result.insert(
+          f.result.end(), f.replacement.begin(), f.replacement.end());
     } else {
       f.result.push_back(expr);
     }

@@ -21,6 +21,8 @@ class IrVisitor {
   virtual void handle(ForLoop* loop);
   // Visits the then-body, then the else-body.
   virtual void handle(IfThenElse* branch);
+  // A reduction across threads: as any other expr by default.
+  virtual void handle(ParallelReduction* reduction);
   // Every other expr (tensor exprs, Allocate, BlockSync): nothing.
   virtual void handle(Expr* expr);
 

@@ -1,9 +1,9 @@
 #include <device_lower/lower.h>
 
+#include <base/options.h>
 #include <device_lower/analysis/launch_extents.h>
 #include <device_lower/analysis/vectorization.h>
 #include <device_lower/passes.h>
-#include <base/options.h>
 
 #include <algorithm>
 #include <chrono>
@@ -116,6 +116,8 @@ void GpuLower::analyze() {
   loop_promotion_ = std::make_unique<LoopPromotion>(fusion(), *id_model_);
   kernel_->launch_extents = computeLaunchExtents(fusion(), *loop_promotion_);
   bookVectorizedAccesses(fusion(), *loop_promotion_);
+  parallel_reductions_ =
+      std::make_unique<ParallelReductions>(fusion(), *kernel_);
 }
 
 Val* GpuLower::launchExtent(ParallelType pt) const {
@@ -132,7 +134,7 @@ bool dumpAfter(const char* pass) {
   }
   const auto& passes = debugDumpArguments(DebugDumpOption::LowerIr);
   return passes.empty() ||
-      std::find(passes.begin(), passes.end(), pass) != passes.end();
+         std::find(passes.begin(), passes.end(), pass) != passes.end();
 }
 
 } // namespace
@@ -171,6 +173,5 @@ std::unique_ptr<LoweredKernel> GpuLower::run() {
   }
   return std::move(kernel_);
 }
-
 
 } // namespace fuser

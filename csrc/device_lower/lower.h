@@ -9,9 +9,10 @@
 // after one) and FUSER_DUMP=kernel_ir the result.
 #pragma once
 
+#include <device_lower/analysis/loop_promotion.h>
+#include <device_lower/analysis/parallel_reductions.h>
 #include <device_lower/kernel_ir.h>
 #include <fusion.h>
-#include <device_lower/analysis/loop_promotion.h>
 #include <id_model/id_model.h>
 #include <ir/cloner.h>
 
@@ -58,6 +59,18 @@ struct LoweredKernel {
   std::vector<ParameterExtent> parameter_extents;
   DataType index_type = DataType::Int;
   std::string kernel_name = "fuser_kernel";
+  // Reductions across threads: the dynamic shared memory they need per
+  // thread of a block (doc/reduction.md).
+  int64_t smem_bytes_per_thread = 0;
+  // Reductions across blocks: per reduction, a work buffer of `work_type`
+  // (`work_elements` elements) and `semaphores` counters that are zero
+  // before a launch and after it. Kernel parameters after the outputs.
+  struct GridBuffer {
+    DataType work_type;
+    Val* work_elements;
+    Val* semaphores;
+  };
+  std::vector<GridBuffer> grid_buffers;
 };
 
 class GpuLower {
@@ -84,6 +97,9 @@ class GpuLower {
   }
   const LoopPromotion& loopPromotion() const {
     return *loop_promotion_;
+  }
+  const ParallelReductions& parallelReductions() const {
+    return *parallel_reductions_;
   }
   DataType indexType() const {
     return kernel_->index_type;
@@ -112,6 +128,7 @@ class GpuLower {
   std::unique_ptr<LoweredKernel> kernel_;
   std::unique_ptr<IdModel> id_model_;
   std::unique_ptr<LoopPromotion> loop_promotion_;
+  std::unique_ptr<ParallelReductions> parallel_reductions_;
   std::unordered_map<const Expr*, Val*> predicates_;
   std::unordered_map<const Val*, Val*> extent_substitutions_;
   std::unordered_map<const Val*, Val*> resolved_;

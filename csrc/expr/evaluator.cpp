@@ -140,6 +140,11 @@ ScalarValue evaluateUnaryOp(
       return ScalarValue(!a.asBool());
     case UnaryOpType::Cast:
       return castTo(a, out_type);
+    case UnaryOpType::WelfordInit:
+    case UnaryOpType::WelfordAvg:
+    case UnaryOpType::WelfordVarSum:
+    case UnaryOpType::WelfordCount:
+      break; // Welford states are never scalars
   }
   FUSER_ERROR("unknown unary op");
 }

@@ -1,9 +1,9 @@
 #include <ir/base_nodes.h>
 
-#include <ir/dispatch.h>
 #include <fusion.h>
 #include <ir/builder.h>
 #include <ir/cloner.h>
+#include <ir/dispatch.h>
 
 #include <sstream>
 
@@ -47,6 +47,10 @@ Val::Val(ScalarValue value, DataType dtype) : Val(ValType::Scalar, dtype) {
     value_ = ScalarValue(value.asInt());
   } else if (isFloatingPointType(dtype)) {
     value_ = ScalarValue(value.asDouble());
+  } else if (isWelfordType(dtype)) {
+    // The one Welford constant: the empty state (a reduction's init).
+    FUSER_INTERNAL_ASSERT(value.asDouble() == 0.0, "a non-empty state");
+    value_ = ScalarValue(0.0);
   } else if (dtype == DataType::Bool) {
     value_ = ScalarValue(value.asBool());
   } else {

@@ -30,11 +30,14 @@ class ForLoop;
 class IfThenElse;
 class Allocate;
 class BlockSync;
+class ParallelReduction;
 } // namespace kir
 
-#define FUSER_DISPATCH_FOR_ALL_KIR_VALS(f) f(kir::TensorIndex) f(kir::NamedScalar)
-#define FUSER_DISPATCH_FOR_ALL_KIR_EXPRS(f) \
-  f(kir::ForLoop) f(kir::IfThenElse) f(kir::Allocate) f(kir::BlockSync)
+#define FUSER_DISPATCH_FOR_ALL_KIR_VALS(f) \
+  f(kir::TensorIndex) f(kir::NamedScalar)
+#define FUSER_DISPATCH_FOR_ALL_KIR_EXPRS(f)                             \
+  f(kir::ForLoop) f(kir::IfThenElse) f(kir::Allocate) f(kir::BlockSync) \
+      f(kir::ParallelReduction)
 
 class OptOutDispatch {
  public:

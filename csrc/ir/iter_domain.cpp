@@ -1,9 +1,9 @@
 #include <ir/internal_base_nodes.h>
 
-#include <ir/dispatch.h>
 #include <fusion.h>
 #include <ir/builder.h>
 #include <ir/cloner.h>
+#include <ir/dispatch.h>
 
 #include <sstream>
 
@@ -35,6 +35,10 @@ void IterDomain::parallelize(ParallelType parallel_type) {
         !isReduction() || parallel_type != ParallelType::Vectorize,
         "Cannot vectorize reduction axis ", toString(), ".");
   }
+  FUSER_CHECK(
+      !isReduction() || parallel_type != ParallelType::Group,
+      "Cannot group reduction axis ", toString(),
+      "; Group is for an iteration axis of a reduction's output.");
   parallel_type_ = parallel_type;
 }
 

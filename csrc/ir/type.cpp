@@ -39,10 +39,33 @@ int64_t dataTypeSize(DataType dtype) {
     case DataType::Index:
     case DataType::Double:
       return 8;
+    // {avg, var_sum, n}: two values and an int64 count.
+    case DataType::WelfordFloat:
+      return 16;
+    case DataType::WelfordDouble:
+      return 24;
     case DataType::Null:
       break;
   }
   FUSER_ERROR("dataTypeSize of Null");
+}
+
+bool isWelfordType(DataType dtype) {
+  return dtype == DataType::WelfordFloat || dtype == DataType::WelfordDouble;
+}
+
+DataType welfordStateType(DataType value_type) {
+  FUSER_INTERNAL_ASSERT(
+      value_type == DataType::Float || value_type == DataType::Double,
+      "Welford states accumulate float or double, not ", value_type);
+  return value_type == DataType::Float ? DataType::WelfordFloat
+                                       : DataType::WelfordDouble;
+}
+
+DataType welfordValueType(DataType state_type) {
+  FUSER_INTERNAL_ASSERT(isWelfordType(state_type), state_type, " is no state");
+  return state_type == DataType::WelfordFloat ? DataType::Float
+                                              : DataType::Double;
 }
 
 bool isComparisonOp(BinaryOpType op) {
@@ -98,6 +121,10 @@ std::string toString(DataType dtype) {
       return "float";
     case DataType::Double:
       return "double";
+    case DataType::WelfordFloat:
+      return "welford_float";
+    case DataType::WelfordDouble:
+      return "welford_double";
   }
   return "?";
 }
@@ -120,6 +147,10 @@ std::string cudaTypeName(DataType dtype) {
       return "float";
     case DataType::Double:
       return "double";
+    case DataType::WelfordFloat:
+      return "Welford<float>";
+    case DataType::WelfordDouble:
+      return "Welford<double>";
     case DataType::Null:
       break;
   }
@@ -174,6 +205,8 @@ std::string toString(ParallelType ptype) {
       return "Unroll";
     case ParallelType::Unswitch:
       return "Unswitch";
+    case ParallelType::Group:
+      return "Group";
     case ParallelType::DIDx:
       return "deviceIdx.x";
     case ParallelType::DIDy:
@@ -206,6 +239,8 @@ std::string parallelTypeAbbreviation(ParallelType ptype) {
       return "UR";
     case ParallelType::Unswitch:
       return "US";
+    case ParallelType::Group:
+      return "G";
     case ParallelType::DIDx:
       return "DIDx";
     case ParallelType::DIDy:
@@ -286,6 +321,14 @@ std::string toString(UnaryOpType op) {
       return "logical_not";
     case UnaryOpType::Cast:
       return "cast";
+    case UnaryOpType::WelfordInit:
+      return "welford_init";
+    case UnaryOpType::WelfordAvg:
+      return "welford_avg";
+    case UnaryOpType::WelfordVarSum:
+      return "welford_var_sum";
+    case UnaryOpType::WelfordCount:
+      return "welford_count";
   }
   return "?";
 }
@@ -342,10 +385,14 @@ std::string toString(ReductionOpType op) {
   switch (op) {
     case ReductionOpType::Sum:
       return "sum";
+    case ReductionOpType::Prod:
+      return "prod";
     case ReductionOpType::Max:
       return "max";
     case ReductionOpType::Min:
       return "min";
+    case ReductionOpType::Welford:
+      return "welford";
   }
   return "?";
 }

@@ -18,6 +18,11 @@ enum class DataType {
   BFloat16,
   Float,
   Double,
+  // The state of a Welford reduction (mean, sum of squared deviations,
+  // count; runtime/welford.h) accumulating in float or double. Only
+  // inside a fusion: no tensor of these types enters or leaves one.
+  WelfordFloat,
+  WelfordDouble,
 };
 
 enum class ValType { Scalar, IterDomain, TensorDomain, TensorView };
@@ -35,6 +40,10 @@ enum class ParallelType {
   Vectorize,
   Unroll,
   Unswitch,
+  // An iteration axis of a reduction across blocks whose values one call
+  // reduces together (doc/reduction.md §3): one grid synchronization for
+  // the group instead of one per value.
+  Group,
   DIDx,
   DIDy,
   DIDz,
@@ -65,6 +74,12 @@ enum class UnaryOpType {
   Cos,
   LogicalNot,
   Cast,
+  // Between values and Welford states (doc/reduction.md §4): a value as
+  // the state of one element, and the three parts of a state.
+  WelfordInit,
+  WelfordAvg,
+  WelfordVarSum,
+  WelfordCount,
 };
 
 enum class BinaryOpType {
@@ -89,13 +104,18 @@ enum class BinaryOpType {
 
 enum class TernaryOpType { Where };
 
-enum class ReductionOpType { Sum, Max, Min };
+// Welford merges Welford states (doc/reduction.md §4).
+enum class ReductionOpType { Sum, Prod, Max, Min, Welford };
 
 // Type queries.
 bool isFloatingPointType(DataType dtype);
 bool isIntegralType(DataType dtype); // Int32, Int, Index
 bool isBooleanType(DataType dtype);
 int64_t dataTypeSize(DataType dtype); // bytes; Index counts as 8
+bool isWelfordType(DataType dtype);
+// The Welford state accumulating `value_type` (Float or Double), and back.
+DataType welfordStateType(DataType value_type);
+DataType welfordValueType(DataType state_type);
 
 bool isComparisonOp(BinaryOpType op);
 bool isLogicalOp(BinaryOpType op);

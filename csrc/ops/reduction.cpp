@@ -4,6 +4,7 @@
 #include <ops/alias.h>
 #include <ops/arith.h>
 #include <ops/type_promotion.h>
+#include <ops/utils.h>
 
 #include <algorithm>
 #include <limits>
@@ -19,6 +20,10 @@ Val* initValue(ReductionOpType op, DataType dtype) {
       return isFloatingPointType(dtype)
                  ? IrBuilder::create<Val>(ScalarValue(0.0), dtype)
                  : IrBuilder::create<Val>(ScalarValue(int64_t(0)), dtype);
+    case ReductionOpType::Prod:
+      return isFloatingPointType(dtype)
+                 ? IrBuilder::create<Val>(ScalarValue(1.0), dtype)
+                 : IrBuilder::create<Val>(ScalarValue(int64_t(1)), dtype);
     case ReductionOpType::Max:
       if (isFloatingPointType(dtype)) {
         return IrBuilder::create<Val>(
@@ -33,6 +38,9 @@ Val* initValue(ReductionOpType op, DataType dtype) {
                   ? int64_t(std::numeric_limits<int32_t>::min())
                   : std::numeric_limits<int64_t>::min()),
           dtype);
+    case ReductionOpType::Welford:
+      // The empty state: count 0.
+      return IrBuilder::create<Val>(ScalarValue(0.0), dtype);
     case ReductionOpType::Min:
       if (isFloatingPointType(dtype)) {
         return IrBuilder::create<Val>(
@@ -103,18 +111,37 @@ TensorView* reductionOp(
   return broadcast(out, flags);
 }
 
-TensorView* sum(
-    TensorView* tv, const std::vector<int64_t>& axes, bool keep_dim,
-    DataType dtype) {
-  FUSER_CHECK(tv != nullptr, "sum of a null tensor.");
+namespace {
+
+// A sum or product: integers and bools accumulate in int64, Half and
+// BFloat16 in Float; the result has `dtype` when given.
+TensorView* accumulatingReduction(
+    ReductionOpType op, TensorView* tv, const std::vector<int64_t>& axes,
+    bool keep_dim, DataType dtype) {
+  FUSER_CHECK(tv != nullptr, op, " of a null tensor.");
   DataType out_type = dtype;
   if (out_type == DataType::Null) {
     out_type = isFloatingPointType(tv->dtype()) ? tv->dtype() : DataType::Int;
   }
   DataType acc_type = computeDataType(out_type);
   TensorView* in = tv->dtype() == acc_type ? tv : castOp(acc_type, tv);
-  TensorView* out = reductionOp(ReductionOpType::Sum, axes, in, keep_dim);
+  TensorView* out = reductionOp(op, axes, in, keep_dim);
   return out_type == acc_type ? out : castOp(out_type, out);
+}
+
+} // namespace
+
+TensorView* sum(
+    TensorView* tv, const std::vector<int64_t>& axes, bool keep_dim,
+    DataType dtype) {
+  return accumulatingReduction(ReductionOpType::Sum, tv, axes, keep_dim, dtype);
+}
+
+TensorView* prod(
+    TensorView* tv, const std::vector<int64_t>& axes, bool keep_dim,
+    DataType dtype) {
+  return accumulatingReduction(
+      ReductionOpType::Prod, tv, axes, keep_dim, dtype);
 }
 
 TensorView* max(
@@ -143,6 +170,81 @@ TensorView* mean(
   }
   TensorView* total = sum(tv, axes, keep_dim);
   return div(total, count);
+}
+
+namespace {
+
+// A tensor of `in`'s shape and type `dtype` made by `op` (the Welford
+// conversions, which type promotion knows nothing of).
+TensorView* welfordConversion(UnaryOpType op, TensorView* in, DataType dtype) {
+  TensorView* out = ops::newOutputTV({in}, dtype);
+  IrBuilder::create<UnaryOp>(op, out, in);
+  return out;
+}
+
+void checkVarianceInput(TensorView* tv, const char* op) {
+  FUSER_CHECK(tv != nullptr, op, " of a null tensor.");
+  FUSER_CHECK(
+      isFloatingPointType(tv->dtype()), op, " of ", tv->toString(),
+      ": needs a floating-point tensor, got ", tv->dtype(),
+      ". Cast it first, e.g. castOp(DataType::Float, tv).");
+}
+
+} // namespace
+
+WelfordResult welford(TensorView* tv, const std::vector<int64_t>& axes) {
+  checkVarianceInput(tv, "welford");
+  const DataType value_type =
+      tv->dtype() == DataType::Double ? DataType::Double : DataType::Float;
+  TensorView* x = tv->dtype() == value_type ? tv : castOp(value_type, tv);
+  TensorView* state = welfordConversion(
+      UnaryOpType::WelfordInit, x, welfordStateType(value_type));
+  TensorView* reduced = reductionOp(ReductionOpType::Welford, axes, state);
+  WelfordResult result;
+  result.avg = welfordConversion(UnaryOpType::WelfordAvg, reduced, value_type);
+  result.var_sum =
+      welfordConversion(UnaryOpType::WelfordVarSum, reduced, value_type);
+  result.n =
+      welfordConversion(UnaryOpType::WelfordCount, reduced, DataType::Int);
+  return result;
+}
+
+VarMeanResult varianceMean(
+    TensorView* tv, const std::vector<int64_t>& axes, int64_t correction,
+    bool keep_dim) {
+  checkVarianceInput(tv, "variance");
+  FUSER_CHECK(
+      correction >= 0, "variance of ", tv->toString(), ": correction ",
+      correction, " is negative; use 0 (population) or 1 (sample).");
+  const auto rank = static_cast<int64_t>(
+      TensorDomain::noReductions(tv->getLogicalDomain()).size());
+  const std::vector<int64_t> reduced = normalizeAxes(tv, axes, rank);
+  WelfordResult w = welford(tv, reduced);
+  Val* zero = IrBuilder::create<Val>(ScalarValue(int64_t(0)), DataType::Int);
+  Val* c = IrBuilder::create<Val>(ScalarValue(correction), DataType::Int);
+  TensorView* divisor = maximum(sub(w.n, c), zero);
+  VarMeanResult result;
+  result.var = div(w.var_sum, divisor);
+  result.mean = w.avg;
+  if (tv->dtype() != result.var->dtype()) {
+    result.var = castOp(tv->dtype(), result.var);
+    result.mean = castOp(tv->dtype(), result.mean);
+  }
+  if (keep_dim) {
+    std::vector<bool> flags(static_cast<size_t>(rank), false);
+    for (int64_t a : reduced) {
+      flags[static_cast<size_t>(a)] = true;
+    }
+    result.var = broadcast(result.var, flags);
+    result.mean = broadcast(result.mean, flags);
+  }
+  return result;
+}
+
+TensorView* variance(
+    TensorView* tv, const std::vector<int64_t>& axes, int64_t correction,
+    bool keep_dim) {
+  return varianceMean(tv, axes, correction, keep_dim).var;
 }
 
 } // namespace fuser

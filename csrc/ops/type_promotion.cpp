@@ -38,6 +38,8 @@ int rank(DataType dtype) {
       return 4;
     case DataType::Double:
       return 5;
+    case DataType::WelfordFloat:
+    case DataType::WelfordDouble:
     case DataType::Null:
       break;
   }

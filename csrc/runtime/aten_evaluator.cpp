@@ -2,8 +2,8 @@
 
 #include <ir/all_nodes.h>
 #include <ir/domain_traversal.h>
-#include <runtime/input_binding.h>
 #include <runtime/aten_types.h>
+#include <runtime/input_binding.h>
 
 #include <ATen/ATen.h>
 
@@ -40,12 +40,17 @@ class AtenEvaluator {
     }
     auto* out = expr->output(0)->as<TensorView>();
     at::Tensor result = compute(expr, out);
-    const at::ScalarType type = toAtenType(out->dtype());
-    if (result.scalar_type() != type) {
-      result = result.to(type);
+    // A Welford state has one more axis (computeUnary).
+    const bool is_state = isWelfordType(out->dtype());
+    if (!is_state) {
+      const at::ScalarType type = toAtenType(out->dtype());
+      if (result.scalar_type() != type) {
+        result = result.to(type);
+      }
     }
     const auto rank =
-        TensorDomain::noReductions(out->getLogicalDomain()).size();
+        TensorDomain::noReductions(out->getLogicalDomain()).size() +
+        (is_state ? 1 : 0);
     FUSER_INTERNAL_ASSERT(
         result.dim() == static_cast<int64_t>(rank), "ATen evaluation of ",
         expr->toString(), " gave a tensor of rank ", result.dim(), " for ",
@@ -170,6 +175,18 @@ class AtenEvaluator {
         return at::logical_not(x);
       case UnaryOpType::Cast:
         return x.to(toAtenType(out->dtype()));
+      // A Welford state is a double tensor with a last axis of 3: mean,
+      // var_sum, count.
+      case UnaryOpType::WelfordInit: {
+        at::Tensor v = x.to(at::kDouble);
+        return at::stack({v, at::zeros_like(v), at::ones_like(v)}, -1);
+      }
+      case UnaryOpType::WelfordAvg:
+        return x.select(-1, 0).to(toAtenType(out->dtype()));
+      case UnaryOpType::WelfordVarSum:
+        return x.select(-1, 1).to(toAtenType(out->dtype()));
+      case UnaryOpType::WelfordCount:
+        return x.select(-1, 2).to(toAtenType(out->dtype()));
     }
     FUSER_ERROR("unknown unary op ", op);
   }
@@ -227,8 +244,19 @@ class AtenEvaluator {
   // them, so the tensor is reshaped along root -> logical first; then the
   // logical Reduction axes are reduced and dropped.
   at::Tensor computeReduction(ReductionOp* op, TensorView* out) {
-    const ScalarValue init = ee_.evaluateOrThrow(op->init());
     const std::vector<IterDomain*>& logical = out->getLogicalDomain();
+    if (op->opType() == ReductionOpType::Welford) {
+      FUSER_INTERNAL_ASSERT(
+          !out->hasRoot(), "ATen evaluation of an rFactor of a Welford");
+      std::vector<int64_t> dims;
+      for (size_t i = 0; i < logical.size(); ++i) {
+        if (logical[i]->isReduction()) {
+          dims.push_back(static_cast<int64_t>(i));
+        }
+      }
+      return mergeWelfordStates(tensorOf(op->in()), dims);
+    }
+    const ScalarValue init = ee_.evaluateOrThrow(op->init());
     at::Tensor x = tensorOf(op->in());
     if (out->hasRoot()) {
       x = replayAxes(x, out->getRootDomain(), logical, toAtenScalar(init));
@@ -257,6 +285,13 @@ class AtenEvaluator {
         at::Tensor total = at::sum(x, dims, /*keepdim=*/false, type);
         return init.asDouble() == 0.0 ? total : at::add(total, init_tensor);
       }
+      case ReductionOpType::Prod: {
+        at::Tensor product = x.to(type);
+        for (auto it = dims.rbegin(); it != dims.rend(); ++it) {
+          product = at::prod(product, *it, /*keepdim=*/false, type);
+        }
+        return init.asDouble() == 1.0 ? product : at::mul(product, init_tensor);
+      }
       case ReductionOpType::Max:
       case ReductionOpType::Min: {
         // amax/amin reject empty reductions; the result is then the init.
@@ -269,8 +304,29 @@ class AtenEvaluator {
         return is_max ? at::maximum(reduced, init_tensor)
                       : at::minimum(reduced, init_tensor);
       }
+      case ReductionOpType::Welford:
+        break; // merged above
     }
     FUSER_ERROR("unknown reduction ", op->opType());
+  }
+
+  // The merge of the Welford states `x` (a last axis of 3, see
+  // computeUnary) over `dims`: the count-weighted mean, and the var_sums
+  // plus each part's squared distance to that mean (exact; an empty
+  // reduction gives mean NaN, var_sum 0, count 0, as torch.var_mean).
+  static at::Tensor mergeWelfordStates(
+      const at::Tensor& x, const std::vector<int64_t>& dims) {
+    const at::Tensor avg = x.select(-1, 0);
+    const at::Tensor var_sum = x.select(-1, 1);
+    const at::Tensor n = x.select(-1, 2);
+    const at::Tensor total_n = at::sum(n, dims, /*keepdim=*/true);
+    const at::Tensor total_avg = at::sum(avg * n, dims, true) / total_n;
+    const at::Tensor total_var_sum = at::sum(
+        var_sum + n * at::square(avg - total_avg).nan_to_num(0.0), dims, true);
+    return at::stack(
+        {total_avg.squeeze(dims), total_var_sum.squeeze(dims),
+         total_n.squeeze(dims)},
+        -1);
   }
 
   // `t`'s axes are `from`, in order. Applies the Split/Merge exprs between

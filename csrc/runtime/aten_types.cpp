@@ -21,6 +21,8 @@ at::ScalarType toAtenType(DataType dtype) {
       return at::ScalarType::Float;
     case DataType::Double:
       return at::ScalarType::Double;
+    case DataType::WelfordFloat:
+    case DataType::WelfordDouble:
     case DataType::Null:
       break;
   }

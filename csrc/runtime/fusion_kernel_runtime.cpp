@@ -53,11 +53,13 @@ FusionKernelRuntime::FusionKernelRuntime(
     segment.rejections = std::move(choice.rejections);
     segment.params =
         choice.scheduler->computeHeuristics(scheduled, runtime_info);
+    if (isDebugDumpEnabled(DebugDumpOption::SchedulerReject)) {
+      for (const auto& rejection : segment.rejections) {
+        std::cout << "[scheduler_reject] " << rejection << "\n";
+      }
+    }
     if (isDebugDumpEnabled(DebugDumpOption::SchedulerParams)) {
       std::cout << "[scheduler_params] " << segment.params->toString() << "\n";
-      for (const auto& rejection : segment.rejections) {
-        std::cout << "[scheduler_params]   declined: " << rejection << "\n";
-      }
     }
     choice.scheduler->schedule(scheduled, *segment.params);
     timer.stage("schedule");
@@ -97,7 +99,8 @@ FusionKernelRuntime::FusionKernelRuntime(
     }
   }
   for (const auto& [value_slot, reader] : last_reader) {
-    const bool kept = value_slot < complete->inputs().size() ||
+    const bool kept =
+        value_slot < complete->inputs().size() ||
         std::find(output_slots_.begin(), output_slots_.end(), value_slot) !=
             output_slots_.end();
     if (!kept) {
@@ -106,8 +109,8 @@ FusionKernelRuntime::FusionKernelRuntime(
   }
   const FusionSegment& first = segments_.front();
   single_segment_ = segments_.size() == 1 &&
-      first.group->inputs() == complete->inputs() &&
-      first.group->outputs() == complete->outputs();
+                    first.group->inputs() == complete->inputs() &&
+                    first.group->outputs() == complete->outputs();
   if (isDebugDumpEnabled(DebugDumpOption::SegmentedFusion)) {
     std::cout << "[segmented_fusion]\n" << segmented_->toString() << std::flush;
   }

@@ -2,10 +2,12 @@
 
 #include <ir/all_nodes.h>
 #include <ir/domain_traversal.h>
-#include <runtime/aten_types.h>
 #include <layout/vectorization.h>
 #include <multidevice/device_counts.h>
+#include <runtime/aten_types.h>
 #include <runtime/tensor_layout.h>
+
+#include <ATen/cuda/CUDAContext.h>
 
 #include <algorithm>
 #include <numeric>
@@ -246,6 +248,10 @@ RuntimeInfo makeRuntimeInfo(
     tensor_info.allocation_strides = std::move(layout.allocation_strides);
     tensor_info.alignment_bytes = pointerAlignment(tensor.data_ptr());
     info.setTensorInfo(tv, std::move(tensor_info));
+    if (tensor.is_cuda()) {
+      info.setMultiprocessors(at::cuda::getDeviceProperties(tensor.get_device())
+                                  ->multiProcessorCount);
+    }
   }
   return info;
 }

@@ -1,14 +1,15 @@
 #include <runtime/kernel_executor.h>
 
-#include <codegen/codegen.h>
 #include <base/compile_timer.h>
 #include <base/options.h>
-#include <runtime/input_binding.h>
+#include <codegen/codegen.h>
+#include <layout/vectorization.h>
 #include <runtime/aten_types.h>
 #include <runtime/driver_api.h>
+#include <runtime/input_binding.h>
 #include <runtime/nvrtc_compile.h>
-#include <layout/vectorization.h>
 
+#include <ATen/ATen.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <c10/util/SmallVector.h>
@@ -24,6 +25,9 @@ std::string LaunchParams::toString() const {
   std::stringstream ss;
   ss << "grid(" << grid[0] << ", " << grid[1] << ", " << grid[2] << ") block("
      << block[0] << ", " << block[1] << ", " << block[2] << ")";
+  if (shared_memory_bytes > 0) {
+    ss << " shared memory " << shared_memory_bytes << " bytes";
+  }
   return ss.str();
 }
 
@@ -181,8 +185,8 @@ void KernelExecutor::checkVectorizedAccesses(
         alignments.at(t));
     FUSER_CHECK(
         violation.empty(), "The kernel reads or writes ", check.tv->toString(),
-        " in vectors of ", check.width, ", which this tensor does not allow: ",
-        violation,
+        " in vectors of ", check.width,
+        ", which this tensor does not allow: ", violation,
         ". Pass a tensor laid out for it (e.g. a .contiguous() copy) or "
         "schedule without vectorization.");
   }
@@ -275,6 +279,25 @@ KernelExecutor::LaunchPlan KernelExecutor::plan(
         break;
     }
   }
+  const int64_t threads =
+      plan.launch.block[0] * plan.launch.block[1] * plan.launch.block[2];
+  plan.launch.shared_memory_bytes = kernel_->smem_bytes_per_thread * threads;
+  for (const LoweredKernel::GridBuffer& buffer : kernel_->grid_buffers) {
+    const int64_t elements = ee.evaluateOrThrow(buffer.work_elements).asInt();
+    const int64_t semaphores = ee.evaluateOrThrow(buffer.semaphores).asInt();
+    // Bytes: a work type may be a Welford state, which ATen has no type for.
+    plan.grid_buffers.push_back(at::empty(
+        {std::max<int64_t>(elements, 1) * dataTypeSize(buffer.work_type)},
+        options.dtype(at::kByte)));
+    plan.grid_buffers.push_back(at::zeros(
+        {std::max<int64_t>(semaphores, 1)}, options.dtype(at::kLong)));
+  }
+  for (const at::Tensor& buffer : plan.grid_buffers) {
+    std::vector<char> pointer(sizeof(void*));
+    void* data = buffer.data_ptr();
+    std::memcpy(pointer.data(), &data, sizeof(void*));
+    appendArgument(plan.bytes, plan.offsets, pointer);
+  }
   return plan;
 }
 
@@ -351,7 +374,8 @@ std::vector<at::Tensor> KernelExecutor::launch(
       static_cast<unsigned>(launch_params_.grid[2]),
       static_cast<unsigned>(launch_params_.block[0]),
       static_cast<unsigned>(launch_params_.block[1]),
-      static_cast<unsigned>(launch_params_.block[2]), 0, stream,
+      static_cast<unsigned>(launch_params_.block[2]),
+      static_cast<unsigned>(launch_params_.shared_memory_bytes), stream,
       argument_pointers.data(), nullptr));
   return outputs;
 }

@@ -27,6 +27,7 @@ namespace fuser {
 struct LaunchParams {
   std::array<int64_t, 3> grid = {1, 1, 1};
   std::array<int64_t, 3> block = {1, 1, 1};
+  int64_t shared_memory_bytes = 0; // dynamic
   std::string toString() const;
 };
 
@@ -73,6 +74,10 @@ class KernelExecutor : public Executor {
     std::vector<TensorLayout> output_layouts;
     std::vector<at::TensorOptions> output_options;
     LaunchParams launch;
+    // The buffers of reductions across blocks (their pointers are in
+    // `bytes`): kept with the plan, the semaphores zero between launches.
+    // Launches of one plan on several streams at once would share them.
+    std::vector<at::Tensor> grid_buffers;
   };
 
   // Binds and checks `inputs` (user errors for what binding rejects or a

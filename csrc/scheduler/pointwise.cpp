@@ -1,10 +1,10 @@
 #include <scheduler/pointwise.h>
 
 #include <id_model/id_model.h>
-#include <transform/inlining.h>
 #include <ir/all_nodes.h>
 #include <scheduler/utils.h>
 #include <scheduler/vectorize_helper.h>
+#include <transform/inlining.h>
 #include <transform/propagator.h>
 
 #include <algorithm>
@@ -31,16 +31,6 @@ std::string joinFlags(const std::vector<bool>& values) {
   return ss.str();
 }
 
-std::vector<TensorView*> tensorInputs(Fusion* fusion) {
-  std::vector<TensorView*> tvs;
-  for (Val* input : fusion->inputs()) {
-    if (auto* tv = dynamic_cast<TensorView*>(input)) {
-      tvs.push_back(tv);
-    }
-  }
-  return tvs;
-}
-
 int64_t rankOf(const TensorView* tv) {
   return static_cast<int64_t>(
       TensorDomain::noReductions(tv->getLogicalDomain()).size());
@@ -63,7 +53,7 @@ bool isPermuted(const std::vector<int64_t>& order) {
 int64_t findBreakPoint(Fusion* fusion, const std::vector<int64_t>& loop_order) {
   const auto rank = static_cast<int64_t>(loop_order.size());
   int64_t break_point = 0;
-  for (TensorView* tv : tensorInputs(fusion)) {
+  for (TensorView* tv : scheduler_utils::tensorInputs(fusion)) {
     if (rankOf(tv) != rank) {
       return 0; // reaches the loop through a BroadcastOp
     }
@@ -153,13 +143,7 @@ bool PointWiseScheduler::canScheduleCompileTime(
     *reason = "outputs are scalars (rank 0)";
     return false;
   }
-  for (TensorView* tv : fusion->allTvs()) {
-    if (!tv->isFusionInput() && tv->getLoopDomain() != tv->getLogicalDomain()) {
-      *reason = tv->toString() + " is already scheduled";
-      return false;
-    }
-  }
-  return true;
+  return scheduler_utils::isUnscheduled(fusion, reason);
 }
 
 bool PointWiseScheduler::canScheduleRunTime(
@@ -198,7 +182,7 @@ std::unique_ptr<HeuristicParams> PointWiseScheduler::computeHeuristics(
     order = *allocationOrderOfLogical(reference);
   } else {
     int64_t best = -1;
-    for (TensorView* tv : tensorInputs(fusion)) {
+    for (TensorView* tv : scheduler_utils::tensorInputs(fusion)) {
       auto input_order = allocationOrderOfLogical(tv);
       if (rankOf(tv) != rank || !input_order ||
           static_cast<int64_t>(input_order->size()) != rank ||
@@ -285,7 +269,7 @@ std::unique_ptr<HeuristicParams> PointWiseScheduler::computeHeuristics(
     }
     return run.elements > 1;
   };
-  for (TensorView* tv : tensorInputs(fusion)) {
+  for (TensorView* tv : scheduler_utils::tensorInputs(fusion)) {
     params->vectorize_input.push_back(
         !tv->uses().empty() &&
         consider(tv, contiguousInnerRun(tv, loopIdsOf(tv), runtime_info)));
@@ -307,25 +291,8 @@ std::unique_ptr<HeuristicParams> PointWiseScheduler::computeHeuristics(
     }
     params->vectorize_output.push_back(consider(tv, run));
   }
-  int64_t width = 16 / max_bytes;
-  auto allowed = [&](int64_t v) {
-    if (inner_extent % v != 0) {
-      return false;
-    }
-    for (const auto& [tv, run] : candidates) {
-      const TensorRuntimeInfo* info = runtime_info.tensorInfo(tv);
-      if (!vectorAccessViolation(
-               v, dataTypeSize(tv->dtype()), run.elements, run.between_runs,
-               info ? info->alignment_bytes : 16)
-               .empty()) {
-        return false;
-      }
-    }
-    return true;
-  };
-  while (width > 1 && !allowed(width)) {
-    width /= 2;
-  }
+  int64_t width =
+      widestVectorWidth(16 / max_bytes, inner_extent, candidates, runtime_info);
   if (candidates.empty()) {
     width = 1;
   }
@@ -356,7 +323,7 @@ void PointWiseScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
     }
     tv->setAllocationDomain(layout, true);
   }
-  const std::vector<TensorView*> inputs = tensorInputs(fusion);
+  const std::vector<TensorView*> inputs = scheduler_utils::tensorInputs(fusion);
   scheduler_utils::cacheInputs(fusion, params.unroll > 1);
   scheduler_utils::cacheAndForkOutputs(fusion, params.unroll > 1);
 

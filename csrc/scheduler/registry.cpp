@@ -3,6 +3,7 @@
 #include <scheduler/expr_eval.h>
 #include <scheduler/no_op.h>
 #include <scheduler/pointwise.h>
+#include <scheduler/reduction.h>
 
 namespace fuser {
 
@@ -29,12 +30,13 @@ std::ostream& operator<<(std::ostream& os, SchedulerType type) {
 }
 
 const std::vector<std::unique_ptr<Scheduler>>& registeredSchedulers() {
-  // Reduction, InnerPersistent and Matmul have no implementation yet;
-  // fusions they would take run through ExprEval (ATen) instead.
+  // InnerPersistent and Matmul have no implementation yet; fusions they
+  // would take run through ExprEval (ATen) instead.
   static const std::vector<std::unique_ptr<Scheduler>> schedulers = [] {
     std::vector<std::unique_ptr<Scheduler>> list;
     list.push_back(std::make_unique<NoOpScheduler>());
     list.push_back(std::make_unique<PointWiseScheduler>());
+    list.push_back(std::make_unique<ReductionScheduler>());
     list.push_back(std::make_unique<ExprEvalScheduler>());
     return list;
   }();
@@ -49,7 +51,7 @@ Scheduler& schedulerFor(SchedulerType type) {
   }
   FUSER_CHECK(
       false, "No scheduler of type ", type,
-      " is implemented; the registered ones are NoOp, PointWise and "
+      " is implemented; the registered ones are NoOp, PointWise, Reduction and "
       "ExprEval.");
   FUSER_ERROR("unreachable");
 }

@@ -1,5 +1,5 @@
-// The scheduler registry (doc/design.md §2, §6). A scheduler says whether it can
-// take a fusion, first from the fusion alone (compile time), then with the
+// The scheduler registry (doc/design.md §2, §6). A scheduler says whether it
+// can take a fusion, first from the fusion alone (compile time), then with the
 // inputs of a run (run time), giving a reason when it cannot; it computes
 // printable heuristic parameters and applies them. The runtime asks the
 // schedulers in order and uses the first that accepts.

@@ -37,6 +37,14 @@ class RuntimeInfo {
   ExpressionEvaluator& expressionEvaluator() {
     return ee_;
   }
+  // The multiprocessors of the device the run is on (an H200's 132 when
+  // not known, e.g. for CPU tensors).
+  int64_t multiprocessors() const {
+    return multiprocessors_;
+  }
+  void setMultiprocessors(int64_t count) {
+    multiprocessors_ = count;
+  }
   // The evaluated extent of `id` (1 for broadcast).
   int64_t extent(const IterDomain* id);
   // Elements of `tv` (its logical domain without reductions).
@@ -45,6 +53,7 @@ class RuntimeInfo {
  private:
   ExpressionEvaluator ee_;
   std::unordered_map<const TensorView*, TensorRuntimeInfo> tensors_;
+  int64_t multiprocessors_ = 132;
 };
 
 } // namespace fuser

@@ -5,6 +5,26 @@
 
 namespace fuser::scheduler_utils {
 
+std::vector<TensorView*> tensorInputs(Fusion* fusion) {
+  std::vector<TensorView*> tvs;
+  for (Val* input : fusion->inputs()) {
+    if (auto* tv = dynamic_cast<TensorView*>(input)) {
+      tvs.push_back(tv);
+    }
+  }
+  return tvs;
+}
+
+bool isUnscheduled(Fusion* fusion, std::string* reason) {
+  for (TensorView* tv : fusion->allTvs()) {
+    if (!tv->isFusionInput() && tv->getLoopDomain() != tv->getLogicalDomain()) {
+      *reason = tv->toString() + " is already scheduled";
+      return false;
+    }
+  }
+  return true;
+}
+
 std::vector<TensorView*> cacheInputs(
     Fusion* fusion, bool unroll, bool replay_allocation) {
   FUSER_CHECK(fusion != nullptr, "cacheInputs: null fusion.");

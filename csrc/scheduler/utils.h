@@ -4,11 +4,20 @@
 #include <fusion.h>
 #include <ir/interface_nodes.h>
 
+#include <string>
 #include <unordered_set>
 #include <utility>
 #include <vector>
 
 namespace fuser::scheduler_utils {
+
+// The fusion's tensor inputs, in input order.
+std::vector<TensorView*> tensorInputs(Fusion* fusion);
+
+// Whether no tensor but the inputs has a loop domain other than its logical
+// one (schedulers start from unscheduled fusions); otherwise `reason` names
+// the first that has.
+bool isUnscheduled(Fusion* fusion, std::string* reason);
 
 // Caches every tensor input that has uses (cacheAfter) and returns the
 // caches, in input order. `unroll` selects the cache op for loads that

@@ -1,7 +1,7 @@
 #include <scheduler/vectorize_helper.h>
 
-#include <layout/allocation_folding.h>
 #include <ir/all_nodes.h>
+#include <layout/allocation_folding.h>
 
 #include <algorithm>
 
@@ -74,6 +74,32 @@ InnerRun contiguousInnerRun(
     }
   }
   return run;
+}
+
+int64_t widestVectorWidth(
+    int64_t widest, int64_t inner_extent,
+    const std::vector<std::pair<TensorView*, InnerRun>>& runs,
+    RuntimeInfo& runtime_info) {
+  auto allowed = [&](int64_t v) {
+    if (inner_extent % v != 0) {
+      return false;
+    }
+    for (const auto& [tv, run] : runs) {
+      const TensorRuntimeInfo* info = runtime_info.tensorInfo(tv);
+      if (!vectorAccessViolation(
+               v, dataTypeSize(tv->dtype()), run.elements, run.between_runs,
+               info ? info->alignment_bytes : 16)
+               .empty()) {
+        return false;
+      }
+    }
+    return true;
+  };
+  int64_t width = widest;
+  while (width > 1 && !allowed(width)) {
+    width /= 2;
+  }
+  return std::max<int64_t>(width, 1);
 }
 
 } // namespace fuser

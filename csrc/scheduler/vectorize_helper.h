@@ -5,10 +5,11 @@
 #pragma once
 
 #include <ir/interface_nodes.h>
-#include <scheduler/runtime_info.h>
 #include <layout/vectorization.h>
+#include <scheduler/runtime_info.h>
 
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace fuser {
@@ -37,6 +38,15 @@ struct InnerRun {
 };
 InnerRun contiguousInnerRun(
     const TensorView* tv, const std::vector<IterDomain*>& loop_ids,
+    RuntimeInfo& runtime_info);
+
+// The widest power of two up to `widest` that divides `inner_extent` (the
+// extent of the innermost loop axis) and that every tensor of `runs` may be
+// accessed with, by the rules of layout/vectorization.h and its run-time
+// alignment; 1 when none.
+int64_t widestVectorWidth(
+    int64_t widest, int64_t inner_extent,
+    const std::vector<std::pair<TensorView*, InnerRun>>& runs,
     RuntimeInfo& runtime_info);
 
 } // namespace fuser

@@ -63,10 +63,13 @@ int64_t maxInlinePosition(
       }
       break;
     }
-    if (id->getParallelType() == ParallelType::Vectorize) {
+    if (id->getParallelType() == ParallelType::Vectorize ||
+        id->getParallelType() == ParallelType::Group) {
       limit = i;
       if (reason) {
-        *reason = "loop axis " + std::to_string(i) + " is vectorized";
+        *reason = "loop axis " + std::to_string(i) + " is " +
+                  (id->getParallelType() == ParallelType::Group ? "grouped"
+                                                                : "vectorized");
       }
       break;
     }
@@ -74,10 +77,14 @@ int64_t maxInlinePosition(
   for (TensorView* consumer : consumersOf(tv)) {
     const auto& consumer_loop = consumer->getLoopDomain();
     int64_t mapped = 0;
-    // A vectorized consumer axis must stay a loop of its own copy.
-    while (mapped < limit && mapped < consumer->nDims() &&
-           consumer_loop[static_cast<size_t>(mapped)]->getParallelType() !=
-               ParallelType::Vectorize &&
+    // A vectorized (grouped) consumer axis must stay a loop of its own copy
+    // (reduction).
+    auto own_loop = [&](int64_t k) {
+      const ParallelType pt =
+          consumer_loop[static_cast<size_t>(k)]->getParallelType();
+      return pt == ParallelType::Vectorize || pt == ParallelType::Group;
+    };
+    while (mapped < limit && mapped < consumer->nDims() && !own_loop(mapped) &&
            id_model.loopMapped(
                loop[static_cast<size_t>(mapped)],
                consumer_loop[static_cast<size_t>(mapped)])) {

@@ -4,10 +4,10 @@
 
 #include <base/exceptions.h>
 #include <fusion.h>
-#include <transform/inlining.h>
 #include <ir/all_nodes.h>
 #include <ir/builder.h>
 #include <ops/all_ops.h>
+#include <transform/inlining.h>
 
 #include <pybind11/stl.h>
 
@@ -216,6 +216,9 @@ Val* reduction(
   if (op == "sum") {
     return sum(tv, axes, keep_dim, dtype);
   }
+  if (op == "prod") {
+    return prod(tv, axes, keep_dim, dtype);
+  }
   TensorView* out = nullptr;
   if (op == "max") {
     out = max(tv, axes, keep_dim);
@@ -418,6 +421,24 @@ void bindIr(py::module_& m) {
              const std::vector<int64_t>& axes, bool keep_dim, DataType dtype) {
             return reduction(
                 fusion, op, asTensor(in, op.c_str()), axes, keep_dim, dtype);
+          },
+          kRef)
+      .def(
+          "welford",
+          [](Fusion& fusion, Val* in, const std::vector<int64_t>& axes) {
+            FusionGuard fg(&fusion);
+            WelfordResult w = welford(asTensor(in, "welford"), axes);
+            return std::vector<Val*>{w.avg, w.var_sum, w.n};
+          },
+          kRef)
+      .def(
+          "var_mean",
+          [](Fusion& fusion, Val* in, const std::vector<int64_t>& axes,
+             int64_t correction, bool keep_dim) {
+            FusionGuard fg(&fusion);
+            VarMeanResult r = varianceMean(
+                asTensor(in, "var_mean"), axes, correction, keep_dim);
+            return std::vector<Val*>{r.var, r.mean};
           },
           kRef)
       .def("split", &splitId, kRef)

@@ -122,9 +122,12 @@ class Op(Record):
 
         args = [render_value(a, namer) for a in self.args]
         args += [f"{k}={render_value(v, namer)}" for k, v in self.kwargs.items()]
-        text = f"{self.out.name} = fd.ops.{self.name}({', '.join(args)})"
-        if isinstance(self.out, Tensor):
-            namer.add_tensor(self.out)
+        outs = self.out if isinstance(self.out, tuple) else (self.out,)
+        names = ", ".join(out.name for out in outs)
+        text = f"{names} = fd.ops.{self.name}({', '.join(args)})"
+        for out in outs:
+            if isinstance(out, Tensor):
+                namer.add_tensor(out)
         return text
 
 

@@ -552,6 +552,18 @@ class FusionDefinition:
         what = f"fd.ops.{name}"
         self._check_defining(what)
         tensor = self._tensor_operand(arg, what)
+        dims = self._reduction_dims(tensor, dims, what)
+        dtype = DataType.Null if dtype is None else to_data_type(dtype)
+        out = self._wrap(self._fusion.reduction(name, tensor._val, dims, bool(keepdim), dtype))
+        self._keep_expand(tensor, dims, keepdim, (out,))
+        return self._record_op(
+            name,
+            [tensor],
+            {"dims": dims, "keepdim": bool(keepdim), "dtype": dtype},
+            out,
+        )
+
+    def _reduction_dims(self, tensor, dims, what):
         rank = tensor.ndim
         if dims is None:
             dims = list(range(rank))
@@ -559,22 +571,46 @@ class FusionDefinition:
             dims = [dims]
         else:
             dims = [int(d) for d in dims]
-        dtype = DataType.Null if dtype is None else to_data_type(dtype)
         reduced = {d % rank for d in dims if rank and -rank <= d < rank}
         self._check_no_expand(
             tensor,
             what,
             {a: s for a, s in tensor._expand.items() if a in reduced},
         )
-        out = self._wrap(self._fusion.reduction(name, tensor._val, dims, bool(keepdim), dtype))
+        return dims
+
+    def _keep_expand(self, tensor, dims, keepdim, outs):
+        """Pending expands of kept axes carry over to the results."""
+        rank = tensor.ndim
+        reduced = {d % rank for d in dims if rank and -rank <= d < rank}
         kept = [a for a in range(rank) if keepdim or a not in reduced]
-        out._expand = {kept.index(a): s for a, s in tensor._expand.items() if a in kept}
-        return self._record_op(
-            name,
-            [tensor],
-            {"dims": dims, "keepdim": bool(keepdim), "dtype": dtype},
-            out,
-        )
+        for out in outs:
+            out._expand = {kept.index(a): s for a, s in tensor._expand.items() if a in kept}
+
+    def _welford(self, arg, dims):
+        what = "fd.ops.welford"
+        self._check_defining(what)
+        tensor = self._tensor_operand(arg, what)
+        dims = self._reduction_dims(tensor, dims, what)
+        outs = tuple(self._wrap(v) for v in self._fusion.welford(tensor._val, dims))
+        self._keep_expand(tensor, dims, False, outs)
+        self._record_op("welford", [tensor], {"dims": dims}, outs)
+        return outs
+
+    def _var_mean(self, name, arg, dims, correction, keepdim):
+        what = f"fd.ops.{name}"
+        self._check_defining(what)
+        tensor = self._tensor_operand(arg, what)
+        dims = self._reduction_dims(tensor, dims, what)
+        if not _is_int(correction):
+            raise TypeError(f"{what}: correction must be an int, got {correction!r}.")
+        vals = self._fusion.var_mean(tensor._val, dims, int(correction), bool(keepdim))
+        # fd.ops.var names only the variance.
+        outs = tuple(self._wrap(v) for v in (vals[:1] if name == "var" else vals))
+        self._keep_expand(tensor, dims, keepdim, outs)
+        kwargs = {"dims": dims, "correction": int(correction), "keepdim": bool(keepdim)}
+        self._record_op(name, [tensor], kwargs, outs if len(outs) > 1 else outs[0])
+        return outs if len(outs) > 1 else outs[0]
 
     # --- running -------------------------------------------------------------------
     def execute(self, inputs, device=None):
@@ -814,6 +850,22 @@ class Ops:
 
     def mean(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
         return self._fd._reduction("mean", arg, dims, keepdim, dtype)
+
+    def prod(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
+        return self._fd._reduction("prod", arg, dims, keepdim, dtype)
+
+    def var(self, arg, dims=None, correction=1, keepdim=False):
+        """torch.var: the variance over `dims` with Bessel's `correction`."""
+        return self._fd._var_mean("var", arg, dims, correction, keepdim)
+
+    def var_mean(self, arg, dims=None, correction=1, keepdim=False):
+        """torch.var_mean: (variance, mean) from one Welford reduction."""
+        return self._fd._var_mean("var_mean", arg, dims, correction, keepdim)
+
+    def welford(self, arg, dims=None):
+        """(mean, var_sum, count) of Welford's one-pass reduction: var_sum
+        is the sum of squared deviations from the mean, count an int64."""
+        return self._fd._welford(arg, dims)
 
 
 def _make_unary(name):

@@ -6,11 +6,11 @@
 
 #include <codegen/codegen.h>
 #include <device_lower/lower.h>
-#include <transform/inlining.h>
 #include <ir/all_nodes.h>
 #include <scheduler/utils.h>
 #include <tests/cpp/kernel_ir_interpreter.h>
 #include <tests/cpp/utils.h>
+#include <transform/inlining.h>
 #include <transform/propagator.h>
 
 #include <gtest/gtest.h>

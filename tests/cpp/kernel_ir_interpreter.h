@@ -19,6 +19,17 @@
 // elements; the test compares both with what the fusion computes at that
 // element's logical coordinate.
 //
+// A reduction across threads and blocks (kir::ParallelReduction) needs the
+// values of other threads, which this one-thread-at-a-time run has not
+// reached yet. Kernels with one run twice: the first run gathers every
+// thread's contribution per reduction group (the points that share the
+// expr, the indices of the dimensions not reduced and the values of the
+// enclosing loops not bound to reduced dimensions); the second run is the
+// one reported, and there the group's leader (reduced thread indices 0, in
+// the last block of its group of blocks, the one whose reduced block
+// indices are largest) combines the group's total into its output, as the
+// runtime helpers do. Threads outside the predicate contribute nothing.
+//
 // Everything questionable is recorded as an error: accesses outside a
 // tensor's elements (past the end or into the gaps of a strided layout),
 // reads of local buffer elements never written, values that cannot be
@@ -108,6 +119,21 @@ inline double inputNumber(int64_t tensor, const Coord& c) {
   // 30 random bits, exactly representable: sums stay exact.
   return static_cast<double>(static_cast<int64_t>(h >> 34) - (1 << 29)) /
          static_cast<double>(1 << 29);
+}
+
+// The binary op a reduction combines two values with (not Welford, whose
+// states the interpreter does not model).
+inline BinaryOpType combiningOp(ReductionOpType op) {
+  switch (op) {
+    case ReductionOpType::Prod:
+      return BinaryOpType::Mul;
+    case ReductionOpType::Max:
+      return BinaryOpType::Max;
+    case ReductionOpType::Min:
+      return BinaryOpType::Min;
+    default:
+      return BinaryOpType::Add;
+  }
 }
 
 // The value of input `tensor`'s element at `c`.
@@ -268,6 +294,19 @@ class KernelInterpreter {
   bool run() {
     try {
       setUp();
+      std::vector<kir::ParallelReduction*> reductions;
+      collectParallelReductions(kernel_.exprs, reductions);
+      for (kir::ParallelReduction* reduction : reductions) {
+        if (reduction->lastBlock() != nullptr) {
+          last_block_flags_.push_back(reduction->lastBlock());
+        }
+      }
+      if (!reductions.empty()) {
+        gathering_ = true;
+        runGrid();
+        gathering_ = false;
+        resetAfterGathering();
+      }
       runGrid();
     } catch (const Abort&) {
       return false;
@@ -321,7 +360,36 @@ class KernelInterpreter {
   struct OpenLoop {
     int64_t value;
     bool in_extent;
+    ParallelType parallel_type = ParallelType::Serial;
   };
+
+  // The parallel reductions of `exprs`, nested scopes included.
+  static void collectParallelReductions(
+      const std::vector<Expr*>& exprs,
+      std::vector<kir::ParallelReduction*>& found) {
+    for (Expr* expr : exprs) {
+      if (auto* reduction = dynamic_cast<kir::ParallelReduction*>(expr)) {
+        found.push_back(reduction);
+      } else if (auto* loop = dynamic_cast<kir::ForLoop*>(expr)) {
+        collectParallelReductions(loop->body().exprs(), found);
+      } else if (auto* branch = dynamic_cast<kir::IfThenElse*>(expr)) {
+        collectParallelReductions(branch->thenBody().exprs(), found);
+        collectParallelReductions(branch->elseBody().exprs(), found);
+      }
+    }
+  }
+
+  // The gathering run's writes, errors and counts are not reported.
+  void resetAfterGathering() {
+    for (auto& [name, global] : globals_) {
+      std::fill(global.values.begin(), global.values.end(), std::nullopt);
+      std::fill(global.write_counts.begin(), global.write_counts.end(), 0);
+    }
+    writes_.clear();
+    errors_.clear();
+    error_count_ = 0;
+    points_ = 0;
+  }
 
   void error(const std::string& message) {
     ++error_count_;
@@ -459,6 +527,9 @@ class KernelInterpreter {
       }
       locals_.clear();
       loops_.clear();
+      for (Val* flag : last_block_flags_) {
+        ee_.bind(flag, ScalarValue(false));
+      }
       runScope(kernel_.exprs);
       size_t d = dims.size();
       while (d > 0) {
@@ -493,6 +564,9 @@ class KernelInterpreter {
             std::vector<std::optional<Value>>(static_cast<size_t>(size));
       } else if (expr->isA<kir::BlockSync>()) {
         fatal("BlockSync is not interpreted");
+      } else if (
+          auto* reduction = dynamic_cast<kir::ParallelReduction*>(expr)) {
+        runParallelReduction(reduction);
       } else {
         runTensorExpr(expr);
       }
@@ -508,7 +582,8 @@ class KernelInterpreter {
     const int64_t stop = eval(loop->stop(), "loop stop");
     if (loop->isThreadParallel() || loop->index()->isConst()) {
       const int64_t value = eval(loop->index(), "loop index");
-      loops_.push_back({value, start <= value && value < stop});
+      loops_.push_back(
+          {value, start <= value && value < stop, loop->parallelType()});
       runScope(loop->body().exprs());
       loops_.pop_back();
       return;
@@ -595,6 +670,121 @@ class KernelInterpreter {
     }
   }
 
+  static Value reduce(ReductionOpType op, const Value& a, const Value& b) {
+    return combine(
+        {a, b}, evaluateBinaryOp(
+                    combiningOp(op), ScalarValue(a.number),
+                    ScalarValue(b.number), DataType::Double)
+                    .asDouble());
+  }
+
+  // The reduction group of this point (see the top of the file) and
+  // whether it is the group's leader.
+  std::pair<std::vector<int64_t>, bool> reductionGroup(
+      kir::ParallelReduction* reduction) {
+    static const std::vector<std::pair<ParallelType, std::string>> dims = {
+        {ParallelType::TIDx, "threadIdx.x"},
+        {ParallelType::TIDy, "threadIdx.y"},
+        {ParallelType::TIDz, "threadIdx.z"},
+        {ParallelType::BIDx, "blockIdx.x"},
+        {ParallelType::BIDy, "blockIdx.y"},
+        {ParallelType::BIDz, "blockIdx.z"}};
+    const kir::ReducedDims& reduced = reduction->dims();
+    auto is_reduced = [&reduced](size_t d) {
+      return d < 3 ? reduced.threads[d] : reduced.blocks[d - 3];
+    };
+    std::vector<int64_t> key;
+    bool leader = true;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      auto it = thread_.find(dims[d].second);
+      const int64_t index = it == thread_.end() ? 0 : it->second;
+      if (!is_reduced(d)) {
+        key.push_back(index);
+      } else if (d < 3) {
+        leader &= index == 0;
+      } else {
+        leader &= index == launch_.at(dims[d].second) - 1;
+      }
+    }
+    for (const OpenLoop& loop : loops_) {
+      bool bound_to_reduced = false;
+      for (size_t d = 0; d < dims.size(); ++d) {
+        bound_to_reduced |=
+            is_reduced(d) && loop.parallel_type == dims[d].first;
+      }
+      if (!bound_to_reduced) {
+        key.push_back(loop.value);
+      }
+    }
+    return {key, leader};
+  }
+
+  void runParallelReduction(kir::ParallelReduction* reduction) {
+    ++points_;
+    if (reduction->opType() == ReductionOpType::Welford) {
+      fatal("Welford states are not interpreted");
+    }
+    if (reduction->predicate() == nullptr) {
+      fatal("reduction predicate never filled in");
+    }
+    const bool in_predicate =
+        evalBool(reduction->predicate(), "reduction predicate");
+    auto [group, leader] = reductionGroup(reduction);
+    // A grouped call reduces groupSize() consecutive elements, each on its
+    // own (the group position joins the key).
+    const int64_t group_size = reduction->groupSize();
+    group.push_back(0);
+    auto* in_index = dynamic_cast<kir::TensorIndex*>(reduction->in());
+    auto* out = dynamic_cast<kir::TensorIndex*>(reduction->out());
+    if (out == nullptr || in_index == nullptr) {
+      fatal("reduction operands are not indexed: " + reduction->toString());
+    }
+    if (gathering_) {
+      if (in_predicate) {
+        const int64_t in_offset = eval(in_index->index(), "reduction input");
+        for (int64_t k = 0; k < group_size; ++k) {
+          group.back() = k;
+          const Value in = read(in_index, in_offset + k);
+          auto key = std::make_pair(static_cast<Expr*>(reduction), group);
+          auto [it, fresh] = group_totals_.emplace(key, in);
+          if (!fresh) {
+            it->second = reduce(reduction->opType(), it->second, in);
+          }
+        }
+      }
+      return;
+    }
+    if (reduction->lastBlock() != nullptr) {
+      // The last block of the group of blocks (largest reduced block
+      // indices): recomputed from the launch, independent of the threads.
+      bool last = true;
+      static const std::vector<std::string> blocks = {
+          "blockIdx.x", "blockIdx.y", "blockIdx.z"};
+      for (size_t d = 0; d < 3; ++d) {
+        if (reduction->dims().blocks[d]) {
+          auto it = thread_.find(blocks[d]);
+          last &=
+              it != thread_.end() && it->second == launch_.at(blocks[d]) - 1;
+        }
+      }
+      ee_.bind(reduction->lastBlock(), ScalarValue(last));
+    }
+    if (!leader || !in_predicate) {
+      return;
+    }
+    const int64_t offset = eval(out->index(), "reduction output index");
+    for (int64_t k = 0; k < group_size; ++k) {
+      group.back() = k;
+      Value value = read(out, offset + k);
+      auto total = group_totals_.find(
+          std::make_pair(static_cast<Expr*>(reduction), group));
+      if (total != group_totals_.end()) {
+        value = reduce(reduction->opType(), value, total->second);
+      }
+      write(out, offset + k, std::move(value));
+    }
+  }
+
   void runTensorExpr(Expr* expr) {
     ++points_;
     if (expr->outputs().empty()) {
@@ -606,20 +796,12 @@ class KernelInterpreter {
     }
     Value value;
     if (auto* rop = dynamic_cast<ReductionOp*>(expr)) {
-      // acc = acc op in
-      const Value acc = readOperand(rop->out());
-      const Value in = readOperand(rop->in());
-      BinaryOpType op = BinaryOpType::Add;
-      if (rop->opType() == ReductionOpType::Max) {
-        op = BinaryOpType::Max;
-      } else if (rop->opType() == ReductionOpType::Min) {
-        op = BinaryOpType::Min;
+      if (rop->opType() == ReductionOpType::Welford) {
+        fatal("Welford states are not interpreted");
       }
-      value = combine(
-          {acc, in}, evaluateBinaryOp(
-                         op, ScalarValue(acc.number), ScalarValue(in.number),
-                         DataType::Double)
-                         .asDouble());
+      // acc = acc op in
+      value = reduce(
+          rop->opType(), readOperand(rop->out()), readOperand(rop->in()));
     } else if (auto* uop = dynamic_cast<UnaryOp*>(expr)) {
       const Value in = readOperand(uop->in());
       value = combine(
@@ -774,6 +956,11 @@ class KernelInterpreter {
   std::map<std::string, int64_t> thread_;
   std::map<TensorView*, std::vector<std::optional<Value>>> locals_;
   std::vector<OpenLoop> loops_;
+  // Parallel reductions: whether this is the gathering run, the totals it
+  // gathered per (expr, group), and the last-block flags of the kernel.
+  bool gathering_ = false;
+  std::map<std::pair<Expr*, std::vector<int64_t>>, Value> group_totals_;
+  std::vector<Val*> last_block_flags_;
   std::vector<WriteEvent> writes_;
   std::vector<std::string> errors_;
   int64_t error_count_ = 0;

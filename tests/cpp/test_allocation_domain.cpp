@@ -5,8 +5,8 @@
 // AllocationDomainIrTest holds the IR-level tests; they need no GPU.
 // AllocationDomainTest runs fusions on the GPU (skipped without one).
 
-#include <device_lower/lower.h>
 #include <codegen/codegen.h>
+#include <device_lower/lower.h>
 #include <fusion.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -429,8 +429,8 @@ TEST_F(AllocationDomainIrTest, SymbolicSplitAllocation) {
   EXPECT_EQ(in->getLoopDomain(), (std::vector<IterDomain*>{i0, i1}));
 }
 
-// The sharded-input case of doc/design.md §1: allocation [iDIDx{D}, iM/D, iN] is an
-// outer split of logical, and the loop domain stays [iM, iN].
+// The sharded-input case of doc/design.md §1: allocation [iDIDx{D}, iM/D, iN]
+// is an outer split of logical, and the loop domain stays [iM, iN].
 TEST_F(AllocationDomainIrTest, DeviceSplitAllocation) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());

@@ -6,10 +6,10 @@
 // No GPU needed.
 
 #include <expr/evaluator.h>
+#include <expr/simplifier.h>
 #include <fusion.h>
 #include <gtest/gtest.h>
 #include <ir/all_nodes.h>
-#include <expr/simplifier.h>
 #include <tests/cpp/utils.h>
 
 #include <cstdint>
@@ -536,7 +536,8 @@ TEST_F(ExprSimplifierTest, ConstantReassociation) {
 // ------------------------------------------------- composed index formulas
 
 TEST_F(ExprSimplifierTest, ContiguousSplitIndexesAsTheOriginal) {
-  // doc/design.md §5: [i / 2, 2] contiguous indexes as i, not (i / 2) * 2 + i % 2.
+  // doc/design.md §5: [i / 2, 2] contiguous indexes as i, not (i / 2) * 2 + i
+  // % 2.
   Val* i = symbol();
   Val* linear =
       add(mul(mul(div(i, c(2)), c(2)), c(1)), mul(mod(i, c(2)), c(1)));

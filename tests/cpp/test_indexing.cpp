@@ -1,4 +1,5 @@
-// Indexing and predicates of lowered kernels (doc/design.md §5, doc/indexing.md).
+// Indexing and predicates of lowered kernels (doc/design.md §5,
+// doc/indexing.md).
 //
 // The main check runs hand-scheduled fusions through the CPU interpreter of
 // kernel_ir_interpreter.h: every loop point of every thread, with the
@@ -23,7 +24,6 @@
 #include <device_lower/lower.h>
 #include <expr/evaluator.h>
 #include <fusion.h>
-#include <transform/inlining.h>
 #include <ir/all_nodes.h>
 #include <ops/all_ops.h>
 #include <runtime/nvrtc_compile.h>
@@ -31,6 +31,7 @@
 #include <tests/cpp/indexing_harness.h>
 #include <tests/cpp/kernel_ir_interpreter.h>
 #include <tests/cpp/utils.h>
+#include <transform/inlining.h>
 #include <transform/propagator.h>
 
 #include <gmock/gmock.h>

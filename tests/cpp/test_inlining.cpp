@@ -2,11 +2,11 @@
 // inlining limits, and rFactor.
 #include <fusion.h>
 #include <id_model/id_model.h>
-#include <transform/inlining.h>
 #include <ir/all_nodes.h>
 #include <ops/all_ops.h>
 #include <scheduler/utils.h>
 #include <tests/cpp/utils.h>
+#include <transform/inlining.h>
 #include <transform/propagator.h>
 
 #include <gmock/gmock.h>

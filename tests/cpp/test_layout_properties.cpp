@@ -19,8 +19,8 @@
 #include <ir/all_nodes.h>
 #include <layout/vectorization.h>
 #include <ops/all_ops.h>
-#include <runtime/input_binding.h>
 #include <runtime/fusion_executor_cache.h>
+#include <runtime/input_binding.h>
 #include <scheduler/pointwise.h>
 #include <scheduler/registry.h>
 #include <tests/cpp/kernel_ir_interpreter.h>
@@ -293,11 +293,11 @@ std::string checkCaseOnInterpreter(const Case& c) {
           tensors.at(static_cast<size_t>(it - inputs.begin())).data_ptr());
     }
     const auto extent = ee.evaluate(check.extent);
-    const std::string violation = !extent.has_value()
-        ? "its extent cannot be evaluated"
-        : vectorAccessViolation(
-              check.width, dataTypeSize(tv->dtype()), extent->asInt(),
-              between_runs, alignment);
+    const std::string violation =
+        !extent.has_value() ? "its extent cannot be evaluated"
+                            : vectorAccessViolation(
+                                  check.width, dataTypeSize(tv->dtype()),
+                                  extent->asInt(), between_runs, alignment);
     if (!violation.empty()) {
       failure << "  the vectorized access of " << tv->toString() << " by "
               << check.width << " would be rejected at run time: " << violation
@@ -642,8 +642,9 @@ TEST_F(LayoutPropertyGpuTest, RegressionCasesMatchATen) {
 }
 
 // Every executor returns outputs in their declared allocation layout: the
-// kernel (PointWise), ATen (ExprEval, here for a reduction no kernel
-// scheduler takes yet) and NoOp (an empty output).
+// kernel (PointWise), ATen (ExprEval, here for a reduction whose output
+// has an allocation domain, which the reduction scheduler declines) and
+// NoOp (an empty output).
 TEST_F(LayoutPropertyGpuTest, EveryExecutorReturnsTheDeclaredLayout) {
   // Column-major: the two logical axes merged, the second outer (a
   // reduction axis, taking no memory, goes last).

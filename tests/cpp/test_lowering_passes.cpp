@@ -123,7 +123,8 @@ TEST_F(LoweringPassTest, CleanUpKernel) {
   IterDomain* id = out->axis(1);
   Val* i = IrBuilder::create<Val>(DataType::Index);
   auto* kept = IrBuilder::create<kir::ForLoop>(
-      id, i, kernel_fusion->zeroVal(), IrBuilder::create<Val>(4L, DataType::Index));
+      id, i, kernel_fusion->zeroVal(),
+      IrBuilder::create<Val>(4L, DataType::Index));
   auto* always = IrBuilder::create<kir::IfThenElse>(
       IrBuilder::create<Val>(ScalarValue(true), DataType::Bool));
   always->thenBody().push_back(IrBuilder::create<LoadStoreOp>(
@@ -138,18 +139,17 @@ TEST_F(LoweringPassTest, CleanUpKernel) {
   std::vector<Expr*> exprs = {kept, empty_loop, empty_branch};
   const std::string before = kir::toString(exprs);
   EXPECT_EQ(
-      before,
-      "FOR " + i->toString() + " in " + id->toString() + ":\n" +
-          "  IF true:\n" + "    T2[" + i->toString() + "]\n" +
-          "       = Set(T0[" + i->toString() + "])\n" + "FOR " +
-          empty_loop->index()->toString() + " in " + id->toString() + ":\n" +
-          "IF " + empty_branch->predicate()->toString() + ":\n")
+      before, "FOR " + i->toString() + " in " + id->toString() + ":\n" +
+                  "  IF true:\n" + "    T2[" + i->toString() + "]\n" +
+                  "       = Set(T0[" + i->toString() + "])\n" + "FOR " +
+                  empty_loop->index()->toString() + " in " + id->toString() +
+                  ":\n" + "IF " + empty_branch->predicate()->toString() + ":\n")
       << before;
   const std::string after_pass = after({cleanUpKernel}, exprs);
   EXPECT_EQ(
-      after_pass,
-      "FOR " + i->toString() + " in " + id->toString() + ":\n" + "  T2[" +
-          i->toString() + "]\n" + "     = Set(T0[" + i->toString() + "])\n")
+      after_pass, "FOR " + i->toString() + " in " + id->toString() + ":\n" +
+                      "  T2[" + i->toString() + "]\n" + "     = Set(T0[" +
+                      i->toString() + "])\n")
       << after_pass;
 }
 

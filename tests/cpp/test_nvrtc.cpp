@@ -3,7 +3,6 @@
 // compile tests run on CPU-only machines; launching needs a GPU (FuserTest).
 
 #include <base/exceptions.h>
-#include <fuser_embedded_runtime.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <runtime/driver_api.h>
@@ -30,22 +29,6 @@ using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;
 
 namespace {
-
-// What the kernel compiler prepends (csrc/codegen): the index type, the
-// half and bfloat16 headers, then the embedded runtime headers.
-std::string runtimePreamble() {
-  std::string source =
-      "typedef long long int nvfuser_index_t;\n"
-      "typedef long long int int64_t;\n"
-      "#include <cuda_fp16.h>\n"
-      "#include <cuda_bf16.h>\n"
-      "#define CUDART_INF __longlong_as_double(0x7ff0000000000000ULL)\n"
-      "#define CUDART_NAN __longlong_as_double(0xfff8000000000000ULL)\n";
-  for (const auto& [name, content] : embeddedRuntimeSources()) {
-    source += "// runtime/" + name + "\n" + content + "\n";
-  }
-  return source;
-}
 
 // Adds 1 to every element, through the runtime's Tensor struct.
 std::string addOneKernel() {

@@ -78,7 +78,8 @@ Scheduled scheduleWith(Fusion* fusion, RuntimeInfo& info) {
       choice.scheduler->type(),
       choice.scheduler->computeHeuristics(fusion, info), choice.rejections};
   choice.scheduler->schedule(fusion, *result.params);
-  if (result.type == SchedulerType::PointWise) {
+  if (result.type == SchedulerType::PointWise ||
+      result.type == SchedulerType::Reduction) {
     // Every scheduled fusion must give a kernel that compiles.
     const std::string code = generateCudaKernel(fusion);
     EXPECT_NO_THROW(compileToCubin(code, "fuser_kernel", 90, true))
@@ -244,7 +245,9 @@ TEST_F(PointwiseSchedulerTest, OuterBroadcastOpUsesOneDimensionalSchedule) {
   EXPECT_NO_THROW(compileToCubin(code, "fuser_kernel", 90, true));
 }
 
-TEST_F(PointwiseSchedulerTest, ReductionFallsBackToExprEvalWithReason) {
+// A reduction is not pointwise; the reduction scheduler takes it, and the
+// pointwise scheduler says why it declined.
+TEST_F(PointwiseSchedulerTest, ReductionIsDeclinedWithReason) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());
   TensorView* a = makeContigTensor(2);
@@ -252,7 +255,7 @@ TEST_F(PointwiseSchedulerTest, ReductionFallsBackToExprEvalWithReason) {
   fusion->addOutput(sum(a, {1}));
   RuntimeInfo info = makeInfo(fusion.get(), {{4, 8}});
   Scheduled s = scheduleWith(fusion.get(), info);
-  EXPECT_EQ(s.type, SchedulerType::ExprEval);
+  EXPECT_EQ(s.type, SchedulerType::Reduction);
   ASSERT_FALSE(s.rejections.empty());
   EXPECT_THAT(s.rejections.back(), HasSubstr("PointWise"));
   EXPECT_THAT(s.rejections.back(), HasSubstr("reduc"));
@@ -412,12 +415,14 @@ TEST_F(PointwiseSchedulerGpuTest, NhwcReluKeepsChannelsLast) {
   testValidate(fec.fusion(), outputs, {t}, __LINE__, __FILE__);
 }
 
-TEST_F(PointwiseSchedulerGpuTest, ReductionRunsThroughExprEval) {
+// A fusion no scheduler takes (a normalization, until its scheduler
+// exists) runs op by op through ATen.
+TEST_F(PointwiseSchedulerGpuTest, NormalizationRunsThroughExprEval) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());
   TensorView* a = makeContigTensor(2);
   fusion->addInput(a);
-  fusion->addOutput(sum(a, {1}));
+  fusion->addOutput(sub(a, broadcast(sum(a, {1}), {false, true})));
   FusionExecutorCache fec(std::move(fusion));
   auto options = at::TensorOptions().dtype(at::kFloat).device(at::kCUDA);
   at::Tensor t = at::randn({16, 33}, options);

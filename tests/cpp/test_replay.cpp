@@ -1,4 +1,5 @@
-// TransformReplay: loop replay and the replay_allocation knob (doc/design.md §4).
+// TransformReplay: loop replay and the replay_allocation knob (doc/design.md
+// §4).
 #include <fusion.h>
 #include <ir/all_nodes.h>
 #include <ops/all_ops.h>

@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 #include <ir/all_nodes.h>
 #include <ir/domain_traversal.h>
-#include <ops/all_ops.h>
 #include <multidevice/device_counts.h>
+#include <ops/all_ops.h>
 #include <runtime/aten_types.h>
 #include <runtime/input_binding.h>
 #include <runtime/tensor_layout.h>
@@ -62,8 +62,7 @@ AllocationSizesAndStrides bindAndInfer(
 at::Tensor allocateOutput(
     TensorView* tv, ExpressionEvaluator& ee, const at::TensorOptions& options) {
   return allocateTensor(
-      denseLayout(tv, ee),
-      options.dtype(toAtenType(tv->dtype())));
+      denseLayout(tv, ee), options.dtype(toAtenType(tv->dtype())));
 }
 
 } // namespace

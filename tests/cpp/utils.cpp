@@ -1,8 +1,10 @@
 #include <tests/cpp/utils.h>
 
+#include <fuser_embedded_runtime.h>
+
 #include <expr/evaluator.h>
-#include <runtime/input_binding.h>
 #include <runtime/aten_evaluator.h>
+#include <runtime/input_binding.h>
 
 #include <ATen/ATen.h>
 #include <ATen/Context.h>
@@ -13,6 +15,20 @@
 #include <unordered_set>
 
 namespace fuser {
+
+std::string runtimePreamble() {
+  std::string source =
+      "typedef long long int nvfuser_index_t;\n"
+      "typedef long long int int64_t;\n"
+      "#include <cuda_fp16.h>\n"
+      "#include <cuda_bf16.h>\n"
+      "#define CUDART_INF __longlong_as_double(0x7ff0000000000000ULL)\n"
+      "#define CUDART_NAN __longlong_as_double(0xfff8000000000000ULL)\n";
+  for (const auto& [name, content] : embeddedRuntimeSources()) {
+    source += "// runtime/" + name + "\n" + content + "\n";
+  }
+  return source;
+}
 
 namespace {
 

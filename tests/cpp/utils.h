@@ -28,6 +28,11 @@ TensorView* makeContigTensor(int64_t ndims, DataType dtype = DataType::Float);
 // `ndims` symbolic extents, non-contiguous.
 TensorView* makeSymbolicTensor(int64_t ndims, DataType dtype = DataType::Float);
 
+// What the kernel compiler prepends to a kernel (csrc/codegen/codegen.cpp),
+// with every runtime/ header: for hand-written kernels compiled with NVRTC
+// (64-bit indices).
+std::string runtimePreamble();
+
 // True when a CUDA device can run kernels.
 bool deviceAvailable();
 

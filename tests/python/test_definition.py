@@ -153,7 +153,8 @@ COMPARE = ["eq", "ne", "lt", "le", "gt", "ge"]
 def test_every_op_of_the_library_is_in_fd_ops():
     for name in fuser._C.unary_ops + fuser._C.binary_ops + [
         "where", "cast", "set", "segment_set", "broadcast", "broadcast_in_dim",
-        "permute", "reshape", "sum", "max", "min", "mean",
+        "permute", "reshape", "sum", "max", "min", "mean", "prod", "var",
+        "var_mean", "welford",
     ]:  # fmt: skip
         assert callable(getattr(FusionDefinition().ops, name)), name
     assert set(UNARY + ["logical_not"]) == set(fuser._C.unary_ops)
@@ -266,6 +267,28 @@ def test_reductions():
     assert "T2 = fd.ops.sum(T0, dims=[0, -1], keepdim=True, dtype=DataType.Null)" in text
     assert "T4 = fd.ops.min(T0, dims=[0, 1, 2], keepdim=False" in text
     assert t2.logical_domain()[0].is_broadcast()
+
+
+def test_variance_and_welford():
+    with FusionDefinition() as fd:
+        t0 = contiguous_tensor(fd, 3)
+        var, mean = fd.ops.var_mean(t0, [0, 2], correction=0, keepdim=True)
+        t3 = fd.ops.var(t0, [1])
+        avg, var_sum, n = fd.ops.welford(t0, [2])
+        t7 = fd.ops.prod(t0, 1)
+        h0 = contiguous_tensor(fd, 2, DataType.BFloat16)
+        hv = fd.ops.var(h0, [1])
+    assert [t.ndim for t in (var, mean, t3, avg, var_sum, n, t7)] == [3, 3, 2, 2, 2, 2, 2]
+    assert n.dtype == DataType.Int and avg.dtype == DataType.Float
+    assert hv.dtype == DataType.BFloat16  # as torch.var of a bfloat16 tensor
+    text = str(fd)
+    assert "T1, T2 = fd.ops.var_mean(T0, dims=[0, 2], correction=0, keepdim=True)" in text
+    assert "T3 = fd.ops.var(T0, dims=[1], correction=1, keepdim=False)" in text
+    assert "T4, T5, T6 = fd.ops.welford(T0, dims=[2])" in text
+    assert "T7 = fd.ops.prod(T0, dims=[1], keepdim=False" in text
+    with pytest.raises(TypeError, match="correction must be an int"):
+        with FusionDefinition() as fd:
+            fd.ops.var(contiguous_tensor(fd, 2), [1], correction=0.5)
 
 
 def test_broadcast_and_broadcast_in_dim():

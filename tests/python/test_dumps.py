@@ -1,5 +1,6 @@
-"""FUSER_DUMP options that print the lowering (csrc/base/options.h): they are
-read once per process, so each case runs in a fresh interpreter."""
+"""FUSER_DUMP options that print the lowering and the schedulers' choices
+(csrc/base/options.h): read once per process, so each case runs in a fresh
+interpreter."""
 
 import os
 import subprocess
@@ -26,7 +27,7 @@ PASSES = [
 ]
 
 
-def run_with_dump(dump):
+def run_with_dump(dump, program=PROGRAM):
     env = dict(os.environ, FUSER_DUMP=dump)
     package = os.path.dirname(os.path.dirname(os.path.abspath(fuser.__file__)))
     extension = os.path.dirname(os.path.abspath(fuser._C.__file__))
@@ -34,7 +35,7 @@ def run_with_dump(dump):
         [package, os.path.dirname(extension), env.get("PYTHONPATH", "")]
     )
     result = subprocess.run(
-        [sys.executable, "-c", PROGRAM], env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=300
     )
     assert result.returncode == 0, result.stderr
     return result.stdout
@@ -70,3 +71,34 @@ def test_unknown_dump_option_is_a_clear_error():
     assert result.returncode != 0
     assert "unknown option 'lower_irr'" in result.stderr
     assert "lower_ir" in result.stderr
+
+
+SCHEDULERS = """
+import torch
+from fuser import DataType, FusionDefinition
+x = torch.randn(64, 300, device="cuda")
+with FusionDefinition() as fd:
+    t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+    fd.add_output(fd.ops.sum(t0, [1]))
+fd.execute([x])
+with FusionDefinition() as fd:
+    t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+    s = fd.ops.broadcast(fd.ops.sum(t0, [1]), [False, True])
+    fd.add_output(fd.ops.sub(t0, s))
+fd.execute([x])
+"""
+
+
+def test_scheduler_params_and_rejections():
+    import pytest
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a GPU: schedulers run when a fusion executes")
+    out = run_with_dump("scheduler_params,scheduler_reject", SCHEDULERS)
+    # The row sum: a reduction kernel, with the pointwise scheduler's reason.
+    assert "[scheduler_params] Reduction: inner, kept [0], reduced [1]" in out
+    assert "[scheduler_reject] PointWise (compile time):" in out
+    # The normalization: the reduction scheduler says why not.
+    assert "[scheduler_reject] Reduction (compile time):" in out
+    assert "a normalization" in out

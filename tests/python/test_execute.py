@@ -175,6 +175,47 @@ def test_reductions(keepdim):
         torch.testing.assert_close(got, want)
 
 
+def test_variance_welford_and_prod():
+    # One reduction per fusion: each compiles to one reduction kernel.
+    x = cuda(300, 777)
+
+    def define_var_mean(fd):
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        var, mean = fd.ops.var_mean(t0, [1])
+        fd.add_output(var)
+        fd.add_output(mean)
+
+    _, (var, mean) = run(define_var_mean, [x])
+    want_var, want_mean = torch.var_mean(x, 1)
+    torch.testing.assert_close(var, want_var)
+    torch.testing.assert_close(mean, want_mean)
+
+    def define_var(fd):
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        fd.add_output(fd.ops.var(t0, [0], correction=0, keepdim=True))
+
+    _, (var0,) = run(define_var, [x])
+    torch.testing.assert_close(var0, x.var(0, correction=0, keepdim=True))
+
+    def define_welford(fd):
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        avg, var_sum, n = fd.ops.welford(t0, [1])
+        fd.add_output(var_sum)
+        fd.add_output(n)
+
+    _, (var_sum, n) = run(define_welford, [x])
+    torch.testing.assert_close(var_sum, want_var * 776, rtol=1e-4, atol=1e-3)
+    assert n.dtype == torch.int64 and bool((n == 777).all())
+
+    def define_prod(fd):
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        fd.add_output(fd.ops.prod(t0, 1))
+
+    y = 1.0 + 0.01 * cuda(64, 500)
+    _, (p,) = run(define_prod, [y])
+    torch.testing.assert_close(p, y.prod(1), rtol=1e-4, atol=1e-5)
+
+
 def test_sum_of_half_accumulates_in_float():
     def define(fd):
         t0 = fd.define_tensor(shape=[-1, -1], contiguity=True, dtype=DataType.Half)

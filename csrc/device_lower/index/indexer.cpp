@@ -1,9 +1,9 @@
 #include <device_lower/index/indexer.h>
 
-#include <layout/allocation_folding.h>
 #include <device_lower/lower.h>
-#include <layout/buffer_axes.h>
 #include <ir/domain_traversal.h>
+#include <layout/allocation_folding.h>
+#include <layout/buffer_axes.h>
 
 #include <algorithm>
 
@@ -253,8 +253,17 @@ Val* Indexer::predicate(TensorView* consumer, bool include_reduction_axes) {
   // (doc/indexing.md §5): along a broadcast axis only at position 0, and
   // only by the first thread of a parallel type its loops do not use.
   const bool shared_memory = consumer->getMemoryType() != MemoryType::Local;
-  // Logical indices in range.
-  for (IterDomain* id : consumer->getLogicalDomain()) {
+  // Logical indices in range, and root ones of an rFactor product (its
+  // logical IDs are splits of the root ones, which may overrun them).
+  std::vector<IterDomain*> bounded = consumer->getLogicalDomain();
+  if (consumer->hasRoot()) {
+    for (IterDomain* id : consumer->getRootDomain()) {
+      if (std::find(bounded.begin(), bounded.end(), id) == bounded.end()) {
+        bounded.push_back(id);
+      }
+    }
+  }
+  for (IterDomain* id : bounded) {
     if (id->isDeviceDim() || (id->isReduction() && !include_reduction_axes)) {
       continue;
     }
@@ -269,14 +278,13 @@ Val* Indexer::predicate(TensorView* consumer, bool include_reduction_axes) {
   }
   // Split inputs on the loop path that a non-dividing split may overrun.
   for (Expr* expr : getExprsBetween(
-           consumer->getLogicalDomain(), consumer->getLoopDomain())) {
+           consumer->getMaybeRootDomain(), consumer->getLoopDomain())) {
     auto* split = dynamic_cast<Split*>(expr);
     if (split == nullptr || split->in()->isBroadcast() ||
         (split->in()->isReduction() && !include_reduction_axes)) {
       continue;
     }
-    if (overrunReachesLogical(
-            split->in(), consumer->getLogicalDomain(), !shared_memory)) {
+    if (overrunReachesLogical(split->in(), bounded, !shared_memory)) {
       continue; // the logical predicates above catch it
     }
     Val* extent = lower->loopExtent(split->in());
@@ -307,11 +315,23 @@ Val* Indexer::predicate(TensorView* consumer, bool include_reduction_axes) {
       }
     }
   }
+  // Along a block dimension a reduction across blocks reduced, only the
+  // last block of each group holds the value (doc/reduction.md).
+  const auto& last_block = lower->parallelReductions().lastBlockFlags(consumer);
   for (const auto& [pt, extent] : lower->kernel().launch_extents) {
     const bool used = std::any_of(
         loops_.begin(), loops_.end(),
         [pt = pt](kir::ForLoop* loop) { return loop->parallelType() == pt; });
-    if (shared_memory && !used) {
+    if (!shared_memory || used) {
+      continue;
+    }
+    auto flag = std::find_if(
+        last_block.begin(), last_block.end(),
+        [pt = pt](const auto& f) { return f.first == pt; });
+    if (flag != last_block.end()) {
+      condition = IrBuilder::binaryExpr(
+          BinaryOpType::LogicalAnd, condition, flag->second);
+    } else {
       require_below(
           kir::parallelIndex(pt), FusionGuard::getCurFusion()->oneVal());
     }

@@ -18,7 +18,8 @@ namespace {
 
 // A kernel only sees its rank's shard of a device-sharded tensor, so an
 // expr touching one must run on the same shard (a device-parallel loop).
-// Reading it from an unsharded loop needs a collective first (doc/design.md §7).
+// Reading it from an unsharded loop needs a collective first (doc/design.md
+// §7).
 void checkShardedAccess(
     TensorView* tv, Expr* expr, const std::vector<kir::ForLoop*>& loops) {
   if (tv->getMemoryType() != MemoryType::Global) {
@@ -57,6 +58,16 @@ Expr* lowerTensorExpr(Expr* expr, const LowerOperand& lowerOperand) {
         lowerOperand(top->input(1)), lowerOperand(top->input(2)));
   }
   if (auto* rop = dynamic_cast<ReductionOp*>(expr)) {
+    const ParallelReductions& parallel = lower->parallelReductions();
+    if (parallel.isParallel(rop)) {
+      const ParallelReductions::Info& info = parallel.info(rop);
+      auto* reduction = IrBuilder::create<kir::ParallelReduction>(
+          rop->opType(), lower->resolveExtent(rop->init()), out,
+          lowerOperand(rop->in()), info.dims, info.last_block,
+          info.buffer_index);
+      reduction->setGroupSize(info.group_size);
+      return reduction;
+    }
     return IrBuilder::create<ReductionOp>(
         rop->opType(), lower->resolveExtent(rop->init()), out,
         lowerOperand(rop->in()));
@@ -72,7 +83,6 @@ Expr* lowerTensorExpr(Expr* expr, const LowerOperand& lowerOperand) {
   return IrBuilder::create<LoadStoreOp>(
       LoadStoreOpType::Set, out, lowerOperand(expr->input(0)), cache_op);
 }
-
 
 // `expr` with its tensor operands indexed, and its predicate recorded for
 // generatePredicates: one indexer per expr.
@@ -99,8 +109,8 @@ Expr* lowerExpr(Expr* expr, const std::vector<kir::ForLoop*>& loops) {
   // loops.
   auto* out = lowered->output(0)->as<kir::TensorIndex>();
   const bool is_init = lowered->isA<LoadStoreOp>() &&
-      !lowered->input(0)->isA<kir::TensorIndex>() &&
-      out->view()->hasReduction();
+                       !lowered->input(0)->isA<kir::TensorIndex>() &&
+                       out->view()->hasReduction();
   lower->recordPredicate(lowered, indexer.predicate(out->view(), !is_init));
   return lowered;
 }

@@ -1,5 +1,5 @@
-// Loop nests from loop domains (doc/design.md §5). Each tensor expr runs inside one
-// loop per loop ID of its output. Its outer loops, up to its produce
+// Loop nests from loop domains (doc/design.md §5). Each tensor expr runs inside
+// one loop per loop ID of its output. Its outer loops, up to its produce
 // position or its own compute-at position (whichever is larger), may be
 // ones opened before it: an open loop at depth i is shared when an expr that
 // ran in it is inlined deeper than i, the loop maps to the output's loop ID
@@ -30,7 +30,9 @@ Val* loopIndexFor(IterDomain* id, ParallelType pt, Val* extent) {
   if (isParallelTypeThreadDim(pt) || isParallelTypeBlockDim(pt)) {
     return kir::parallelIndex(pt);
   }
-  if (isParallelTypeDeviceDim(pt) || id->isBroadcast() ||
+  // A grouped reduction handles every iteration in one call (at index 0).
+  if (isParallelTypeDeviceDim(pt) || pt == ParallelType::Group ||
+      id->isBroadcast() ||
       (extent->isConstInt() && extent->constIntValue() == 1)) {
     return FusionGuard::getCurFusion()->zeroVal();
   }
@@ -71,14 +73,6 @@ std::vector<Expr*> generateLoopNests(const std::vector<Expr*>& exprs) {
   std::unordered_map<TensorView*, std::vector<kir::ForLoop*>> computed_in;
   for (Expr* expr : exprs) {
     TensorView* out = outputTv(expr);
-    for (IterDomain* id : out->getLoopDomain()) {
-      FUSER_CHECK(
-          !(id->isReduction() && id->isThread()), "Reduction axis ",
-          id->toString(), " of ", out->toString(), " is parallelized with ",
-          id->getParallelType(),
-          "; block and grid reductions are not supported by this code "
-          "generator yet. Keep reduction axes serial.");
-    }
     const auto& loop = out->getLoopDomain();
     const size_t share_pos = LoopPromotion::sharePosition(out);
     // Whether a producer of `expr` was computed in open[depth] without

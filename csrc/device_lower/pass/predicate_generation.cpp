@@ -23,6 +23,10 @@ class PredicateFiller : public kir::IrVisitor {
     }
     kir::IrVisitor::handle(branch);
   }
+
+  void handle(kir::ParallelReduction* reduction) override {
+    reduction->setPredicate(GpuLower::current()->predicateOf(reduction));
+  }
 };
 
 } // namespace

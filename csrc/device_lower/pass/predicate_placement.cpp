@@ -3,6 +3,7 @@
 #include <device_lower/passes.h>
 
 #include <device_lower/kir_visitor.h>
+#include <device_lower/lower.h>
 
 namespace fuser {
 
@@ -13,7 +14,10 @@ class PredicatePlacer : public kir::ExprMutator {
   using kir::ExprMutator::handle;
 
   void handle(Expr* expr) override {
-    if (expr->isA<kir::Allocate>() || expr->isA<kir::BlockSync>()) {
+    // Every thread must reach a reduction across threads: its predicate
+    // is an argument instead.
+    if (expr->isA<kir::Allocate>() || expr->isA<kir::BlockSync>() ||
+        GpuLower::current()->parallelReductions().isParallel(expr)) {
       return;
     }
     auto* branch = IrBuilder::create<kir::IfThenElse>(nullptr);

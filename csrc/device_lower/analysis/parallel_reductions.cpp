@@ -1,0 +1,120 @@
+#include <device_lower/analysis/parallel_reductions.h>
+
+#include <device_lower/lower.h>
+#include <ir/all_nodes.h>
+
+#include <algorithm>
+
+namespace fuser {
+
+namespace {
+
+constexpr ParallelType kThreads[3] = {
+    ParallelType::TIDx, ParallelType::TIDy, ParallelType::TIDz};
+constexpr ParallelType kBlocks[3] = {
+    ParallelType::BIDx, ParallelType::BIDy, ParallelType::BIDz};
+
+// The product of the launch extents of `types` (1 for unused ones).
+Val* launchProduct(
+    const LoweredKernel& kernel, const ParallelType (&types)[3]) {
+  Val* product = FusionGuard::getCurFusion()->oneVal();
+  for (ParallelType pt : types) {
+    auto it = kernel.launch_extents.find(pt);
+    if (it != kernel.launch_extents.end()) {
+      product = IrBuilder::mulExpr(product, it->second);
+    }
+  }
+  return product;
+}
+
+} // namespace
+
+ParallelReductions::ParallelReductions(Fusion* fusion, LoweredKernel& kernel) {
+  for (Expr* expr : fusion->exprs()) {
+    auto* rop = dynamic_cast<ReductionOp*>(expr);
+    if (rop == nullptr) {
+      continue;
+    }
+    auto* out = rop->out()->as<TensorView>();
+    Info info;
+    for (IterDomain* id : out->getLoopDomain()) {
+      if (id->getParallelType() == ParallelType::Group) {
+        FUSER_INTERNAL_ASSERT(
+            id->extent()->isConstInt() && info.group_size == 1,
+            "one Group axis of constant extent per reduction: ",
+            out->toString());
+        info.group_size = id->extent()->constIntValue();
+      }
+      if (!id->isReduction()) {
+        continue;
+      }
+      for (int d = 0; d < 3; ++d) {
+        info.dims.threads[d] |= id->getParallelType() == kThreads[d];
+        info.dims.blocks[d] |= id->getParallelType() == kBlocks[d];
+      }
+    }
+    if (!info.dims.anyThread() && !info.dims.anyBlock()) {
+      FUSER_INTERNAL_ASSERT(
+          info.group_size == 1,
+          "Group axis on a serial reduction: ", out->toString());
+      continue;
+    }
+    kernel.smem_bytes_per_thread =
+        std::max(kernel.smem_bytes_per_thread, dataTypeSize(out->dtype()));
+    if (info.dims.anyBlock()) {
+      info.buffer_index = static_cast<int64_t>(kernel.grid_buffers.size());
+      info.last_block = IrBuilder::create<kir::NamedScalar>(
+          "last_block" + std::to_string(info.buffer_index), DataType::Bool);
+      // One work slot per thread of the grid and grouped value, one
+      // semaphore per block (an upper bound on the groups of blocks).
+      Val* blocks = launchProduct(kernel, kBlocks);
+      Val* slots = IrBuilder::mulExpr(blocks, launchProduct(kernel, kThreads));
+      if (info.group_size > 1) {
+        slots = IrBuilder::mulExpr(
+            slots, IrBuilder::create<Val>(
+                       ScalarValue(info.group_size), DataType::Index));
+      }
+      kernel.grid_buffers.push_back({out->dtype(), slots, blocks});
+    }
+    reductions_.emplace(expr, info);
+  }
+  // Tensors that derive from a result only the last block holds.
+  for (Expr* expr : fusion->exprs()) {
+    for (Val* out_val : expr->outputs()) {
+      auto* out = dynamic_cast<TensorView*>(out_val);
+      if (out == nullptr) {
+        continue;
+      }
+      auto& flags = flags_[out];
+      for (Val* in : expr->inputs()) {
+        auto* producer = dynamic_cast<TensorView*>(in);
+        auto it = producer ? flags_.find(producer) : flags_.end();
+        if (it == flags_.end()) {
+          continue;
+        }
+        for (const auto& flag : it->second) {
+          if (std::find(flags.begin(), flags.end(), flag) == flags.end()) {
+            flags.push_back(flag);
+          }
+        }
+      }
+      auto it = reductions_.find(expr);
+      if (it != reductions_.end() && it->second.last_block != nullptr) {
+        for (int d = 0; d < 3; ++d) {
+          if (it->second.dims.blocks[d]) {
+            flags.emplace_back(kBlocks[d], it->second.last_block);
+          }
+        }
+      }
+    }
+  }
+}
+
+const std::vector<std::pair<ParallelType, Val*>>&
+ParallelReductions::lastBlockFlags(const TensorView* tv) const {
+  static const std::vector<std::pair<ParallelType, Val*>> none;
+  auto it = flags_.find(tv);
+  return it == flags_.end() ? none : it->second;
+}
+
+} // namespace fuser

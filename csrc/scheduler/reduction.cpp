@@ -1,0 +1,471 @@
+#include <scheduler/reduction.h>
+
+#include <id_model/id_model.h>
+#include <ir/all_nodes.h>
+#include <scheduler/utils.h>
+#include <scheduler/vectorize_helper.h>
+#include <transform/inlining.h>
+#include <transform/propagator.h>
+
+#include <algorithm>
+#include <numeric>
+#include <sstream>
+#include <unordered_set>
+
+namespace fuser {
+
+namespace {
+
+std::string join(const std::vector<int64_t>& values) {
+  std::stringstream ss;
+  for (size_t i = 0; i < values.size(); ++i) {
+    ss << (i ? " " : "") << values[i];
+  }
+  return ss.str();
+}
+
+ReductionOp* theReduction(Fusion* fusion) {
+  ReductionOp* found = nullptr;
+  for (Expr* expr : fusion->exprs()) {
+    if (auto* rop = dynamic_cast<ReductionOp*>(expr)) {
+      if (found != nullptr) {
+        return nullptr;
+      }
+      found = rop;
+    }
+  }
+  return found;
+}
+
+// The tensors computed from `from` (itself included).
+std::unordered_set<Val*> downstreamOf(Fusion* fusion, Val* from) {
+  std::unordered_set<Val*> down = {from};
+  for (Expr* expr : fusion->exprs()) {
+    for (Val* in : expr->inputs()) {
+      if (down.count(in)) {
+        for (Val* out : expr->outputs()) {
+          down.insert(out);
+        }
+        break;
+      }
+    }
+  }
+  return down;
+}
+
+int64_t pow2Ceil(int64_t n) {
+  int64_t p = 1;
+  while (p < n) {
+    p *= 2;
+  }
+  return p;
+}
+
+int64_t pow2Floor(int64_t n) {
+  int64_t p = 1;
+  while (p * 2 <= n) {
+    p *= 2;
+  }
+  return p;
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+} // namespace
+
+std::string ReductionParams::toString() const {
+  std::stringstream ss;
+  ss << "Reduction: " << (inner ? "inner" : "outer") << ", kept ["
+     << join(kept_axes) << "], reduced [" << join(reduced_axes)
+     << "], vectorize " << vectorize << ", threads " << threads_x << " x "
+     << threads_y << ", grid split " << grid_split << ", unroll " << unroll
+     << (grouped() ? ", grouped" : "")
+     << (vectorize_output ? ", vectorized outputs" : "");
+  return ss.str();
+}
+
+bool ReductionScheduler::canScheduleCompileTime(
+    Fusion* fusion, std::string* reason) {
+  ReductionOp* rop = theReduction(fusion);
+  if (rop == nullptr) {
+    *reason = "it needs exactly one reduction (sum, prod, max or min)";
+    return false;
+  }
+  auto* reduced = rop->out()->as<TensorView>();
+  const auto rank = static_cast<int64_t>(reduced->getLogicalDomain().size());
+  const std::unordered_set<Val*> down = downstreamOf(fusion, reduced);
+  for (Expr* expr : fusion->exprs()) {
+    if (expr->isA<ViewOp>()) {
+      *reason = "it reshapes (ViewOp)";
+      return false;
+    }
+    if (!expr->output(0)->isA<TensorView>()) {
+      continue;
+    }
+    auto* out = expr->output(0)->as<TensorView>();
+    if (down.count(out) && expr != rop) {
+      // After the reduction: only what derives from it (no tensor of the
+      // input's shape joins it: that is a normalization).
+      for (Val* in : expr->inputs()) {
+        if (in->isA<TensorView>() && !down.count(in)) {
+          *reason =
+              out->toString() +
+              " combines the reduction's result with a tensor that does not "
+              "derive from it (a normalization)";
+          return false;
+        }
+      }
+    } else if (expr != rop) {
+      // Before the reduction: elementwise on the input's shape (broadcasts
+      // of smaller inputs included).
+      if (static_cast<int64_t>(
+              TensorDomain::noReductions(out->getLogicalDomain()).size()) !=
+          rank) {
+        *reason = out->toString() + " before the reduction has another rank";
+        return false;
+      }
+    }
+  }
+  for (Val* out : fusion->outputs()) {
+    if (!down.count(out)) {
+      *reason =
+          "output " + out->toString() + " does not derive from the reduction";
+      return false;
+    }
+    if (out->as<TensorView>()->hasAllocation()) {
+      *reason = "output " + out->toString() + " has an allocation domain";
+      return false;
+    }
+  }
+  return scheduler_utils::isUnscheduled(fusion, reason);
+}
+
+bool ReductionScheduler::canScheduleRunTime(
+    Fusion* fusion, RuntimeInfo& runtime_info, std::string* reason) {
+  auto* in = theReduction(fusion)->in()->as<TensorView>();
+  if (runtime_info.numel(in) == 0) {
+    *reason = "the reduction's input is empty";
+    return false;
+  }
+  return true;
+}
+
+std::unique_ptr<HeuristicParams> ReductionScheduler::computeHeuristics(
+    Fusion* fusion, RuntimeInfo& runtime_info) {
+  auto params = std::make_unique<ReductionParams>();
+  ReductionOp* rop = theReduction(fusion);
+  auto* reduced_tv = rop->out()->as<TensorView>();
+  const auto& logical = reduced_tv->getLogicalDomain();
+  const auto rank = static_cast<int64_t>(logical.size());
+
+  // Memory order: the largest input of the reduction's rank.
+  std::vector<int64_t> order(static_cast<size_t>(rank));
+  std::iota(order.begin(), order.end(), 0);
+  TensorView* largest = nullptr;
+  for (TensorView* tv : scheduler_utils::tensorInputs(fusion)) {
+    auto tv_order = allocationOrderOfLogical(tv);
+    if (static_cast<int64_t>(tv_order ? tv_order->size() : 0) != rank) {
+      continue;
+    }
+    if (largest == nullptr ||
+        runtime_info.numel(tv) > runtime_info.numel(largest)) {
+      largest = tv;
+      order = *tv_order;
+    }
+  }
+  int64_t kept_elements = 1;
+  int64_t reduced_elements = 1;
+  for (int64_t p : order) {
+    IterDomain* id = logical[static_cast<size_t>(p)];
+    const int64_t extent = runtime_info.extent(id);
+    if (id->isReduction()) {
+      params->reduced_axes.push_back(p);
+      reduced_elements *= extent;
+    } else {
+      params->kept_axes.push_back(p);
+      kept_elements *= extent;
+    }
+  }
+  // Inner when the innermost axis with more than one element is reduced.
+  params->inner = true;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    IterDomain* id = logical[static_cast<size_t>(*it)];
+    if (runtime_info.extent(id) > 1) {
+      params->inner = id->isReduction();
+      break;
+    }
+  }
+
+  // Vectorization along the innermost merged axis: every input of the
+  // reduction's rank that is contiguous there, read in the loop order.
+  std::vector<int64_t> loop_order =
+      params->inner ? params->kept_axes : params->reduced_axes;
+  const auto& inner_part =
+      params->inner ? params->reduced_axes : params->kept_axes;
+  loop_order.insert(loop_order.end(), inner_part.begin(), inner_part.end());
+  const int64_t inner_elements =
+      params->inner ? reduced_elements : kept_elements;
+  IdModel id_model(fusion);
+  std::vector<std::pair<TensorView*, InnerRun>> candidates;
+  int64_t max_bytes = 1;
+  for (TensorView* tv : scheduler_utils::tensorInputs(fusion)) {
+    const auto tv_logical = TensorDomain::noReductions(tv->getLogicalDomain());
+    if (static_cast<int64_t>(tv_logical.size()) != rank || tv->uses().empty()) {
+      continue;
+    }
+    std::vector<IterDomain*> ids;
+    for (int64_t p : loop_order) {
+      IterDomain* id = tv_logical[static_cast<size_t>(p)];
+      ids.push_back(id->isBroadcast() ? nullptr : id);
+    }
+    max_bytes = std::max(max_bytes, dataTypeSize(tv->dtype()));
+    InnerRun run = contiguousInnerRun(tv, ids, runtime_info);
+    if (run.elements > 1) {
+      candidates.emplace_back(tv, run);
+    }
+  }
+  const int64_t width = candidates.empty() ? 1
+                                           : widestVectorWidth(
+                                                 16 / max_bytes, inner_elements,
+                                                 candidates, runtime_info);
+  params->vectorize = width;
+
+  const int64_t sms = runtime_info.multiprocessors();
+  const int64_t wanted_blocks = 4 * sms;
+  if (params->inner) {
+    const int64_t per_row = ceilDiv(reduced_elements, width);
+    params->threads_x =
+        per_row >= 1024
+            ? 256
+            : std::max<int64_t>(32, std::min<int64_t>(pow2Ceil(per_row), 256));
+    params->threads_y = std::max<int64_t>(
+        1, std::min<int64_t>(256 / params->threads_x, pow2Ceil(kept_elements)));
+    const int64_t blocks = ceilDiv(kept_elements, params->threads_y);
+    const int64_t serial = ceilDiv(per_row, params->threads_x);
+    if (blocks < 2 * sms && serial >= 8) {
+      params->grid_split = std::min<int64_t>(
+          {ceilDiv(wanted_blocks, blocks), serial / 4, 65535});
+    }
+  } else {
+    auto plan_threads = [&](int64_t v) {
+      const int64_t columns = ceilDiv(kept_elements, v);
+      params->threads_x = std::min<int64_t>(pow2Ceil(columns), 128);
+      params->threads_y = std::max<int64_t>(
+          1, std::min<int64_t>(
+                 256 / params->threads_x, pow2Floor(reduced_elements)));
+      return ceilDiv(columns, params->threads_x);
+    };
+    const int64_t blocks = plan_threads(width);
+    const int64_t serial = ceilDiv(reduced_elements, params->threads_y);
+    if (blocks < 2 * sms && serial >= 16) {
+      // Across blocks; a thread's `vectorize` columns are reduced in one
+      // grouped call.
+      params->grid_split = std::max<int64_t>(
+          1, std::min<int64_t>(
+                 {ceilDiv(wanted_blocks, blocks), serial / 8, 65535}));
+    }
+    // Outputs in vectors where their layout follows the kept axes.
+    if (params->vectorize > 1) {
+      bool all = true;
+      for (Val* out : fusion->outputs()) {
+        auto* tv = out->as<TensorView>();
+        const auto out_logical =
+            TensorDomain::noReductions(tv->getLogicalDomain());
+        std::vector<IterDomain*> ids;
+        for (int64_t p : params->kept_axes) {
+          // Outputs keep the reduction's kept axes in logical order.
+          int64_t kept_position = 0;
+          for (int64_t q = 0; q < p; ++q) {
+            kept_position +=
+                logical[static_cast<size_t>(q)]->isReduction() ? 0 : 1;
+          }
+          if (static_cast<size_t>(kept_position) >= out_logical.size() ||
+              out_logical.size() != params->kept_axes.size()) {
+            all = false;
+            break;
+          }
+          IterDomain* id = out_logical[static_cast<size_t>(kept_position)];
+          ids.push_back(id->isBroadcast() ? nullptr : id);
+        }
+        if (!all) {
+          break;
+        }
+        const InnerRun run = contiguousInnerRun(tv, ids, runtime_info);
+        all &= run.elements % params->vectorize == 0 &&
+               dataTypeSize(tv->dtype()) * params->vectorize <= 16;
+      }
+      params->vectorize_output = all;
+    }
+  }
+  const int64_t serial_per_thread =
+      params->inner
+          ? ceilDiv(
+                ceilDiv(reduced_elements, width),
+                params->threads_x * params->grid_split)
+          : ceilDiv(reduced_elements, params->threads_y * params->grid_split);
+  params->unroll = serial_per_thread >= 8 ? 4 : serial_per_thread >= 2 ? 2 : 1;
+  return params;
+}
+
+void ReductionScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
+  const auto& params = dynamic_cast<const ReductionParams&>(hp);
+  FusionGuard fg(fusion);
+  scheduler_utils::cacheInputs(fusion, /*unroll=*/true);
+  scheduler_utils::cacheAndForkOutputs(fusion, /*unroll=*/true);
+  TensorView* reference = theReduction(fusion)->out()->as<TensorView>();
+
+  // [kept..., reduced...] (inner) or [reduced..., kept...] (outer), each
+  // group merged into one axis.
+  const auto& first = params.inner ? params.kept_axes : params.reduced_axes;
+  const auto& second = params.inner ? params.reduced_axes : params.kept_axes;
+  // The params name logical positions; the loop may order them otherwise
+  // (reduction ops put their reduced axes last).
+  const auto& logical = reference->getLogicalDomain();
+  const auto& loop = reference->getLoopDomain();
+  auto loop_position = [&](int64_t logical_position) {
+    auto it = std::find(
+        loop.begin(), loop.end(),
+        logical[static_cast<size_t>(logical_position)]);
+    FUSER_INTERNAL_ASSERT(it != loop.end(), "reduction loop is scheduled");
+    return static_cast<int64_t>(it - loop.begin());
+  };
+  std::unordered_map<int64_t, int64_t> old2new;
+  int64_t position = 0;
+  for (int64_t p : first) {
+    old2new[loop_position(p)] = position++;
+  }
+  for (int64_t p : second) {
+    old2new[loop_position(p)] = position++;
+  }
+  reference->reorder(old2new);
+  const auto n_first = static_cast<int64_t>(first.size());
+  const auto n_second = static_cast<int64_t>(second.size());
+  for (int64_t k = 1; k < n_first; ++k) {
+    reference->merge(0);
+  }
+  const int64_t s = n_first > 0 ? 1 : 0; // where the second group starts
+  for (int64_t k = 1; k < n_second; ++k) {
+    reference->merge(s);
+  }
+  const bool has_kept = !params.kept_axes.empty();
+  // Positions of the named axes, filled below.
+  int64_t kept = -1, grid = -1, serial = -1, unroll = -1, ty = -1, tx = -1,
+          vec = -1;
+  if (params.inner) {
+    // [K, R] -> [K/ty, (gs), S, U, ty, tx, v]
+    const int64_t r = has_kept ? 1 : 0;
+    reference->split(r, params.vectorize);
+    reference->split(r, params.threads_x);
+    // [K, R/v/tx, tx, v]
+    if (params.grid_split > 1) {
+      reference->split(r, params.grid_split, /*inner_split=*/false);
+    }
+    const int64_t sr = r + (params.grid_split > 1 ? 1 : 0);
+    reference->split(sr, params.unroll);
+    // [K, (gs), S, U, tx, v]
+    if (has_kept) {
+      reference->split(0, params.threads_y);
+      // [K/ty, ty, (gs), S, U, tx, v] -> move ty before tx
+      const int64_t n = reference->nDims();
+      reference->reorder({{1, n - 3}});
+      kept = 0;
+      ty = n - 3;
+    }
+    const int64_t base = has_kept ? 1 : 0;
+    grid = params.grid_split > 1 ? base : -1;
+    serial = base + (params.grid_split > 1 ? 1 : 0);
+    unroll = serial + 1;
+    tx = reference->nDims() - 2;
+    vec = reference->nDims() - 1;
+  } else {
+    // [R, K] -> [K/v/tx, (gs), S, U, ty, tx, v]
+    const int64_t k = 1;
+    reference->split(k, params.vectorize);
+    reference->split(k, params.threads_x);
+    // [R, K/v/tx, tx, v]
+    reference->split(0, params.threads_y);
+    // [R/ty, ty, K/v/tx, tx, v]
+    if (params.grid_split > 1) {
+      reference->split(0, params.grid_split, /*inner_split=*/false);
+    }
+    const int64_t sr = params.grid_split > 1 ? 1 : 0;
+    reference->split(sr, params.unroll);
+    // [(gs), S, U, ty, K/v/tx, tx, v] -> K/v/tx first
+    const int64_t kb = reference->nDims() - 3;
+    reference->reorder({{kb, 0}});
+    // [Kb, (gs), S, U, ty, tx, v]
+    kept = 0;
+    grid = params.grid_split > 1 ? 1 : -1;
+    serial = params.grid_split > 1 ? 2 : 1;
+    unroll = serial + 1;
+    ty = unroll + 1;
+    tx = ty + 1;
+    vec = tx + 1;
+  }
+
+  // Each thread accumulates its serial part first.
+  std::vector<int64_t> serial_axes = {serial, unroll};
+  if (params.inner) {
+    serial_axes.push_back(vec);
+  }
+  TensorView* partial = reference->rFactor(serial_axes);
+
+  // The partial has every axis, at the positions above.
+  if (kept >= 0) {
+    partial->axis(kept)->parallelize(
+        has_kept ? ParallelType::BIDx : ParallelType::Serial);
+  }
+  if (grid >= 0) {
+    partial->axis(grid)->parallelize(
+        has_kept ? ParallelType::BIDy : ParallelType::BIDx);
+  }
+  if (ty >= 0) {
+    partial->axis(ty)->parallelize(ParallelType::TIDy);
+  }
+  partial->axis(tx)->parallelize(ParallelType::TIDx);
+  partial->axis(unroll)->parallelize(ParallelType::Unroll);
+
+  TransformPropagator propagator(partial);
+  MaxLogicalDomainInfoSpanningTree(partial).traverse(&propagator);
+  scheduler_utils::parallelizeAllLike(
+      partial, {},
+      {ParallelType::BIDx, ParallelType::BIDy, ParallelType::TIDx,
+       ParallelType::TIDy, ParallelType::Unroll});
+
+  // Vector loads from the input caches; vector stores of the outputs.
+  // An outer grid reduction reduces a thread's vector of columns in one
+  // call: the innermost axis of the final reduction (as propagated).
+  if (params.grouped()) {
+    IterDomain* grouped = reference->axis(-1);
+    FUSER_INTERNAL_ASSERT(
+        !grouped->isReduction() && grouped->extent()->isConstInt() &&
+            grouped->extent()->constIntValue() == params.vectorize,
+        "the grouped axis of ", reference->toString());
+    grouped->parallelize(ParallelType::Group);
+  }
+  if (params.vectorize > 1) {
+    for (Val* input : fusion->inputs()) {
+      auto* tv = dynamic_cast<TensorView*>(input);
+      if (tv == nullptr || tv->uses().empty()) {
+        continue;
+      }
+      auto* cache = tv->uses().front()->output(0)->as<TensorView>();
+      IterDomain* last = cache->axis(-1);
+      if (cache->nDims() == partial->nDims() && last->extent()->isConstInt() &&
+          last->extent()->constIntValue() == params.vectorize) {
+        last->parallelize(ParallelType::Vectorize);
+      }
+    }
+    if (params.vectorize_output) {
+      for (Val* out : fusion->outputs()) {
+        auto* tv = out->as<TensorView>();
+        tv->axis(-1)->parallelize(ParallelType::Vectorize);
+      }
+    }
+  }
+  inlineMost(fusion);
+}
+
+} // namespace fuser

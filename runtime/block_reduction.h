@@ -1,0 +1,123 @@
+// Reductions across the threads of a block (doc/reduction.md). Every
+// thread of the block must call them (they synchronize). The threads that
+// share the indices of the dimensions not reduced form a segment; the
+// result of a segment lands in its leader, the thread whose reduced
+// indices are all 0, as out = op(out, total).
+#ifndef FUSER_RUNTIME_BLOCK_REDUCTION_H
+#define FUSER_RUNTIME_BLOCK_REDUCTION_H
+
+// Of a point `at` of a 3-D launch dimension `dims` (a thread in its block,
+// or a block in its grid), with the dimensions X, Y, Z reduced: its position
+// among the points of its segment (those that differ only in reduced
+// dimensions), the segment's size, and the segment's index among segments.
+template <bool X, bool Y, bool Z>
+struct Segment {
+  __device__ Segment(uint3 at, dim3 dims) {
+    size = (X ? dims.x : 1u) * (Y ? dims.y : 1u) * (Z ? dims.z : 1u);
+    index = (Z ? at.z : 0u);
+    index = index * (Y ? dims.y : 1u) + (Y ? at.y : 0u);
+    index = index * (X ? dims.x : 1u) + (X ? at.x : 0u);
+    segment = (Z ? 0u : at.z);
+    segment = segment * (Y ? 1u : dims.y) + (Y ? 0u : at.y);
+    segment = segment * (X ? 1u : dims.x) + (X ? 0u : at.x);
+  }
+  unsigned index;
+  unsigned size;
+  unsigned segment;
+};
+
+// This thread's segment in its block.
+template <bool X, bool Y, bool Z>
+struct BlockSegment : Segment<X, Y, Z> {
+  __device__ BlockSegment() : Segment<X, Y, Z>(threadIdx, blockDim) {}
+};
+
+// `value` of the lane `offset` above this one in the warp. Other types
+// (runtime/welford.h) overload it.
+template <typename T>
+__device__ __forceinline__ T shuffleDown(T value, int offset) {
+  return __shfl_down_sync(0xffffffffu, value, offset);
+}
+
+// The reduction of `value` over the segment, valid in the segment's
+// leader (index 0). `smem` holds one T per thread of the block.
+template <bool X, bool Y, bool Z, typename T, typename Func>
+__device__ T blockReduceValue(T value, Func op, T* smem) {
+  const BlockSegment<X, Y, Z> seg;
+  if (X && !Y && !Z && (blockDim.x % 32) == 0) {
+    // The segment is a row of whole warps: shuffles within each warp, then
+    // the warps' partials through shared memory.
+    for (int offset = 16; offset > 0; offset /= 2) {
+      op(value, shuffleDown(value, offset));
+    }
+    const unsigned warps = seg.size / 32;
+    T* partials = smem + seg.segment * warps;
+    if ((seg.index & 31u) == 0) {
+      partials[seg.index / 32] = value;
+    }
+    __syncthreads();
+    if (seg.index == 0) {
+      for (unsigned w = 1; w < warps; ++w) {
+        op(value, partials[w]);
+      }
+    }
+    __syncthreads();
+    return value;
+  }
+  // Any shape: a tree in shared memory, one slot per thread.
+  T* mine = smem + seg.segment * seg.size;
+  mine[seg.index] = value;
+  __syncthreads();
+  unsigned active = seg.size;
+  while (active > 1) {
+    const unsigned half = (active + 1) / 2;
+    if (seg.index < active / 2) {
+      op(mine[seg.index], mine[seg.index + half]);
+    }
+    __syncthreads();
+    active = half;
+  }
+  const T result = mine[0];
+  __syncthreads();
+  return result;
+}
+
+// out = op(out, the reduction over the segment of `in`), in the leader.
+// Threads with read_pred false contribute `init`; the leader writes only
+// with write_pred.
+template <bool X, bool Y, bool Z, typename T, typename Func>
+__device__ void blockReduce(
+    T& out, const T& in, Func op, T* smem, bool read_pred, bool write_pred,
+    T init) {
+  const T total = blockReduceValue<X, Y, Z>(read_pred ? in : init, op, smem);
+  if (write_pred && BlockSegment<X, Y, Z>().index == 0) {
+    op(out, total);
+  }
+}
+
+// blockReduce of N values (out[0..N), in[0..N)) at once.
+template <int N, bool X, bool Y, bool Z, typename T, typename Func>
+__device__ void blockReduceGroup(
+    T* out, const T* in, Func op, T* smem, bool read_pred, bool write_pred,
+    T init) {
+  for (int k = 0; k < N; ++k) {
+    blockReduce<X, Y, Z>(out[k], in[k], op, smem, read_pred, write_pred, init);
+  }
+}
+
+// The value of the segment's leader, in every thread of the segment (for
+// normalizations: a reduced value used again by the threads that reduced
+// it). `smem` holds one T per segment of the block.
+template <bool X, bool Y, bool Z, typename T>
+__device__ T blockBroadcast(const T& value, T* smem) {
+  const BlockSegment<X, Y, Z> seg;
+  if (seg.index == 0) {
+    smem[seg.segment] = value;
+  }
+  __syncthreads();
+  const T result = smem[seg.segment];
+  __syncthreads();
+  return result;
+}
+
+#endif // FUSER_RUNTIME_BLOCK_REDUCTION_H

@@ -1,0 +1,112 @@
+// Reductions across the blocks of a grid in one kernel (doc/reduction.md):
+// each block reduces its threads (blockReduceValue), its segment leaders
+// write the block's partials to a work buffer, and the last block of each
+// segment of blocks to arrive (counted on a semaphore) reduces the partials
+// of its segment. The result is valid in the leaders of that last block only;
+// gridReduce returns whether this block is it. Every thread of every block
+// must call it.
+//
+// Buffers (allocated by the runtime): `work` holds one T per thread of the
+// grid and grouped value; `semaphores` one counter per segment of blocks,
+// zero before the launch and zero again after it (the last block resets
+// its counter). A kernel calls each reduction's helper once per thread
+// (values of a loop are grouped into one call, ParallelType::Group): a
+// second call could overwrite slots the last block of the first still
+// reads.
+#ifndef FUSER_RUNTIME_GRID_REDUCTION_H
+#define FUSER_RUNTIME_GRID_REDUCTION_H
+
+// The blocks reduced together (flags BX/BY/BZ) form a segment of the grid
+// (runtime/block_reduction.h's Segment over blocks).
+template <bool BX, bool BY, bool BZ>
+struct GridSegment : Segment<BX, BY, BZ> {
+  __device__ GridSegment() : Segment<BX, BY, BZ>(blockIdx, gridDim) {}
+};
+
+// Reads what another block wrote (after a fence), bypassing this SM's
+// caches; a T of 2 bytes or of a multiple of 4 (a Welford state).
+template <typename T>
+__device__ T loadFromOtherBlock(const T* address) {
+  if constexpr (sizeof(T) == 2) {
+    unsigned short bits =
+        *reinterpret_cast<const volatile unsigned short*>(address);
+    return *reinterpret_cast<T*>(&bits);
+  } else {
+    static_assert(sizeof(T) % 4 == 0, "a T of 2 or 4k bytes");
+    unsigned int words[sizeof(T) / 4];
+    const volatile unsigned int* from =
+        reinterpret_cast<const volatile unsigned int*>(address);
+    for (unsigned k = 0; k < sizeof(T) / 4; ++k) {
+      words[k] = from[k];
+    }
+    return *reinterpret_cast<T*>(words);
+  }
+}
+
+// gridReduce of N values (out[0..N), in[0..N)) in one call: one arrival
+// on the semaphore for all N. Work slots: N per (segment of blocks, block,
+// segment of threads). `read_pred` and `write_pred` hold for all N.
+template <
+    int N, bool BX, bool BY, bool BZ, bool X, bool Y, bool Z, typename T,
+    typename Func>
+__device__ bool gridReduceGroup(
+    T* out, const T* in, Func op, T* smem, T* work, long long* semaphores,
+    bool read_pred, bool write_pred, T init) {
+  const BlockSegment<X, Y, Z> seg;
+  const GridSegment<BX, BY, BZ> grid;
+  const unsigned segments = blockDim.x * blockDim.y * blockDim.z / seg.size;
+  // Slot of value k of block b: ((k * grid.size) + b) * segments + segment.
+  T* slots = work + grid.segment * grid.size * segments * N;
+  for (int k = 0; k < N; ++k) {
+    T partial = read_pred ? in[k] : init;
+    if constexpr (X || Y || Z) {
+      partial = blockReduceValue<X, Y, Z>(partial, op, smem);
+    }
+    if (seg.index == 0) {
+      slots[(k * grid.size + grid.index) * segments + seg.segment] = partial;
+    }
+  }
+  __threadfence();
+  __syncthreads();
+  __shared__ bool last;
+  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+    const long long arrived = atomicAdd(
+        reinterpret_cast<unsigned long long*>(&semaphores[grid.segment]), 1ull);
+    last = arrived == static_cast<long long>(grid.size) - 1;
+    if (last) {
+      semaphores[grid.segment] = 0;
+    }
+  }
+  __syncthreads();
+  if (last) {
+    __threadfence();
+    for (int k = 0; k < N; ++k) {
+      T total = init;
+      for (unsigned b = seg.index; b < grid.size; b += seg.size) {
+        op(total, loadFromOtherBlock(
+                      &slots[(k * grid.size + b) * segments + seg.segment]));
+      }
+      if constexpr (X || Y || Z) {
+        total = blockReduceValue<X, Y, Z>(total, op, smem);
+      }
+      if (seg.index == 0 && write_pred) {
+        op(out[k], total);
+      }
+    }
+  }
+  __syncthreads();
+  return last;
+}
+
+// gridReduce is the group of one.
+template <
+    bool BX, bool BY, bool BZ, bool X, bool Y, bool Z, typename T,
+    typename Func>
+__device__ bool gridReduce(
+    T& out, const T& in, Func op, T* smem, T* work, long long* semaphores,
+    bool read_pred, bool write_pred, T init) {
+  return gridReduceGroup<1, BX, BY, BZ, X, Y, Z>(
+      &out, &in, op, smem, work, semaphores, read_pred, write_pred, init);
+}
+
+#endif // FUSER_RUNTIME_GRID_REDUCTION_H

@@ -1,0 +1,54 @@
+// Welford's one-pass mean and variance (doc/reduction.md §4): a state
+// holds the mean of the elements seen, the sum of their squared deviations
+// from it (var_sum) and their count; two states merge exactly (Chan et
+// al.'s pairwise update), so serial, block and grid reductions combine them
+// like sums.
+#ifndef FUSER_RUNTIME_WELFORD_H
+#define FUSER_RUNTIME_WELFORD_H
+
+template <typename T>
+struct Welford {
+  T avg;
+  T var_sum;
+  long long n;
+  __device__ Welford() : avg(0), var_sum(0), n(0) {}
+  __device__ Welford(T mean, T m2, long long count)
+      : avg(mean), var_sum(m2), n(count) {}
+};
+
+// One element as a state.
+__device__ __forceinline__ Welford<float> welfordInit(float x) {
+  return Welford<float>(x, 0.0f, 1);
+}
+__device__ __forceinline__ Welford<double> welfordInit(double x) {
+  return Welford<double>(x, 0.0, 1);
+}
+
+template <typename T>
+__device__ __forceinline__ Welford<T> welfordCombine(
+    const Welford<T>& a, const Welford<T>& b) {
+  if (b.n == 0) {
+    return a;
+  }
+  if (a.n == 0) {
+    return b;
+  }
+  const long long n = a.n + b.n;
+  const T b_share = static_cast<T>(b.n) / static_cast<T>(n);
+  const T delta = b.avg - a.avg;
+  return Welford<T>(
+      a.avg + delta * b_share,
+      a.var_sum + b.var_sum + delta * delta * static_cast<T>(a.n) * b_share, n);
+}
+
+// For the warp reductions of runtime/block_reduction.h.
+template <typename T>
+__device__ __forceinline__ Welford<T> shuffleDown(
+    const Welford<T>& value, int offset) {
+  return Welford<T>(
+      __shfl_down_sync(0xffffffffu, value.avg, offset),
+      __shfl_down_sync(0xffffffffu, value.var_sum, offset),
+      __shfl_down_sync(0xffffffffu, value.n, offset));
+}
+
+#endif // FUSER_RUNTIME_WELFORD_H

@@ -1,0 +1,850 @@
+// Reductions (doc/reduction.md): the reduction ops and their PyTorch
+// semantics, the reduction scheduler's choices (inner or outer by memory
+// order, vectors, grid reductions), the kernels it makes (compiled with
+// NVRTC on the CPU), and on the GPU their results against ATen.
+#include <codegen/codegen.h>
+#include <device_lower/lower.h>
+#include <fusion.h>
+#include <ir/all_nodes.h>
+#include <ops/all_ops.h>
+#include <runtime/fusion_executor_cache.h>
+#include <runtime/input_binding.h>
+#include <runtime/nvrtc_compile.h>
+#include <scheduler/reduction.h>
+#include <scheduler/registry.h>
+#include <tests/cpp/kernel_ir_interpreter.h>
+#include <tests/cpp/utils.h>
+
+#include <ATen/ATen.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <numeric>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fuser {
+
+using ::testing::HasSubstr;
+
+class ReductionTest : public FuserIrTest {};
+class ReductionGpuTest : public FuserTest {};
+
+namespace {
+
+// A fusion with one input of `sizes` (laid out as `layout` when given: the
+// logical axes in memory order) and the outputs `build` makes of it.
+struct Case {
+  std::unique_ptr<Fusion> fusion;
+  std::vector<at::Tensor> inputs; // on the CPU; moved to the GPU for runs
+};
+
+Case reductionCase(
+    const std::vector<int64_t>& sizes,
+    const std::function<void(Fusion*, TensorView*)>& build,
+    DataType dtype = DataType::Float, std::vector<int64_t> layout = {}) {
+  Case c;
+  c.fusion = std::make_unique<Fusion>();
+  FusionGuard fg(c.fusion.get());
+  TensorView* in = makeContigTensor(static_cast<int64_t>(sizes.size()), dtype);
+  c.fusion->addInput(in);
+  at::Tensor t = at::randn(sizes).to(
+      dtype == DataType::Float      ? at::kFloat
+      : dtype == DataType::BFloat16 ? at::kBFloat16
+      : dtype == DataType::Half     ? at::kHalf
+                                    : at::kDouble);
+  if (!layout.empty()) {
+    std::vector<IterDomain*> allocation;
+    for (int64_t p : layout) {
+      allocation.push_back(in->axis(p));
+    }
+    in->setAllocationDomain(allocation, true);
+    std::vector<int64_t> permuted_sizes;
+    for (int64_t p : layout) {
+      permuted_sizes.push_back(sizes[static_cast<size_t>(p)]);
+    }
+    std::vector<int64_t> inverse(layout.size());
+    for (size_t k = 0; k < layout.size(); ++k) {
+      inverse[static_cast<size_t>(layout[k])] = static_cast<int64_t>(k);
+    }
+    t = at::randn(permuted_sizes).to(t.scalar_type()).permute(inverse);
+  }
+  build(c.fusion.get(), in);
+  c.inputs.push_back(t);
+  return c;
+}
+
+struct Scheduled {
+  SchedulerType type = SchedulerType::ExprEval;
+  std::unique_ptr<HeuristicParams> params;
+  std::string code;
+};
+
+// Schedules a copy of `c` as the runtime would for its inputs and prints
+// the kernel (which must compile for sm_90a).
+Scheduled scheduleCopy(const Case& c) {
+  Fusion copy(*c.fusion);
+  std::vector<c10::IValue> inputs(c.inputs.begin(), c.inputs.end());
+  RuntimeInfo info = makeRuntimeInfo(&copy, inputs, /*require_cuda=*/false);
+  SchedulerChoice choice = chooseScheduler(&copy, info);
+  Scheduled s;
+  s.type = choice.scheduler->type();
+  s.params = choice.scheduler->computeHeuristics(&copy, info);
+  choice.scheduler->schedule(&copy, *s.params);
+  if (s.type == SchedulerType::Reduction) {
+    s.code = generateCudaKernel(&copy, DataType::Int32);
+    EXPECT_NO_THROW(compileToCubin(s.code, "fuser_kernel", 90, true))
+        << s.params->toString();
+  }
+  return s;
+}
+
+const ReductionParams& reduction(const Scheduled& s) {
+  return dynamic_cast<const ReductionParams&>(*s.params);
+}
+
+} // namespace
+
+TEST_F(ReductionTest, RowSumIsAnInnerBlockReduction) {
+  Case c = reductionCase({512, 4096}, [](Fusion* f, TensorView* in) {
+    f->addOutput(sum(in, {1}));
+  });
+  Scheduled s = scheduleCopy(c);
+  ASSERT_EQ(s.type, SchedulerType::Reduction);
+  EXPECT_TRUE(reduction(s).inner);
+  EXPECT_EQ(reduction(s).vectorize, 4);
+  EXPECT_EQ(reduction(s).grid_split, 1);
+  EXPECT_THAT(s.code, HasSubstr("blockReduce<true, false, false>"));
+  EXPECT_THAT(s.code, HasSubstr("vectorizedCopy<float, 4>"));
+  EXPECT_THAT(s.code, ::testing::Not(HasSubstr("gridReduce")));
+}
+
+TEST_F(ReductionTest, ColumnSumIsAnOuterReduction) {
+  Case c = reductionCase({4096, 2048}, [](Fusion* f, TensorView* in) {
+    f->addOutput(sum(in, {0}));
+  });
+  Scheduled s = scheduleCopy(c);
+  ASSERT_EQ(s.type, SchedulerType::Reduction);
+  EXPECT_FALSE(reduction(s).inner);
+  EXPECT_THAT(s.code, HasSubstr("Reduce<"));
+}
+
+// Few rows and long ones: the rows are split across blocks and reduced in
+// one kernel.
+TEST_F(ReductionTest, FewLongRowsUseAGridReduction) {
+  Case c = reductionCase({8, 1 << 20}, [](Fusion* f, TensorView* in) {
+    f->addOutput(sum(in, {1}));
+  });
+  Scheduled s = scheduleCopy(c);
+  ASSERT_EQ(s.type, SchedulerType::Reduction);
+  EXPECT_TRUE(reduction(s).inner);
+  EXPECT_GT(reduction(s).grid_split, 1);
+  EXPECT_THAT(s.code, HasSubstr("gridReduce<"));
+}
+
+// Few columns: the rows are split across blocks too, and each thread's
+// vector of 4 columns is reduced across the grid in one grouped call.
+TEST_F(ReductionTest, FewColumnsUseAGroupedGridReduction) {
+  Case c = reductionCase({1 << 16, 128}, [](Fusion* f, TensorView* in) {
+    f->addOutput(sum(in, {0}));
+  });
+  Scheduled s = scheduleCopy(c);
+  ASSERT_EQ(s.type, SchedulerType::Reduction);
+  EXPECT_FALSE(reduction(s).inner);
+  EXPECT_GT(reduction(s).grid_split, 1);
+  EXPECT_EQ(reduction(s).vectorize, 4);
+  EXPECT_TRUE(reduction(s).grouped());
+  EXPECT_THAT(s.code, HasSubstr("gridReduceGroup<4, false, true, false"));
+  EXPECT_THAT(s.code, HasSubstr("vectorizedCopy<float, 4>"));
+}
+
+// NHWC reduced over N, H and W keeps C, the innermost axis in memory: an
+// outer reduction by memory, though C is logical axis 1.
+TEST_F(ReductionTest, NhwcPerChannelSumIsOuterByMemory) {
+  Case c = reductionCase(
+      {8, 64, 16, 16},
+      [](Fusion* f, TensorView* in) {
+        f->addOutput(sum(in, {0, 2, 3}));
+      },
+      DataType::Float, {0, 2, 3, 1});
+  Scheduled s = scheduleCopy(c);
+  ASSERT_EQ(s.type, SchedulerType::Reduction);
+  EXPECT_FALSE(reduction(s).inner);
+  EXPECT_EQ(reduction(s).kept_axes, std::vector<int64_t>{1});
+}
+
+// bf16 in, float accumulation, bf16 out; and a product before the sum.
+TEST_F(ReductionTest, PrologueAndEpilogueInTheSameKernel) {
+  Case c = reductionCase(
+      {256, 1024},
+      [](Fusion* f, TensorView* in) { f->addOutput(sum(in, {1})); },
+      DataType::BFloat16);
+  Scheduled s = scheduleCopy(c);
+  ASSERT_EQ(s.type, SchedulerType::Reduction);
+  EXPECT_THAT(s.code, HasSubstr("__nv_bfloat16"));
+  Case xy = reductionCase({256, 1024}, [](Fusion* f, TensorView* in) {
+    f->addOutput(sum(mul(in, in), {1}));
+  });
+  EXPECT_EQ(scheduleCopy(xy).type, SchedulerType::Reduction);
+}
+
+TEST_F(ReductionTest, EveryOpAndKeepDim) {
+  for (int op = 0; op < 4; ++op) {
+    Case c = reductionCase({64, 300}, [op](Fusion* f, TensorView* in) {
+      switch (op) {
+        case 0:
+          f->addOutput(max(in, {1}));
+          break;
+        case 1:
+          f->addOutput(min(in, {1}, /*keep_dim=*/true));
+          break;
+        case 2:
+          f->addOutput(prod(in, {1}));
+          break;
+        default:
+          f->addOutput(mean(in, {0, 1}));
+          break;
+      }
+    });
+    Scheduled s = scheduleCopy(c);
+    EXPECT_EQ(s.type, SchedulerType::Reduction) << op;
+  }
+}
+
+// A normalization (the reduction's result meets the input again) is not a
+// reduction fusion.
+TEST_F(ReductionTest, NormalizationIsDeclined) {
+  Case c = reductionCase({64, 300}, [](Fusion* f, TensorView* in) {
+    f->addOutput(sub(in, broadcast(sum(in, {1}), {false, true})));
+  });
+  std::string reason;
+  EXPECT_FALSE(
+      ReductionScheduler().canScheduleCompileTime(c.fusion.get(), &reason));
+  EXPECT_THAT(reason, HasSubstr("normalization"));
+}
+
+// ---- On the CPU interpreter (kernel_ir_interpreter.h): the kernels'
+// index math, predicates and reductions across threads and blocks.
+// Every output element must be written exactly once, with the value the
+// fusion computes and made of exactly the input elements of its row. The
+// runtime info claims 2 multiprocessors, so that grid reductions need few
+// blocks.
+
+namespace {
+
+using kir_test::Coord;
+using kir_test::Value;
+
+// What the unscheduled fusion computes at coordinate `c` of `v`, in
+// double, naming the input elements it reads. `sizes` are the input's.
+class ReductionReference {
+ public:
+  ReductionReference(Fusion* fusion, std::vector<int64_t> sizes)
+      : sizes_(std::move(sizes)) {
+    auto* in = fusion->inputs()[0]->as<TensorView>();
+    for (size_t a = 0; a < sizes_.size(); ++a) {
+      ee_.bind(in->getLogicalDomain()[a]->extent(), ScalarValue(sizes_[a]));
+    }
+  }
+
+  Value at(Val* v, const Coord& c) {
+    if (!v->isA<TensorView>()) {
+      return Value{ee_.evaluateOrThrow(v).asDouble(), {}};
+    }
+    auto* tv = v->as<TensorView>();
+    if (tv->isFusionInput()) {
+      return kir_test::inputValue(tv->name(), c);
+    }
+    Expr* def = tv->definition();
+    if (auto* bop = dynamic_cast<BroadcastOp*>(def)) {
+      Coord in;
+      for (size_t a = 0; a < c.size(); ++a) {
+        if (!bop->getBroadcastDimFlags()[a]) {
+          in.push_back(c[a]);
+        }
+      }
+      return at(bop->in(), in);
+    }
+    if (auto* rop = dynamic_cast<ReductionOp*>(def)) {
+      return reduce(rop, c);
+    }
+    std::vector<Value> operands;
+    for (Val* in : def->inputs()) {
+      operands.push_back(at(in, c));
+    }
+    double number = operands[0].number; // a copy
+    if (auto* uop = dynamic_cast<UnaryOp*>(def)) {
+      number =
+          evaluateUnaryOp(uop->opType(), ScalarValue(number), DataType::Double)
+              .asDouble();
+    } else if (auto* bin = dynamic_cast<BinaryOp*>(def)) {
+      number = evaluateBinaryOp(
+                   bin->opType(), ScalarValue(number),
+                   ScalarValue(operands[1].number), DataType::Double)
+                   .asDouble();
+    }
+    return combined(operands, number);
+  }
+
+ private:
+  static Value combined(const std::vector<Value>& operands, double number) {
+    Value result{number, {}};
+    for (const Value& operand : operands) {
+      result.sources.insert(operand.sources.begin(), operand.sources.end());
+    }
+    return result;
+  }
+
+  // The reduction over the reduced axes, the kept ones at `kept`.
+  Value reduce(ReductionOp* rop, const Coord& kept) {
+    const auto& logical = rop->out()->as<TensorView>()->getLogicalDomain();
+    const BinaryOpType op = kir_test::combiningOp(rop->opType());
+    Value total{rop->init()->value().asDouble(), {}};
+    Coord full(logical.size(), 0);
+    while (true) {
+      size_t k = 0;
+      for (size_t a = 0; a < logical.size(); ++a) {
+        if (!logical[a]->isReduction()) {
+          full[a] = kept[k++];
+        }
+      }
+      const Value element = at(rop->in(), full);
+      total = combined(
+          {total, element}, evaluateBinaryOp(
+                                op, ScalarValue(total.number),
+                                ScalarValue(element.number), DataType::Double)
+                                .asDouble());
+      // The next coordinate of the reduced axes.
+      size_t a = logical.size();
+      while (a > 0) {
+        --a;
+        if (logical[a]->isReduction() && ++full[a] < sizes_[a]) {
+          break;
+        }
+        if (logical[a]->isReduction()) {
+          full[a] = 0;
+        }
+        if (a == 0) {
+          return total;
+        }
+      }
+      if (logical.empty()) {
+        return total;
+      }
+    }
+  }
+
+  std::vector<int64_t> sizes_;
+  ExpressionEvaluator ee_;
+};
+
+// The input's layout for the interpreter: the logical axes in memory order
+// `order` (row-major when empty), densely.
+kir_test::TensorLayout permutedLayout(
+    const std::vector<int64_t>& sizes, std::vector<int64_t> order) {
+  if (order.empty()) {
+    order.resize(sizes.size());
+    std::iota(order.begin(), order.end(), 0);
+  }
+  kir_test::TensorLayout layout;
+  layout.logical_sizes = sizes;
+  for (int64_t p : order) {
+    layout.alloc_sizes.push_back(sizes[static_cast<size_t>(p)]);
+  }
+  layout.alloc_strides = kir_test::rowMajorStrides(layout.alloc_sizes);
+  layout.to_alloc = [order](const Coord& c) {
+    std::vector<int64_t> alloc;
+    for (int64_t p : order) {
+      alloc.push_back(c[static_cast<size_t>(p)]);
+    }
+    return std::optional(alloc);
+  };
+  return layout;
+}
+
+struct InterpretedCase {
+  InterpretedCase(
+      std::string name, std::vector<int64_t> sizes,
+      std::function<void(Fusion*, TensorView*)> build,
+      std::vector<int64_t> order = {}, bool split_allocation = false)
+      : name(std::move(name)),
+        sizes(std::move(sizes)),
+        build(std::move(build)),
+        order(std::move(order)),
+        split_allocation(split_allocation) {}
+  std::string name;
+  std::vector<int64_t> sizes;
+  std::function<void(Fusion*, TensorView*)> build;
+  std::vector<int64_t> order; // memory order of the input's axes
+  // [M, N] allocated as [M/4, 4, N] when set (order then unused).
+  bool split_allocation = false;
+};
+
+// Schedules, lowers and interprets `ic`; "" or what went wrong. `params`
+// gets the heuristics.
+std::string interpret(const InterpretedCase& ic, std::string* params) {
+  Case c = reductionCase(ic.sizes, ic.build, DataType::Float, ic.order);
+  auto* in = c.fusion->inputs()[0]->as<TensorView>();
+  kir_test::TensorLayout input_layout = permutedLayout(ic.sizes, ic.order);
+  if (ic.split_allocation) {
+    FusionGuard fg(c.fusion.get());
+    auto [outer, inner] = IterDomain::split(
+        in->axis(0), IrBuilder::create<Val>(int64_t(4), DataType::Index), true);
+    in->setAllocationDomain({outer, inner, in->axis(1)}, true);
+    input_layout.alloc_sizes = {ic.sizes[0] / 4, 4, ic.sizes[1]};
+    input_layout.alloc_strides =
+        kir_test::rowMajorStrides(input_layout.alloc_sizes);
+    input_layout.to_alloc = [](const Coord& x) {
+      return std::optional(std::vector<int64_t>{x[0] / 4, x[0] % 4, x[1]});
+    };
+  }
+  Fusion scheduled(*c.fusion);
+  std::unique_ptr<LoweredKernel> kernel;
+  try {
+    std::vector<c10::IValue> inputs(c.inputs.begin(), c.inputs.end());
+    RuntimeInfo info = makeRuntimeInfo(&scheduled, inputs, false);
+    info.setMultiprocessors(2);
+    SchedulerChoice choice = chooseScheduler(&scheduled, info);
+    if (choice.scheduler->type() != SchedulerType::Reduction) {
+      return "not scheduled as a reduction";
+    }
+    auto heuristics = choice.scheduler->computeHeuristics(&scheduled, info);
+    *params = heuristics->toString();
+    choice.scheduler->schedule(&scheduled, *heuristics);
+    kernel = GpuLower(&scheduled, DataType::Int32).run();
+  } catch (const std::exception& e) {
+    return std::string("threw: ") + e.what();
+  }
+  std::map<int64_t, kir_test::TensorLayout> layouts;
+  layouts[scheduled.inputs()[0]->name()] = input_layout;
+  // Outputs: dense, row-major, of the sizes their extents evaluate to.
+  ExpressionEvaluator ee;
+  auto* scheduled_in = scheduled.inputs()[0]->as<TensorView>();
+  for (size_t a = 0; a < ic.sizes.size(); ++a) {
+    ee.bind(
+        scheduled_in->getLogicalDomain()[a]->extent(),
+        ScalarValue(ic.sizes[a]));
+  }
+  std::vector<kir_test::TensorLayout> output_layouts;
+  for (Val* out : scheduled.outputs()) {
+    Coord sizes;
+    for (IterDomain* id : TensorDomain::noReductions(
+             out->as<TensorView>()->getLogicalDomain())) {
+      sizes.push_back(
+          id->isBroadcast() ? 1 : ee.evaluateOrThrow(id->extent()).asInt());
+    }
+    output_layouts.push_back(kir_test::plainLayout(sizes));
+    layouts[out->name()] = output_layouts.back();
+  }
+
+  kir_test::KernelInterpreter interpreter(*kernel, layouts);
+  std::stringstream failure;
+  if (!interpreter.run() || interpreter.errorCount() > 0) {
+    failure << interpreter.errorCount() << " interpreter errors:";
+    for (const std::string& e : interpreter.errors()) {
+      failure << "\n    " << e;
+    }
+    return failure.str();
+  }
+  ReductionReference reference(c.fusion.get(), ic.sizes);
+  for (size_t o = 0; o < output_layouts.size(); ++o) {
+    const int64_t name = scheduled.outputs()[o]->name();
+    const auto& counts = interpreter.writeCounts(name);
+    const auto& values = interpreter.storage(name);
+    int64_t bad = 0;
+    for (const auto& [offset, coord] : output_layouts[o].inverse()) {
+      const auto k = static_cast<size_t>(offset);
+      const Value expected = reference.at(c.fusion->outputs()[o], coord);
+      const bool ok = counts[k] == 1 &&
+                      values[k]->sources == expected.sources &&
+                      std::abs(values[k]->number - expected.number) <=
+                          1e-12 * (1.0 + std::abs(expected.number));
+      if (!ok && bad++ < 4) {
+        failure << "\n  output " << o << " element " << kir_test::str(coord)
+                << " written " << counts[k] << " times";
+        if (counts[k] > 0) {
+          failure << ", holds " << values[k]->number << " from "
+                  << values[k]->sources.size() << " elements, expected "
+                  << expected.number << " from " << expected.sources.size();
+        }
+      }
+    }
+    if (bad > 0) {
+      failure << "\n  output " << o << ": " << bad << " wrong elements";
+    }
+  }
+  return failure.str();
+}
+
+} // namespace
+
+TEST_F(ReductionTest, KernelsReduceEveryRowOnTheInterpreter) {
+  auto sum_over = [](std::vector<int64_t> axes) {
+    return [axes](Fusion* f, TensorView* in) { f->addOutput(sum(in, axes)); };
+  };
+  const std::vector<std::pair<InterpretedCase, std::string>> cases = {
+      {{"inner, one row per block", {9, 1000}, sum_over({1})}, "inner"},
+      {{"inner, rows share blocks", {40, 24}, sum_over({1})}, "threads 32 x 8"},
+      {{"inner, grid", {2, 5000}, sum_over({1})}, "grid split"},
+      {{"outer, block", {4, 2000}, sum_over({0})}, "outer"},
+      {{"outer, grid", {600, 20}, sum_over({0})}, "grouped"},
+      {{"outer, grid, one column per thread", {600, 7}, sum_over({0})},
+       "grid split"},
+      {{"full, grid", {50, 70}, sum_over({0, 1})}, "grid split"},
+      {{"middle axis", {5, 30, 7}, sum_over({1})}, ""},
+      {{"NHWC per channel", {2, 8, 5, 6}, sum_over({0, 2, 3}), {0, 2, 3, 1}},
+       "outer"},
+      {{"transposed input", {300, 40}, sum_over({0}), {1, 0}}, "inner"},
+      {{"size-1 reduced axis", {1, 512}, sum_over({0})}, ""},
+      {{"size-1 kept axis", {512, 1}, sum_over({1})}, ""},
+      {{"max keep_dim",
+        {30, 100},
+        [](Fusion* f, TensorView* in) {
+          f->addOutput(max(in, {1}, /*keep_dim=*/true));
+        }},
+       ""},
+      {{"prod of a prologue",
+        {30, 100},
+        [](Fusion* f, TensorView* in) {
+          f->addOutput(prod(mul(in, in), {0}));
+        }},
+       ""},
+      {{"mean",
+        {30, 100},
+        [](Fusion* f, TensorView* in) { f->addOutput(mean(in, {1})); }},
+       ""},
+      {{"split allocation, inner", {32, 300}, sum_over({1}), {}, true}, ""},
+      {{"split allocation, outer", {32, 300}, sum_over({0}), {}, true}, ""},
+  };
+  for (const auto& [ic, expected_params] : cases) {
+    std::string params;
+    const std::string failure = interpret(ic, &params);
+    EXPECT_EQ(failure, "") << ic.name << "\n  " << params;
+    EXPECT_THAT(params, HasSubstr(expected_params)) << ic.name;
+  }
+}
+
+// ---- Every case below: on the CPU its kernel is scheduled and compiled
+// with NVRTC; on the GPU its results are checked against ATen
+// (testValidate's tolerances grow with the number of elements reduced).
+
+namespace {
+
+struct NamedCase {
+  std::string name;
+  Case c;
+  SchedulerType expected = SchedulerType::Reduction;
+};
+
+Case sumCase(const std::vector<int64_t>& sizes, std::vector<int64_t> axes) {
+  return reductionCase(sizes, [axes](Fusion* f, TensorView* in) {
+    f->addOutput(sum(in, axes));
+  });
+}
+
+std::string shapeName(const std::vector<int64_t>& shape) {
+  std::string name = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    name += (i ? ", " : "") + std::to_string(shape[i]);
+  }
+  return name + "]";
+}
+
+void addSums(std::vector<NamedCase>& cases) {
+  // Short and long rows, few and many of them: block reductions, several
+  // rows per block, and grid reductions in both directions.
+  const std::vector<std::vector<int64_t>> shapes = {
+      {512, 4096},   {4096, 100}, {3, 5},     {1000, 1}, {8, 1 << 18},
+      {1 << 16, 96}, {77, 1031},  {1, 70000}, {1, 512},  {512, 1}};
+  for (const auto& shape : shapes) {
+    for (int64_t axis : {0, 1}) {
+      cases.push_back(
+          {"sum over " + std::to_string(axis) + " of " + shapeName(shape),
+           sumCase(shape, {axis})});
+    }
+  }
+  cases.push_back({"full sum", sumCase({300, 700}, {0, 1})});
+  cases.push_back({"1-D sum", sumCase({1 << 20}, {0})});
+  cases.push_back({"middle axis", sumCase({30, 40, 50}, {1})});
+  cases.push_back({"outer two", sumCase({30, 40, 50}, {0, 2})});
+  cases.push_back({"size-1 middle", sumCase({7, 1, 9}, {1})});
+  cases.push_back({"all size 1", sumCase({1, 1}, {0, 1})});
+  for (int64_t channels : {3, 64, 256}) {
+    cases.push_back(
+        {"NHWC per-channel sum, C = " + std::to_string(channels),
+         reductionCase(
+             {16, channels, 24, 24},
+             [](Fusion* f, TensorView* in) {
+               f->addOutput(sum(in, {0, 2, 3}));
+             },
+             DataType::Float, {0, 2, 3, 1})});
+  }
+}
+
+void addOps(std::vector<NamedCase>& cases) {
+  const std::vector<
+      std::pair<std::string, std::function<void(Fusion*, TensorView*)>>>
+      ops = {
+          {"max",
+           [](Fusion* f, TensorView* in) { f->addOutput(max(in, {1})); }},
+          {"min keep_dim",
+           [](Fusion* f, TensorView* in) {
+             f->addOutput(min(in, {0}, /*keep_dim=*/true));
+           }},
+          // Values near 1 keep the product finite.
+          {"prod",
+           [](Fusion* f, TensorView* in) {
+             TensorView* near_one =
+                 add(mul(in, IrBuilder::create<Val>(0.01)),
+                     IrBuilder::create<Val>(1.0));
+             f->addOutput(prod(near_one, {1}));
+           }},
+          {"full mean keep_dim",
+           [](Fusion* f, TensorView* in) {
+             f->addOutput(mean(in, {0, 1}, /*keep_dim=*/true));
+           }},
+          {"sum keep_dim", [](Fusion* f, TensorView* in) {
+             f->addOutput(sum(in, {1}, /*keep_dim=*/true));
+           }}};
+  for (const auto& [name, build] : ops) {
+    cases.push_back({name, reductionCase({100, 333}, build)});
+  }
+  // max and min propagate NaN, wherever in the row it is (another
+  // thread's element, another block's part).
+  for (const std::vector<int64_t>& shape :
+       {std::vector<int64_t>{64, 4096}, std::vector<int64_t>{4, 1 << 18}}) {
+    for (bool is_max : {true, false}) {
+      for (int64_t axis : {0, 1}) {
+        Case c =
+            reductionCase(shape, [is_max, axis](Fusion* f, TensorView* in) {
+              f->addOutput(is_max ? max(in, {axis}) : min(in, {axis}));
+            });
+        at::Tensor t = c.inputs[0];
+        t.index_put_({1, shape[1] - 1}, NAN);
+        t.index_put_({2, shape[1] / 2 + 3}, NAN);
+        t.index_put_({shape[0] - 1, 0}, NAN);
+        cases.push_back(
+            {std::string(is_max ? "max" : "min") + " over " +
+                 std::to_string(axis) + " with NaN " + shapeName(shape),
+             std::move(c)});
+      }
+    }
+  }
+  // An empty input is not a kernel: ATen gives the identity (NaN for a
+  // mean), as PyTorch does.
+  cases.push_back(
+      {"empty axis",
+       reductionCase(
+           {0, 16},
+           [](Fusion* f, TensorView* in) {
+             f->addOutput(sum(in, {0}));
+             f->addOutput(mean(in, {0}));
+             f->addOutput(prod(in, {0}));
+           }),
+       SchedulerType::ExprEval});
+}
+
+// Integers accumulate in int64, as torch.sum does: an int32 sum past 2^31
+// is exact.
+void addIntegerAndHalfPrecision(std::vector<NamedCase>& cases) {
+  for (bool is_sum : {true, false}) {
+    auto fusion = std::make_unique<Fusion>();
+    FusionGuard fg(fusion.get());
+    TensorView* in = makeContigTensor(2, DataType::Int32);
+    fusion->addInput(in);
+    fusion->addOutput(is_sum ? sum(in, {1}) : max(in, {0}));
+    Case c;
+    c.fusion = std::move(fusion);
+    c.inputs.push_back(at::randint(
+        1 << 30, std::numeric_limits<int32_t>::max(), {16, 3000}, at::kInt));
+    cases.push_back(
+        {is_sum ? "int32 sum in int64" : "int32 max", std::move(c)});
+  }
+  for (DataType dtype : {DataType::BFloat16, DataType::Half}) {
+    cases.push_back(
+        {"half-precision row sum",
+         reductionCase(
+             {256, 4096},
+             [](Fusion* f, TensorView* in) { f->addOutput(sum(in, {1})); },
+             dtype)});
+    // cast(sum(x * x)) of a cast: prologue and epilogue in the kernel.
+    cases.push_back(
+        {"half-precision column sum of squares",
+         reductionCase(
+             {4096, 256},
+             [dtype](Fusion* f, TensorView* in) {
+               TensorView* x = castOp(DataType::Float, in);
+               f->addOutput(castOp(dtype, sum(mul(x, x), {0})));
+             },
+             dtype)});
+  }
+}
+
+void addLayouts(std::vector<NamedCase>& cases) {
+  {
+    auto fusion = std::make_unique<Fusion>();
+    FusionGuard fg(fusion.get());
+    TensorView* x = makeContigTensor(2);
+    TensorView* y = makeContigTensor(2);
+    fusion->addInput(x);
+    fusion->addInput(y);
+    fusion->addOutput(sum(mul(x, y), {1}));
+    Case c;
+    c.fusion = std::move(fusion);
+    c.inputs = {at::randn({1024, 2048}), at::randn({1024, 2048})};
+    cases.push_back({"sum(x * y)", std::move(c)});
+  }
+  // Transposed, sliced (gaps between rows), strided and offset inputs.
+  const std::vector<at::Tensor> views = {
+      at::randn({700, 300}).t(), at::randn({300, 1000}).slice(1, 0, 700),
+      at::randn({300, 1400}).slice(1, 1, 1400, 2),
+      at::randn({301, 701}).slice(0, 1).slice(1, 1)};
+  for (size_t v = 0; v < views.size(); ++v) {
+    for (int64_t axis : {0, 1}) {
+      auto fusion = std::make_unique<Fusion>();
+      FusionGuard fg(fusion.get());
+      TensorView* in = makeSymbolicTensor(2);
+      fusion->addInput(in);
+      fusion->addOutput(sum(in, {axis}));
+      Case c;
+      c.fusion = std::move(fusion);
+      c.inputs.push_back(views[v]);
+      cases.push_back(
+          {"non-contiguous view " + std::to_string(v) + ", sum over " +
+               std::to_string(axis),
+           std::move(c)});
+    }
+  }
+  // The seed's layout: [M, N] allocated as [M/4, 4, N], and as
+  // [N, M/4, 4] (M innermost in memory).
+  for (bool m_innermost : {false, true}) {
+    for (int64_t axis : {0, 1}) {
+      auto fusion = std::make_unique<Fusion>();
+      FusionGuard fg(fusion.get());
+      TensorView* in = makeContigTensor(2);
+      fusion->addInput(in);
+      fusion->addOutput(sum(in, {axis}));
+      auto [outer, inner] = IterDomain::split(
+          in->axis(0), IrBuilder::create<Val>(int64_t(4), DataType::Index),
+          true);
+      if (m_innermost) {
+        in->setAllocationDomain({in->axis(1), outer, inner}, true);
+      } else {
+        in->setAllocationDomain({outer, inner, in->axis(1)}, true);
+      }
+      Case c;
+      c.fusion = std::move(fusion);
+      c.inputs.push_back(
+          m_innermost ? at::randn({520, 1024}).t() : at::randn({1024, 520}));
+      cases.push_back(
+          {std::string("split allocation") +
+               (m_innermost ? ", M innermost" : "") + ", sum over " +
+               std::to_string(axis),
+           std::move(c)});
+    }
+  }
+}
+
+// Welford: variance and mean in one pass, inner, outer, across blocks and
+// by memory order (NHWC batch-norm statistics).
+void addWelford(std::vector<NamedCase>& cases) {
+  auto var_mean = [](std::vector<int64_t> axes, int64_t correction,
+                     bool keep_dim) {
+    return [=](Fusion* f, TensorView* in) {
+      VarMeanResult r = varianceMean(in, axes, correction, keep_dim);
+      f->addOutput(r.var);
+      f->addOutput(r.mean);
+    };
+  };
+  cases.push_back(
+      {"var_mean of rows",
+       reductionCase({256, 3000}, var_mean({1}, 1, false))});
+  cases.push_back(
+      {"var_mean of columns",
+       reductionCase({3000, 256}, var_mean({0}, 0, true))});
+  cases.push_back(
+      {"var of few long rows",
+       reductionCase({4, 1 << 18}, [](Fusion* f, TensorView* in) {
+         f->addOutput(variance(in, {1}));
+       })});
+  cases.push_back(
+      {"var of few columns",
+       reductionCase({1 << 16, 20}, [](Fusion* f, TensorView* in) {
+         f->addOutput(variance(in, {0}));
+       })});
+  cases.push_back(
+      {"welford parts",
+       reductionCase({64, 1000}, [](Fusion* f, TensorView* in) {
+         WelfordResult w = welford(in, {1});
+         f->addOutput(w.avg);
+         f->addOutput(w.var_sum);
+         f->addOutput(w.n);
+       })});
+  for (int64_t channels : {64, 256}) {
+    cases.push_back(
+        {"NHWC var_mean, C = " + std::to_string(channels),
+         reductionCase(
+             {16, channels, 20, 20}, var_mean({0, 2, 3}, 1, false),
+             DataType::Float, {0, 2, 3, 1})});
+  }
+  cases.push_back(
+      {"bf16 var_mean",
+       reductionCase(
+           {128, 2048}, var_mean({1}, 1, false), DataType::BFloat16)});
+  // One element per row: n - correction is 0, the variance NaN.
+  cases.push_back(
+      {"var of one element", reductionCase({64, 1}, var_mean({1}, 1, false))});
+}
+
+std::vector<NamedCase> everyCase() {
+  std::vector<NamedCase> cases;
+  addWelford(cases);
+  addSums(cases);
+  addOps(cases);
+  addIntegerAndHalfPrecision(cases);
+  addLayouts(cases);
+  return cases;
+}
+
+// A device copy of `t` with the same sizes and strides.
+at::Tensor onDevice(const at::Tensor& t) {
+  return at::empty_strided(
+             t.sizes(), t.strides(), t.options().device(at::kCUDA))
+      .copy_(t);
+}
+
+} // namespace
+
+TEST_F(ReductionTest, EveryCaseCompiles) {
+  for (const NamedCase& named : everyCase()) {
+    SCOPED_TRACE(named.name);
+    EXPECT_EQ(scheduleCopy(named.c).type, named.expected);
+  }
+}
+
+// Each case runs twice (compile, then a cache hit).
+TEST_F(ReductionGpuTest, EveryCaseMatchesATen) {
+  for (const NamedCase& named : everyCase()) {
+    SCOPED_TRACE(named.name);
+    std::vector<c10::IValue> inputs;
+    for (const at::Tensor& t : named.c.inputs) {
+      inputs.push_back(onDevice(t));
+    }
+    FusionExecutorCache fec(std::make_unique<Fusion>(*named.c.fusion));
+    for (int run = 0; run < 2; ++run) {
+      std::vector<at::Tensor> outputs = fec.runFusionWithInputs(inputs);
+      EXPECT_EQ(
+          fec.getMostRecentKernelRuntime()->schedulerType(), named.expected);
+      testValidate(
+          fec.fusion(), outputs, inputs, __LINE__, __FILE__,
+          named.name + ", run " + std::to_string(run));
+    }
+  }
+}
+
+} // namespace fuser
