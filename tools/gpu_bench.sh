@@ -14,15 +14,8 @@ set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${FUSER_GPU_BUILD_DIR:-$ROOT/build-gpu}"
 cd "$ROOT" || exit 1
-export PYTHONPATH="$ROOT/python:$BUILD_DIR/python${PYTHONPATH:+:$PYTHONPATH}"
-# .peer/ holds the repacked wheel with the setup script and shim beside it
-# (copied there from the peer folder; not part of the project).
-if [ -f .peer/nvf-slim.tar.xz ] && [ -f .peer/setup.sh ]; then
-  bash .peer/setup.sh .peer/nvf-slim.tar.xz
-fi
-if [ -f /tmp/nvf/libshim.so ]; then
-  export PYTHONPATH="$PYTHONPATH:/tmp/nvf" LD_PRELOAD=/tmp/nvf/libshim.so
-fi
+source tools/peer_env.sh
+[ -n "$PEER_PRELOAD" ] && export LD_PRELOAD="$PEER_PRELOAD"
 status=0
 benches=",${FUSER_BENCHES:-host,first_call,pointwise,reduction},"
 sizes="${FUSER_BENCH_SIZES:-64,256,1024}"

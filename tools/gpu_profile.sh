@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Profiles benchmark cases with Nsight Compute on a machine with NVIDIA GPUs,
+# after tools/gpu_test.sh built the extension in build-gpu/: for each case,
+# the second launch of fuser's kernel and of nvFuser's (when it is there,
+# see tools/peer_env.sh), with the speed-of-light, memory, occupancy and
+# launch sections. Full reports go to $OUT/profiles (or build-gpu/profiles);
+# a summary of each is printed.
+#   FUSER_PROFILE_CASES  space-separated bench:case:MiB, e.g.
+#                        "reduction:row_sum_8192xN:256 pointwise:bf16_gelu:256"
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${FUSER_GPU_BUILD_DIR:-$ROOT/build-gpu}"
+cd "$ROOT" || exit 1
+source tools/peer_env.sh
+reports="${OUT:-$BUILD_DIR}/profiles"
+mkdir -p "$reports"
+for spec in ${FUSER_PROFILE_CASES:-}; do
+  IFS=: read -r bench case mib <<<"$spec"
+  for frontend in fuser nvfuser; do
+    preload=""
+    if [ "$frontend" = nvfuser ]; then
+      [ -n "$PEER_PRELOAD" ] || continue
+      preload="$PEER_PRELOAD"
+    fi
+    report="$reports/$case-$mib-$frontend.txt"
+    LD_PRELOAD="$preload" timeout 120 ncu --clock-control none \
+      -k 'regex:fuser_kernel|nvfuser' --launch-skip 1 --launch-count 1 \
+      --section SpeedOfLight --section MemoryWorkloadAnalysis \
+      --section Occupancy --section LaunchStats \
+      python3 benchmarks/profile_case.py --bench "$bench" --case "$case" \
+      --mib "$mib" --frontend "$frontend" >"$report" 2>&1
+    echo "== $case $mib MiB $frontend (rc $?)"
+    grep -E "^  [a-z_]+.*\(|Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Registers Per Thread|Block Size|Grid Size|Waves Per SM|Dynamic Shared|Theoretical Occupancy|L2 Hit Rate" \
+      "$report" | sed 's/  */ /g' | head -16
+  done
+done
