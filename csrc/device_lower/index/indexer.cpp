@@ -254,9 +254,14 @@ Val* Indexer::predicate(TensorView* consumer, bool include_reduction_axes) {
   // only by the first thread of a parallel type its loops do not use.
   const bool shared_memory = consumer->getMemoryType() != MemoryType::Local;
   // Logical indices in range, and root ones of an rFactor product (its
-  // logical IDs are splits of the root ones, which may overrun them).
+  // logical IDs are splits of the root ones, which may overrun them;
+  // doc/reduction.md §2). A reshape's root needs no bound: its logical
+  // indices cover it.
+  const bool rfactor_product = consumer->hasRoot() &&
+                               consumer->definition() != nullptr &&
+                               consumer->definition()->isA<ReductionOp>();
   std::vector<IterDomain*> bounded = consumer->getLogicalDomain();
-  if (consumer->hasRoot()) {
+  if (rfactor_product) {
     for (IterDomain* id : consumer->getRootDomain()) {
       if (std::find(bounded.begin(), bounded.end(), id) == bounded.end()) {
         bounded.push_back(id);
@@ -278,7 +283,9 @@ Val* Indexer::predicate(TensorView* consumer, bool include_reduction_axes) {
   }
   // Split inputs on the loop path that a non-dividing split may overrun.
   for (Expr* expr : getExprsBetween(
-           consumer->getMaybeRootDomain(), consumer->getLoopDomain())) {
+           rfactor_product ? consumer->getRootDomain()
+                           : consumer->getLogicalDomain(),
+           consumer->getLoopDomain())) {
     auto* split = dynamic_cast<Split*>(expr);
     if (split == nullptr || split->in()->isBroadcast() ||
         (split->in()->isReduction() && !include_reduction_axes)) {
