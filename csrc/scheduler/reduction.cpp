@@ -233,13 +233,14 @@ std::unique_ptr<HeuristicParams> ReductionScheduler::computeHeuristics(
   params->vectorize = width;
 
   const int64_t sms = runtime_info.multiprocessors();
-  const int64_t wanted_blocks = 4 * sms;
+  // Blocks of 256 threads: 8 per SM fill it.
+  const int64_t wanted_blocks = 8 * sms;
   if (params->inner) {
     const int64_t per_row = ceilDiv(reduced_elements, width);
-    params->threads_x =
-        per_row >= 1024
-            ? 256
-            : std::max<int64_t>(32, std::min<int64_t>(pow2Ceil(per_row), 256));
+    // About 8 vectors per thread (loads in flight, and one block
+    // reduction for more bytes), from a warp to 256 threads per row.
+    params->threads_x = std::max<int64_t>(
+        32, std::min<int64_t>(pow2Ceil(ceilDiv(per_row, 8)), 256));
     params->threads_y = std::max<int64_t>(
         1, std::min<int64_t>(256 / params->threads_x, pow2Ceil(kept_elements)));
     const int64_t blocks = ceilDiv(kept_elements, params->threads_y);
@@ -305,7 +306,11 @@ std::unique_ptr<HeuristicParams> ReductionScheduler::computeHeuristics(
                 ceilDiv(reduced_elements, width),
                 params->threads_x * params->grid_split)
           : ceilDiv(reduced_elements, params->threads_y * params->grid_split);
-  params->unroll = serial_per_thread >= 8 ? 4 : serial_per_thread >= 2 ? 2 : 1;
+  // Loads in flight per thread: up to 8 vectors (doc/reduction.md §5).
+  params->unroll = serial_per_thread >= 16  ? 8
+                   : serial_per_thread >= 8 ? 4
+                   : serial_per_thread >= 2 ? 2
+                                            : 1;
   return params;
 }
 
@@ -465,7 +470,24 @@ void ReductionScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
       }
     }
   }
-  inlineMost(fusion);
+  // The input caches are computed outside the unrolled loop, in one
+  // buffer for all its iterations: their loads are all in flight before
+  // the partial reduction consumes them (inside it, each load would wait
+  // for the previous iteration's accumulation).
+  std::vector<TensorView*> caches;
+  std::vector<TensorView*> others;
+  for (TensorView* tv : fusion->allTvs()) {
+    const bool is_cache = tv->definition() != nullptr &&
+                          tv->definition()->isA<LoadStoreOp>() &&
+                          tv->definition()->input(0)->isFusionInput();
+    (is_cache ? caches : others).push_back(tv);
+  }
+  inlineMost(others);
+  for (TensorView* cache : caches) {
+    cache->inlineAt(
+        std::min<int64_t>(unroll, getMaxInlinePosition(cache)),
+        /*best_effort=*/true);
+  }
 }
 
 } // namespace fuser

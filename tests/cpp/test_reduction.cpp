@@ -111,7 +111,7 @@ const ReductionParams& reduction(const Scheduled& s) {
 } // namespace
 
 TEST_F(ReductionTest, RowSumIsAnInnerBlockReduction) {
-  Case c = reductionCase({512, 4096}, [](Fusion* f, TensorView* in) {
+  Case c = reductionCase({2048, 4096}, [](Fusion* f, TensorView* in) {
     f->addOutput(sum(in, {1}));
   });
   Scheduled s = scheduleCopy(c);
