@@ -80,12 +80,44 @@ __device__ bool gridReduceGroup(
   __syncthreads();
   if (last) {
     __threadfence();
+    T totals[N];
     for (int k = 0; k < N; ++k) {
-      T total = init;
-      for (unsigned b = seg.index; b < grid.size; b += seg.size) {
-        op(total, loadFromOtherBlock(
-                      &slots[(k * grid.size + b) * segments + seg.segment]));
+      totals[k] = init;
+    }
+    // Partials of kBatch blocks per round, their loads in flight together
+    // (about 128 bytes of registers per thread).
+    constexpr unsigned kBytes = N * sizeof(T);
+    constexpr unsigned kBatch =
+        kBytes >= 64 ? 1 : (128 / kBytes > 8 ? 8 : 128 / kBytes);
+    const unsigned stride = seg.size;
+    unsigned b = seg.index;
+    for (; b + (kBatch - 1) * stride < grid.size; b += kBatch * stride) {
+      T values[kBatch][N];
+#pragma unroll
+      for (unsigned u = 0; u < kBatch; ++u) {
+#pragma unroll
+        for (int k = 0; k < N; ++k) {
+          values[u][k] = loadFromOtherBlock(
+              &slots[(k * grid.size + b + u * stride) * segments +
+                     seg.segment]);
+        }
       }
+#pragma unroll
+      for (unsigned u = 0; u < kBatch; ++u) {
+#pragma unroll
+        for (int k = 0; k < N; ++k) {
+          op(totals[k], values[u][k]);
+        }
+      }
+    }
+    for (; b < grid.size; b += stride) {
+      for (int k = 0; k < N; ++k) {
+        op(totals[k], loadFromOtherBlock(
+                          &slots[(k * grid.size + b) * segments + seg.segment]));
+      }
+    }
+    for (int k = 0; k < N; ++k) {
+      T total = totals[k];
       if constexpr (X || Y || Z) {
         total = blockReduceValue<X, Y, Z>(total, op, smem);
       }

@@ -250,22 +250,30 @@ std::unique_ptr<HeuristicParams> ReductionScheduler::computeHeuristics(
           {ceilDiv(wanted_blocks, blocks), serial / 4, 65535});
     }
   } else {
-    auto plan_threads = [&](int64_t v) {
-      const int64_t columns = ceilDiv(kept_elements, v);
-      params->threads_x = std::min<int64_t>(pow2Ceil(columns), 128);
-      params->threads_y = std::max<int64_t>(
-          1, std::min<int64_t>(
-                 256 / params->threads_x, pow2Floor(reduced_elements)));
-      return ceilDiv(columns, params->threads_x);
-    };
-    const int64_t blocks = plan_threads(width);
+    // TIDx walks at least 128 bytes of a row (whole sectors) and at most
+    // a warp's worth, so that narrow tensors still give several blocks
+    // and TIDy reduces in the block what the grid would otherwise reduce.
+    const int64_t columns = ceilDiv(kept_elements, width);
+    const int64_t min_threads_x =
+        std::max<int64_t>(1, 128 / (width * max_bytes));
+    params->threads_x = std::min<int64_t>(
+        pow2Ceil(columns),
+        std::max<int64_t>(
+            min_threads_x, std::min<int64_t>(32, pow2Floor(columns / 4))));
+    params->threads_y = std::max<int64_t>(
+        1, std::min<int64_t>(
+               256 / params->threads_x, pow2Floor(reduced_elements)));
+    const int64_t blocks = ceilDiv(columns, params->threads_x);
     const int64_t serial = ceilDiv(reduced_elements, params->threads_y);
     if (blocks < 2 * sms && serial >= 16) {
       // Across blocks; a thread's `vectorize` columns are reduced in one
-      // grouped call.
+      // grouped call. The last block of a column reads every block's
+      // partials alone: at most 4096 vectors (16 per thread).
+      const int64_t max_split = std::max<int64_t>(1, 4096 / params->threads_x);
       params->grid_split = std::max<int64_t>(
-          1, std::min<int64_t>(
-                 {ceilDiv(wanted_blocks, blocks), serial / 8, 65535}));
+          1,
+          std::min<int64_t>(
+              {ceilDiv(wanted_blocks, blocks), serial / 8, max_split, 65535}));
     }
     // Outputs in vectors where their layout follows the kept axes.
     if (params->vectorize > 1) {
@@ -307,8 +315,8 @@ std::unique_ptr<HeuristicParams> ReductionScheduler::computeHeuristics(
                 params->threads_x * params->grid_split)
           : ceilDiv(reduced_elements, params->threads_y * params->grid_split);
   // Loads in flight per thread: up to 8 vectors (doc/reduction.md §5).
-  params->unroll = serial_per_thread >= 16  ? 8
-                   : serial_per_thread >= 8 ? 4
+  params->unroll = serial_per_thread >= 8   ? 8
+                   : serial_per_thread >= 4 ? 4
                    : serial_per_thread >= 2 ? 2
                                             : 1;
   return params;
