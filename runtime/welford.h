@@ -24,21 +24,21 @@ __device__ __forceinline__ Welford<double> welfordInit(double x) {
   return Welford<double>(x, 0.0, 1);
 }
 
+// The var_sum update delta^2 * na * nb / n is written as
+// delta * (b.avg - avg) * nb (equal, since b.avg - avg = delta * na / n):
+// an empty `a` (all zero) then yields `b` without a branch, and merging one
+// element (nb = 1, known after inlining welfordInit) costs one division.
 template <typename T>
 __device__ __forceinline__ Welford<T> welfordCombine(
     const Welford<T>& a, const Welford<T>& b) {
   if (b.n == 0) {
     return a;
   }
-  if (a.n == 0) {
-    return b;
-  }
   const long long n = a.n + b.n;
-  const T b_share = static_cast<T>(b.n) / static_cast<T>(n);
+  const T nb = static_cast<T>(b.n);
   const T delta = b.avg - a.avg;
-  return Welford<T>(
-      a.avg + delta * b_share,
-      a.var_sum + b.var_sum + delta * delta * static_cast<T>(a.n) * b_share, n);
+  const T avg = a.avg + delta * (nb / static_cast<T>(n));
+  return Welford<T>(avg, a.var_sum + b.var_sum + delta * (b.avg - avg) * nb, n);
 }
 
 // For the warp reductions of runtime/block_reduction.h.

@@ -7,6 +7,8 @@
 # a summary of each is printed.
 #   FUSER_PROFILE_CASES  space-separated bench:case:MiB, e.g.
 #                        "reduction:row_sum_8192xN:256 pointwise:bf16_gelu:256"
+#   FUSER_PROFILE_MORE   set to 1 to add the compute, warp-state and
+#                        instruction sections (issue-bound kernels)
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -24,14 +26,17 @@ for spec in ${FUSER_PROFILE_CASES:-}; do
       preload="$PEER_PRELOAD"
     fi
     report="$reports/$case-$mib-$frontend.txt"
+    more=()
+    [ "${FUSER_PROFILE_MORE:-0}" = 1 ] && more=(--section ComputeWorkloadAnalysis
+      --section WarpStateStats --section InstructionStats)
     LD_PRELOAD="$preload" timeout 120 ncu --clock-control none \
       -k 'regex:fuser_kernel|nvfuser' --launch-skip 1 --launch-count 1 \
       --section SpeedOfLight --section MemoryWorkloadAnalysis \
-      --section Occupancy --section LaunchStats \
+      --section Occupancy --section LaunchStats "${more[@]}" \
       python3 benchmarks/profile_case.py --bench "$bench" --case "$case" \
       --mib "$mib" --frontend "$frontend" >"$report" 2>&1
     echo "== $case $mib MiB $frontend (rc $?)"
-    grep -E "^  [a-z_]+.*\(|Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Registers Per Thread|Block Size|Grid Size|Waves Per SM|Dynamic Shared|Theoretical Occupancy|L2 Hit Rate" \
-      "$report" | sed 's/  */ /g' | head -16
+    grep -E "^  [a-z_]+.*\(|Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Registers Per Thread|Block Size|Grid Size|Waves Per SM|Dynamic Shared|Theoretical Occupancy|L2 Hit Rate|Executed Ipc Active|Issue Slots Busy|Warp Cycles Per Issued|Executed Instructions  " \
+      "$report" | sed 's/  */ /g' | head -20
   done
 done

@@ -19,8 +19,17 @@ void KernelPrinter::handle(kir::ForLoop* loop) {
     }
     return;
   }
+  // Short loops of a constant trip count are unrolled as well: they walk
+  // register buffers, which a run-time index would move to local memory
+  // (nvcc's own unrolling gives up on nests of such loops).
+  constexpr int64_t kMaxUnrolledTrips = 64;
   const ParallelType pt = loop->parallelType();
-  if (pt == ParallelType::Unroll || pt == ParallelType::Vectorize) {
+  const bool short_constant =
+      loop->start()->isConstInt() && loop->stop()->isConstInt() &&
+      loop->stop()->constIntValue() - loop->start()->constIntValue() <=
+          kMaxUnrolledTrips;
+  if (pt == ParallelType::Unroll || pt == ParallelType::Vectorize ||
+      short_constant) {
     line("#pragma unroll");
   }
   const std::string i = gen(loop->index());

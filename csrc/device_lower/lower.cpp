@@ -104,6 +104,16 @@ void GpuLower::recordPredicate(const Expr* lowered, Val* predicate) {
   predicates_[lowered] = predicate;
 }
 
+void GpuLower::recordDivisibleExtent(Val* extent, int64_t divisor) {
+  int64_t& known = divisible_extents_[extent];
+  known = std::max(known, divisor);
+}
+
+int64_t GpuLower::knownDivisor(Val* extent) const {
+  auto it = divisible_extents_.find(extent);
+  return it == divisible_extents_.end() ? 1 : it->second;
+}
+
 Val* GpuLower::predicateOf(const Expr* lowered) const {
   auto it = predicates_.find(lowered);
   FUSER_INTERNAL_ASSERT(

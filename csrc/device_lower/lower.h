@@ -120,6 +120,13 @@ class GpuLower {
   void recordPredicate(const Expr* lowered, Val* predicate);
   Val* predicateOf(const Expr* lowered) const;
 
+  // Extents (as loopExtent gives them) that every launch checks to be a
+  // multiple of `divisor`: a vectorized access whose lanes walk that one
+  // axis (VectorizationCheck). Predicates use it (doc/indexing.md §5).
+  void recordDivisibleExtent(Val* extent, int64_t divisor);
+  // The largest divisor recorded for `extent`; 1 when none is.
+  int64_t knownDivisor(Val* extent) const;
+
  private:
   void bindParameterExtents();
   // The analyses every pass may read.
@@ -130,6 +137,7 @@ class GpuLower {
   std::unique_ptr<LoopPromotion> loop_promotion_;
   std::unique_ptr<ParallelReductions> parallel_reductions_;
   std::unordered_map<const Expr*, Val*> predicates_;
+  std::unordered_map<const Val*, int64_t> divisible_extents_;
   std::unordered_map<const Val*, Val*> extent_substitutions_;
   std::unordered_map<const Val*, Val*> resolved_;
   GpuLower* previous_ = nullptr;

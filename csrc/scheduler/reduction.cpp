@@ -233,7 +233,8 @@ std::unique_ptr<HeuristicParams> ReductionScheduler::computeHeuristics(
   params->vectorize = width;
 
   const int64_t sms = runtime_info.multiprocessors();
-  // Blocks of 256 threads: 8 per SM fill it.
+  // Blocks of 256 threads: 8 per SM fill it. A grid split rounds down, so
+  // that the blocks never spill into a nearly empty extra wave.
   const int64_t wanted_blocks = 8 * sms;
   if (params->inner) {
     const int64_t per_row = ceilDiv(reduced_elements, width);
@@ -247,7 +248,7 @@ std::unique_ptr<HeuristicParams> ReductionScheduler::computeHeuristics(
     const int64_t serial = ceilDiv(per_row, params->threads_x);
     if (blocks < 2 * sms && serial >= 8) {
       params->grid_split = std::min<int64_t>(
-          {ceilDiv(wanted_blocks, blocks), serial / 4, 65535});
+          {std::max<int64_t>(1, wanted_blocks / blocks), serial / 4, 65535});
     }
   } else {
     // TIDx walks at least 128 bytes of a row (whole sectors) and at most
@@ -260,20 +261,30 @@ std::unique_ptr<HeuristicParams> ReductionScheduler::computeHeuristics(
         pow2Ceil(columns),
         std::max<int64_t>(
             min_threads_x, std::min<int64_t>(32, pow2Floor(columns / 4))));
+    // At least 16 rows per thread: short columns take fewer TIDy threads,
+    // and TIDx grows while the columns still give 8 blocks per SM.
     params->threads_y = std::max<int64_t>(
         1, std::min<int64_t>(
-               256 / params->threads_x, pow2Floor(reduced_elements)));
+               256 / params->threads_x,
+               pow2Floor(std::max<int64_t>(1, reduced_elements / 16))));
+    while (params->threads_x * params->threads_y < 256 &&
+           ceilDiv(columns, params->threads_x * 2) >= wanted_blocks) {
+      params->threads_x *= 2;
+    }
     const int64_t blocks = ceilDiv(columns, params->threads_x);
     const int64_t serial = ceilDiv(reduced_elements, params->threads_y);
     if (blocks < 2 * sms && serial >= 16) {
       // Across blocks; a thread's `vectorize` columns are reduced in one
-      // grouped call. The last block of a column reads every block's
-      // partials alone: at most 4096 vectors (16 per thread).
+      // grouped call. One wave of blocks: 3 per SM fit up to 80 registers
+      // per thread (these kernels take 64 to 72), and a block past the
+      // wave would start a second one that ramps up and drains again.
+      // The last block of a column reads every block's partials alone: at
+      // most 4096 vectors (16 per thread).
+      const int64_t one_wave = 3 * sms;
       const int64_t max_split = std::max<int64_t>(1, 4096 / params->threads_x);
       params->grid_split = std::max<int64_t>(
           1,
-          std::min<int64_t>(
-              {ceilDiv(wanted_blocks, blocks), serial / 8, max_split, 65535}));
+          std::min<int64_t>({one_wave / blocks, serial / 8, max_split, 65535}));
     }
     // Outputs in vectors where their layout follows the kept axes.
     if (params->vectorize > 1) {
@@ -314,11 +325,16 @@ std::unique_ptr<HeuristicParams> ReductionScheduler::computeHeuristics(
                 ceilDiv(reduced_elements, width),
                 params->threads_x * params->grid_split)
           : ceilDiv(reduced_elements, params->threads_y * params->grid_split);
-  // Loads in flight per thread: up to 8 vectors (doc/reduction.md §5).
-  params->unroll = serial_per_thread >= 8   ? 8
-                   : serial_per_thread >= 4 ? 4
-                   : serial_per_thread >= 2 ? 2
-                                            : 1;
+  // Loads in flight per thread: up to 8 vectors and 32 elements (the
+  // computation widens elements to at least 4 bytes: 8 vectors of 8 bf16
+  // would take 64 registers), doc/reduction.md §5.
+  const int64_t max_unroll =
+      std::max<int64_t>(1, std::min<int64_t>(8, 32 / params->vectorize));
+  int64_t unroll = 1;
+  while (unroll * 2 <= std::min(serial_per_thread, max_unroll)) {
+    unroll *= 2;
+  }
+  params->unroll = unroll;
   return params;
 }
 

@@ -193,6 +193,44 @@ TEST_F(ReductionTest, PrologueAndEpilogueInTheSameKernel) {
   EXPECT_EQ(scheduleCopy(xy).type, SchedulerType::Reduction);
 }
 
+// A row whose length the launch checks to be a multiple of the vector
+// width is in range for all lanes of a vector or for none: the per-element
+// exprs (the cast, the serial sum) are predicated on the vector's first
+// index (doc/indexing.md §5), never on a lane's.
+TEST_F(ReductionTest, ElementPredicatesAreVectorWide) {
+  Case c = reductionCase(
+      {256, 4096},
+      [](Fusion* f, TensorView* in) {
+        f->addOutput(sum(castOp(DataType::Float, in), {1}));
+      },
+      DataType::BFloat16);
+  Scheduled s = scheduleCopy(c);
+  ASSERT_EQ(reduction(s).vectorize, 8);
+  ASSERT_THAT(s.code, HasSubstr("castTo<float>"));
+  std::istringstream lines(s.code);
+  int predicates_on_the_row = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("if (") == std::string::npos ||
+        line.find("T0.logical_size[1]") == std::string::npos) {
+      continue;
+    }
+    ++predicates_on_the_row;
+    // "* 8) < T0.logical_size[1]": a vector's first index, not "+ iN)".
+    EXPECT_THAT(line, HasSubstr("* 8) < T0.logical_size[1]")) << s.code;
+  }
+  EXPECT_GE(predicates_on_the_row, 3); // the load, the cast, the sum
+
+  // Not a multiple of 8: no vectors, so every element is bounded alone.
+  Case odd = reductionCase(
+      {256, 4095},
+      [](Fusion* f, TensorView* in) {
+        f->addOutput(sum(castOp(DataType::Float, in), {1}));
+      },
+      DataType::BFloat16);
+  Scheduled o = scheduleCopy(odd);
+  EXPECT_EQ(reduction(o).vectorize, 1);
+}
+
 TEST_F(ReductionTest, EveryOpAndKeepDim) {
   for (int op = 0; op < 4; ++op) {
     Case c = reductionCase({64, 300}, [op](Fusion* f, TensorView* in) {

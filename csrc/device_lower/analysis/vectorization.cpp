@@ -155,6 +155,9 @@ void bookAccess(IterDomain* id, int64_t width, TensorView* tv) {
   }
   lower->kernel().vectorization_checks.push_back(
       {parameterPosition(tv), tv, width, extent, run->strided_positions});
+  if (run->axes.size() == 1) {
+    lower->recordDivisibleExtent(lower->loopExtent(run->axes[0]), width);
+  }
 }
 
 } // namespace
@@ -162,8 +165,8 @@ void bookAccess(IterDomain* id, int64_t width, TensorView* tv) {
 void bookVectorizedAccesses(Fusion* fusion, const LoopPromotion& promotion) {
   for (Expr* expr : fusion->exprs()) {
     auto* copy = dynamic_cast<LoadStoreOp*>(expr);
-    auto* out = copy == nullptr ? nullptr
-                                : dynamic_cast<TensorView*>(copy->out());
+    auto* out =
+        copy == nullptr ? nullptr : dynamic_cast<TensorView*>(copy->out());
     if (out == nullptr || out->nDims() == 0 ||
         out->axis(-1)->getParallelType() != ParallelType::Vectorize) {
       continue;

@@ -237,6 +237,39 @@ bool overrunReachesLogical(
 
 } // namespace
 
+namespace {
+
+// `a` when `idx` is `a + i` (either order) with `a` a product by a multiple
+// of some w dividing `divisor`, and i in [0, w): then, for an extent that
+// is a multiple of `divisor`, idx < extent exactly when a < extent (the w
+// consecutive indices of a vector are all in range or all out of it).
+// nullptr otherwise.
+Val* vectorBase(Val* idx, int64_t divisor, const ValueRanges& ranges) {
+  auto* add = dynamic_cast<BinaryOp*>(idx->definition());
+  if (divisor <= 1 || add == nullptr || add->opType() != BinaryOpType::Add) {
+    return nullptr;
+  }
+  for (auto [base, lane] :
+       {std::pair{add->lhs(), add->rhs()}, std::pair{add->rhs(), add->lhs()}}) {
+    auto* mul = dynamic_cast<BinaryOp*>(base->definition());
+    auto range = ranges.find(lane);
+    if (mul == nullptr || mul->opType() != BinaryOpType::Mul ||
+        range == ranges.end() || !range->second.start->isZeroInt() ||
+        !range->second.stop->isConstInt()) {
+      continue;
+    }
+    const int64_t w = range->second.stop->constIntValue();
+    Val* factor = mul->rhs()->isConstInt() ? mul->rhs() : mul->lhs();
+    if (w > 0 && divisor % w == 0 && factor->isConstInt() &&
+        factor->constIntValue() % w == 0) {
+      return base;
+    }
+  }
+  return nullptr;
+}
+
+} // namespace
+
 Val* Indexer::predicate(TensorView* consumer, bool include_reduction_axes) {
   GpuLower* lower = GpuLower::current();
   Val* condition = IrBuilder::create<Val>(ScalarValue(true), DataType::Bool);
@@ -244,6 +277,9 @@ Val* Indexer::predicate(TensorView* consumer, bool include_reduction_axes) {
     Val* simple = simplifyExpr(idx, ranges_);
     if (provenLessThan(simple, extent, ranges_)) {
       return;
+    }
+    if (Val* base = vectorBase(simple, lower->knownDivisor(extent), ranges_)) {
+      simple = base;
     }
     condition = IrBuilder::binaryExpr(
         BinaryOpType::LogicalAnd, condition,
