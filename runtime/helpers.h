@@ -8,9 +8,11 @@ ceilDiv(nvfuser_index_t a, nvfuser_index_t b) {
   return (a + b - 1) / b;
 }
 
+// NaN propagates, as in PyTorch, for every floating type (the comparison
+// alone would drop a NaN `a`); `x != x` is false for integers.
 template <typename T>
 __device__ __forceinline__ T fuserMax(T a, T b) {
-  return a > b ? a : b;
+  return (a != a) ? a : ((b != b) ? b : (a > b ? a : b));
 }
 __device__ __forceinline__ float fuserMax(float a, float b) {
   // NaN propagates, as in PyTorch.
@@ -22,7 +24,7 @@ __device__ __forceinline__ double fuserMax(double a, double b) {
 
 template <typename T>
 __device__ __forceinline__ T fuserMin(T a, T b) {
-  return a < b ? a : b;
+  return (a != a) ? a : ((b != b) ? b : (a < b ? a : b));
 }
 __device__ __forceinline__ float fuserMin(float a, float b) {
   return (a != a) ? a : ((b != b) ? b : fminf(a, b));

@@ -673,6 +673,25 @@ void addOps(std::vector<NamedCase>& cases) {
       }
     }
   }
+  // Also in bf16 and half, which max and min reduce in their own type
+  // (a regression: the generic helper dropped a NaN on the left).
+  for (DataType dtype : {DataType::BFloat16, DataType::Half}) {
+    for (bool is_max : {true, false}) {
+      Case c = reductionCase(
+          {64, 4096},
+          [is_max](Fusion* f, TensorView* in) {
+            f->addOutput(is_max ? max(in, {1}) : min(in, {1}));
+          },
+          dtype);
+      at::Tensor t = c.inputs[0];
+      t.index_put_({1, 4095}, NAN);
+      t.index_put_({2, 0}, NAN);
+      cases.push_back(
+          {std::string(is_max ? "max" : "min") + " with NaN in " +
+               (dtype == DataType::BFloat16 ? "bf16" : "half"),
+           std::move(c)});
+    }
+  }
   // An empty input is not a kernel: ATen gives the identity (NaN for a
   // mean), as PyTorch does.
   cases.push_back(
