@@ -6,13 +6,16 @@
 #ifndef FUSER_RUNTIME_WELFORD_H
 #define FUSER_RUNTIME_WELFORD_H
 
+// The count has the kernel's index type: a count never exceeds the
+// elements of a tensor, which that type indexes, and a 32-bit count keeps
+// the per-element update in 32-bit integer math.
 template <typename T>
 struct Welford {
   T avg;
   T var_sum;
-  long long n;
+  nvfuser_index_t n;
   __device__ Welford() : avg(0), var_sum(0), n(0) {}
-  __device__ Welford(T mean, T m2, long long count)
+  __device__ Welford(T mean, T m2, nvfuser_index_t count)
       : avg(mean), var_sum(m2), n(count) {}
 };
 
@@ -22,6 +25,17 @@ __device__ __forceinline__ Welford<float> welfordInit(float x) {
 }
 __device__ __forceinline__ Welford<double> welfordInit(double x) {
   return Welford<double>(x, 0.0, 1);
+}
+
+// nb / n, the weight of the merged-in state. In float the fast division
+// (2 ulp, as torch.compile's Welford uses): the state is merged once per
+// element, and a correctly rounded division costs several times the rest
+// of the update. Counts stay far below 2^126, where it would break down.
+__device__ __forceinline__ float welfordWeight(float nb, float n) {
+  return __fdividef(nb, n);
+}
+__device__ __forceinline__ double welfordWeight(double nb, double n) {
+  return nb / n;
 }
 
 // The var_sum update delta^2 * na * nb / n is written as
@@ -34,10 +48,10 @@ __device__ __forceinline__ Welford<T> welfordCombine(
   if (b.n == 0) {
     return a;
   }
-  const long long n = a.n + b.n;
+  const nvfuser_index_t n = a.n + b.n;
   const T nb = static_cast<T>(b.n);
   const T delta = b.avg - a.avg;
-  const T avg = a.avg + delta * (nb / static_cast<T>(n));
+  const T avg = a.avg + delta * welfordWeight(nb, static_cast<T>(n));
   return Welford<T>(avg, a.var_sum + b.var_sum + delta * (b.avg - avg) * nb, n);
 }
 

@@ -44,6 +44,7 @@ class Simplifier {
   Val* foldConstants(BinaryOpType op, Val* a, Val* b, DataType dtype);
   Val* rewriteLogical(BinaryOpType op, Val* a, Val* b);
   Val* rewriteComparison(BinaryOpType op, Val* a, Val* b);
+  Val* rewriteQuotientBelow(Val* a, Val* c);
   Val* rewriteAdd(Val* a, Val* b, DataType dtype);
   Val* rewriteSub(Val* a, Val* b, DataType dtype);
   Val* rewriteMul(Val* a, Val* b, DataType dtype);
@@ -279,7 +280,7 @@ Val* Simplifier::rewriteComparison(BinaryOpType op, Val* a, Val* b) {
       if (prover_.lessEqual(b, a)) {
         return boolConst(false);
       }
-      return nullptr;
+      return rewriteQuotientBelow(a, b);
     case BinaryOpType::Le:
       if (prover_.lessEqual(a, b)) {
         return boolConst(true);
@@ -302,6 +303,29 @@ Val* Simplifier::rewriteComparison(BinaryOpType op, Val* a, Val* b) {
     default:
       return nullptr;
   }
+}
+
+// `x / f < c` -> `x < c * f` (doc/indexing.md, Rules): the predicate of
+// an ID under merges, `(m / W) / H < N`, becomes `m < N * H * W`, one
+// loop-invariant product instead of two divisions per element. Exact for
+// x >= 0 and f > 0 (floor(x / f) < c iff x / f < c for an integer c).
+// Index math only: c * f is then the extent of a merged or split ID, which
+// the index type holds (the runtime leaves it a factor of two of room).
+Val* Simplifier::rewriteQuotientBelow(Val* a, Val* c) {
+  BinaryOp* div = integralDef(a, BinaryOpType::Div);
+  if (div == nullptr) {
+    return nullptr;
+  }
+  Val* x = div->lhs();
+  Val* f = div->rhs();
+  for (Val* v : {x, f, c}) {
+    if (v->dtype() != DataType::Index || !prover_.nonNegative(v)) {
+      return nullptr;
+    }
+  }
+  return binary(
+      BinaryOpType::Lt, x, binary(BinaryOpType::Mul, c, f, DataType::Index),
+      DataType::Bool);
 }
 
 Val* Simplifier::rewriteAdd(Val* a, Val* b, DataType dtype) {

@@ -39,7 +39,8 @@ int64_t dataTypeSize(DataType dtype) {
     case DataType::Index:
     case DataType::Double:
       return 8;
-    // {avg, var_sum, n}: two values and an int64 count.
+    // {avg, var_sum, n}: two values and a count of the index type (an
+    // int32 count leaves padding; the largest size is allocated).
     case DataType::WelfordFloat:
       return 16;
     case DataType::WelfordDouble:

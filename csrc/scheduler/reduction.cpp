@@ -271,6 +271,19 @@ std::unique_ptr<HeuristicParams> ReductionScheduler::computeHeuristics(
            ceilDiv(columns, params->threads_x * 2) >= wanted_blocks) {
       params->threads_x *= 2;
     }
+    // Short columns over many kept columns make many small blocks in one to
+    // two waves, the last running part-empty. Where the columns fill one
+    // wave of 1024 threads per SM with fewer TIDy threads (more rows each),
+    // take that wave instead (doc/reduction.md §5).
+    const int64_t wave_threads = 1024 * sms;
+    const int64_t all_threads = columns * params->threads_y;
+    if (all_threads > wave_threads && all_threads <= 2 * wave_threads &&
+        columns < wave_threads) {
+      params->threads_y = pow2Floor(wave_threads / columns);
+      params->threads_x = std::min<int64_t>(
+          pow2Ceil(columns),
+          std::max<int64_t>(params->threads_x, 256 / params->threads_y));
+    }
     const int64_t blocks = ceilDiv(columns, params->threads_x);
     const int64_t serial = ceilDiv(reduced_elements, params->threads_y);
     if (blocks < 2 * sms && serial >= 16) {

@@ -633,6 +633,28 @@ TEST_F(ExprSimplifierTest, Comparisons) {
   expectUnchanged(lt(i, e));
 }
 
+// The predicate of an ID under two merges, (m / W) / H < N, becomes one
+// comparison with the product of the extents: no division is left.
+TEST_F(ExprSimplifierTest, QuotientBelowABoundIsAProduct) {
+  Val* m = symbol();
+  Val* w = symbol();
+  Val* h = symbol();
+  Val* n = symbol();
+  const std::vector<Axis> grid = {{w, 1, 4}, {h, 1, 4}, {n, 0, 4}, {m, 0, 50}};
+  Val* predicate = lt(div(div(m, w), h), n);
+  Val* result = simplify(predicate);
+  const std::string printed = result->toInlineString();
+  EXPECT_EQ(printed.find('/'), std::string::npos) << printed;
+  EXPECT_NE(printed.find(" * "), std::string::npos) << printed;
+  expectSameValues(predicate, result, grid);
+
+  // A dividend that may be negative: floor and truncation differ.
+  Val* signed_x = symbol(DataType::Int);
+  expectUnchanged(lt(div(signed_x, w), n));
+  // Without a proof that the dividend is non-negative (x - 3).
+  expectUnchanged(lt(div(sub(m, c(3)), w), n));
+}
+
 TEST_F(ExprSimplifierTest, MaxMinWhereAndCast) {
   Val* i = symbol();
   Val* e = symbol();

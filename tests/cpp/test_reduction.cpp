@@ -15,6 +15,7 @@
 namespace fuser {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class ReductionTest : public FuserIrTest {};
 class ReductionGpuTest : public FuserTest {};
@@ -85,6 +86,12 @@ TEST_F(ReductionTest, NhwcPerChannelSumIsOuterByMemory) {
   ASSERT_EQ(s.type, SchedulerType::Reduction);
   EXPECT_FALSE(reduction(s).inner);
   EXPECT_EQ(reduction(s).kept_axes, std::vector<int64_t>{1});
+  // N, H and W lie in memory as one axis and the loop merges them: the
+  // load and its predicate index them as one, without a division
+  // (doc/indexing.md §4, step 2b).
+  const std::string kernel = s.code.substr(s.code.find("__global__"));
+  EXPECT_THAT(kernel, Not(HasSubstr(" / T0.logical_size"))) << kernel;
+  EXPECT_THAT(kernel, Not(HasSubstr(" % T0.logical_size"))) << kernel;
 }
 
 // bf16 in, float accumulation, bf16 out; and a product before the sum.

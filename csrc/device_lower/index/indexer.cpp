@@ -126,9 +126,57 @@ Val* Indexer::index(TensorView* tv) {
 
 using AllocationAxis = FoldedAllocationAxis;
 
+namespace {
+
+bool occupiesMemory(IterDomain* id) {
+  return !id->isBroadcast() && !id->isDeviceDim();
+}
+
+// The merge of the ID graph whose (outer, inner) inputs are exact-mapped to
+// `outer` and `inner`, or null.
+Merge* mergeOf(IterDomain* outer, IterDomain* inner) {
+  IdModel& model = GpuLower::current()->idModel();
+  IterDomain* outer_group = model.exactGroup(outer);
+  IterDomain* inner_group = model.exactGroup(inner);
+  for (Expr* expr : model.idExprs()) {
+    auto* merge = dynamic_cast<Merge*>(expr);
+    if (merge != nullptr && model.exactGroup(merge->outer()) == outer_group &&
+        model.exactGroup(merge->inner()) == inner_group) {
+      return merge;
+    }
+  }
+  return nullptr;
+}
+
+// doc/indexing.md §4, step 2b: adjacent allocation axes that a merge of the
+// ID graph joins, the outer contiguous, are read as the merge's output. A
+// loop over merged axes then indexes them as one (`m * C` for the N, H, W
+// of an NHWC input) instead of recovering each by a division.
+void foldLoopMerges(std::vector<AllocationAxis>& axes) {
+  for (size_t k = 0; k + 1 < axes.size();) {
+    const AllocationAxis& outer = axes[k];
+    const AllocationAxis& inner = axes[k + 1];
+    Merge* merge = outer.contiguous == true && occupiesMemory(outer.id) &&
+                           occupiesMemory(inner.id)
+                       ? mergeOf(outer.id, inner.id)
+                       : nullptr;
+    if (merge == nullptr) {
+      ++k;
+      continue;
+    }
+    axes[k] =
+        AllocationAxis{merge->out(), inner.contiguous, inner.stride_position};
+    axes.erase(axes.begin() + static_cast<std::ptrdiff_t>(k) + 1);
+    k = k > 0 ? k - 1 : 0; // the merged axis may merge with its left one
+  }
+}
+
+} // namespace
+
 Val* Indexer::globalIndex(TensorView* tv) {
   GpuLower* lower = GpuLower::current();
   std::vector<AllocationAxis> axes = foldedAllocationAxes(tv);
+  foldLoopMerges(axes);
 
   // Strides right to left: a contiguous axis's stride is the next axis's
   // extent times its stride; others come from the kernel argument.
@@ -137,7 +185,7 @@ Val* Indexer::globalIndex(TensorView* tv) {
   Val* next_extent = nullptr;
   for (size_t k = axes.size(); k-- > 0;) {
     const AllocationAxis& axis = axes[k];
-    if (axis.id->isBroadcast() || axis.id->isDeviceDim()) {
+    if (!occupiesMemory(axis.id)) {
       continue; // no memory along this axis (doc/indexing.md §4)
     }
     Val* stride = nullptr;
