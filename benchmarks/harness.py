@@ -129,6 +129,10 @@ def measure(case, mib, compilers):
             print(f"  {name} cannot run {case.name} at {mib} MiB: {error}", flush=True)
             continue
         times[name] = median_ms(lambda *a, fd=fd: fd.execute(list(a)), input_sets)
+    # A fresh compile per row: dynamo caches by function, and after 8 shapes
+    # of one case's function (config.recompile_limit) it would silently run
+    # the rest eagerly.
+    torch._dynamo.reset()
     compiled = torch.compile(case.torch_fn, dynamic=False)
     compiled(*inputs)
     src = torch.empty(moved // 2, dtype=torch.uint8, device="cuda")

@@ -69,6 +69,9 @@ def main():
         fd = fusion_of(frontend, case.define, inputs)
         calls[name] = lambda fd=fd: fd.execute(inputs)
     calls["eager"] = lambda: case.torch_fn(*inputs)
+    compiled = torch.compile(case.torch_fn, dynamic=False)
+    compiled(*inputs)
+    calls["compile"] = lambda: compiled(*inputs)
     for name, fn in calls.items():
         durations, gaps = trace(fn, args.runs)
         mean_gap = sum(gaps) / len(gaps) if gaps else float("nan")

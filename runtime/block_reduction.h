@@ -64,6 +64,16 @@ __device__ T blockReduceValue(T value, Func op, T* smem) {
     __syncthreads();
     return value;
   }
+  if (X && !Y && !Z && blockDim.x < 32 && (32 % blockDim.x) == 0 &&
+      (blockDim.x * blockDim.y * blockDim.z) % 32 == 0) {
+    // Segments of a power of two below a warp (short rows): X is the
+    // fastest dimension, so each segment is a group of lanes in one warp
+    // and shuffles within it reduce it, without shared memory.
+    for (int offset = blockDim.x / 2; offset > 0; offset /= 2) {
+      op(value, shuffleDown(value, offset));
+    }
+    return value;
+  }
   // Any shape: a tree in shared memory, one slot per thread.
   T* mine = smem + seg.segment * seg.size;
   mine[seg.index] = value;

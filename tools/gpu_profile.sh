@@ -9,6 +9,9 @@
 #                        "reduction:row_sum_8192xN:256 pointwise:bf16_gelu:256"
 #   FUSER_PROFILE_MORE   set to 1 to add the compute, warp-state and
 #                        instruction sections (issue-bound kernels)
+#   FUSER_PROFILE_DIRTY  set to 1 to profile as the benchmark times: the L2
+#                        full of dirty lines from clearing it (ncu
+#                        --cache-control none, profile_case.py --dirty-l2)
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -25,16 +28,21 @@ for spec in ${FUSER_PROFILE_CASES:-}; do
       [ -n "$PEER_PRELOAD" ] || continue
       preload="$PEER_PRELOAD"
     fi
-    report="$reports/$case-$mib-$frontend.txt"
+    suffix=""
+    [ "${FUSER_PROFILE_DIRTY:-0}" = 1 ] && suffix="-dirty"
+    report="$reports/$case-$mib-$frontend$suffix.txt"
     more=()
     [ "${FUSER_PROFILE_MORE:-0}" = 1 ] && more=(--section ComputeWorkloadAnalysis
       --section WarpStateStats --section InstructionStats)
-    LD_PRELOAD="$preload" timeout 120 ncu --clock-control none \
+    dirty=(--cache-control all)
+    [ "${FUSER_PROFILE_DIRTY:-0}" = 1 ] && dirty=(--cache-control none)
+    LD_PRELOAD="$preload" timeout 120 ncu --clock-control none "${dirty[@]}" \
       -k 'regex:fuser_kernel|nvfuser' --launch-skip 1 --launch-count 1 \
       --section SpeedOfLight --section MemoryWorkloadAnalysis \
       --section Occupancy --section LaunchStats "${more[@]}" \
       python3 benchmarks/profile_case.py --bench "$bench" --case "$case" \
-      --mib "$mib" --frontend "$frontend" >"$report" 2>&1
+      --mib "$mib" --frontend "$frontend" \
+      $([ "${FUSER_PROFILE_DIRTY:-0}" = 1 ] && echo --dirty-l2) >"$report" 2>&1
     echo "== $case $mib MiB $frontend (rc $?)"
     grep -E "^  [a-z_]+.*\(|Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Registers Per Thread|Block Size|Grid Size|Waves Per SM|Dynamic Shared|Theoretical Occupancy|L2 Hit Rate|Executed Ipc Active|Issue Slots Busy|Warp Cycles Per Issued|Executed Instructions  " \
       "$report" | sed 's/  */ /g' | head -20

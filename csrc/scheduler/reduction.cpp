@@ -239,9 +239,11 @@ std::unique_ptr<HeuristicParams> ReductionScheduler::computeHeuristics(
   if (params->inner) {
     const int64_t per_row = ceilDiv(reduced_elements, width);
     // About 8 vectors per thread (loads in flight, and one block
-    // reduction for more bytes), from a warp to 256 threads per row.
+    // reduction for more bytes), up to 256 threads per row; short rows take
+    // part of a warp each (reduced by shuffles within it), so that their
+    // threads still load several vectors.
     params->threads_x = std::max<int64_t>(
-        32, std::min<int64_t>(pow2Ceil(ceilDiv(per_row, 8)), 256));
+        1, std::min<int64_t>(pow2Ceil(ceilDiv(per_row, 8)), 256));
     params->threads_y = std::max<int64_t>(
         1, std::min<int64_t>(256 / params->threads_x, pow2Ceil(kept_elements)));
     const int64_t blocks = ceilDiv(kept_elements, params->threads_y);

@@ -190,7 +190,10 @@ TEST_F(ReductionTest, KernelsReduceEveryRowOnTheInterpreter) {
   };
   const std::vector<std::pair<InterpretedCase, std::string>> cases = {
       {{"inner, one row per block", {9, 1000}, sum_over({1})}, "inner"},
-      {{"inner, rows share blocks", {40, 24}, sum_over({1})}, "threads 32 x 8"},
+      {{"inner, a thread per short row", {40, 24}, sum_over({1})},
+       "threads 1 x 64"},
+      {{"inner, part of a warp per row", {70, 128}, sum_over({1})},
+       "threads 4 x 64"},
       {{"inner, grid", {2, 5000}, sum_over({1})}, "grid split"},
       {{"outer, block", {4, 2000}, sum_over({0})}, "outer"},
       {{"outer, grid", {600, 20}, sum_over({0})}, "grouped"},
