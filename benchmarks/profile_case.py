@@ -13,6 +13,7 @@ import sys
 
 import torch
 
+import bench_matmul
 import bench_pointwise
 import bench_reduction
 from harness import frontends, fusion_of
@@ -20,9 +21,11 @@ from harness import frontends, fusion_of
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--bench", choices=["pointwise", "reduction"], required=True)
+    parser.add_argument(
+        "--bench", choices=["pointwise", "reduction", "matmul"], required=True
+    )
     parser.add_argument("--case", required=True)
-    parser.add_argument("--mib", type=int, default=256)
+    parser.add_argument("--mib", type=int, default=256, help="(not for matmul)")
     parser.add_argument("--frontend", default="fuser")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument(
@@ -32,7 +35,11 @@ def main():
         "(profile with ncu --cache-control none to keep that state)",
     )
     args = parser.parse_args()
-    module = {"pointwise": bench_pointwise, "reduction": bench_reduction}[args.bench]
+    module = {
+        "pointwise": bench_pointwise,
+        "reduction": bench_reduction,
+        "matmul": bench_matmul,
+    }[args.bench]
     cases = {c.name: c for c in module.case_list()}
     if args.case not in cases:
         print(f"unknown case {args.case}; cases: {', '.join(cases)}")
@@ -42,8 +49,15 @@ def main():
     if args.frontend not in found:
         print(f"frontend {args.frontend} is not available")
         return 2
-    inputs = case.make_inputs(args.mib)
-    fd = fusion_of(found[args.frontend], case.define, inputs)
+    if args.bench == "matmul":
+        # A matmul case makes its own operands; the definition may take
+        # them in another form (linear's weight).
+        operands = case.inputs()
+        fd = fusion_of(found[args.frontend], case.define, operands)
+        inputs = case.fd_inputs(operands)
+    else:
+        inputs = case.make_inputs(args.mib)
+        fd = fusion_of(found[args.frontend], case.define, inputs)
     cache = torch.empty(256 * 1024 * 1024, dtype=torch.int8, device="cuda")
     for _ in range(args.runs):
         if args.dirty_l2:

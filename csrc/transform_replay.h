@@ -9,8 +9,8 @@
 // input's [i6/2, 2]). See doc/replay.md.
 #pragma once
 
-#include <ir/interface_nodes.h>
 #include <id_model/logical_domain_map.h>
+#include <ir/interface_nodes.h>
 
 #include <utility>
 #include <vector>
@@ -21,8 +21,8 @@ struct TransformReplayOptions {
   // Give the target the source's allocation layout (exprs, contiguity,
   // parallel types). Off by default: a cache is a different tensor with its
   // own parallel splits, and copying a layout nobody asked for surprises
-  // scheduler authors. No scheduler turns it on today; the matmul
-  // scheduler will, for its operand caches (doc/replay.md).
+  // scheduler authors. Only the matmul scheduler turns it on, for its
+  // shared-memory operand caches (doc/replay.md, doc/matmul.md §4).
   bool replay_allocation = false;
 
   TransformReplayOptions& replayAllocation(bool value = true) {

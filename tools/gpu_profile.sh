@@ -7,6 +7,7 @@
 # a summary of each is printed.
 #   FUSER_PROFILE_CASES  space-separated bench:case:MiB, e.g.
 #                        "reduction:row_sum_8192xN:256 pointwise:bf16_gelu:256"
+#                        (matmul cases take no size: "matmul:tn_4096:0")
 #   FUSER_PROFILE_MORE   set to 1 to add the compute, warp-state and
 #                        instruction sections (issue-bound kernels)
 #   FUSER_PROFILE_DIRTY  set to 1 to profile as the benchmark times: the L2
@@ -33,7 +34,7 @@ for spec in ${FUSER_PROFILE_CASES:-}; do
     report="$reports/$case-$mib-$frontend$suffix.txt"
     more=()
     [ "${FUSER_PROFILE_MORE:-0}" = 1 ] && more=(--section ComputeWorkloadAnalysis
-      --section WarpStateStats --section InstructionStats)
+      --section WarpStateStats --section InstructionStats --section SchedulerStats)
     dirty=(--cache-control all)
     [ "${FUSER_PROFILE_DIRTY:-0}" = 1 ] && dirty=(--cache-control none)
     LD_PRELOAD="$preload" timeout 120 ncu --clock-control none "${dirty[@]}" \

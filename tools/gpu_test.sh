@@ -5,6 +5,10 @@
 # C++ tests and the Python tests, and ends with the line
 #   GPU suite: N passed, N failed, N skipped
 # If $OUT is set, the logs and reports are copied there.
+#   FUSER_GPU_SHARDS  run the C++ tests in this many concurrent gtest shards
+#                     and the Python tests with as many pytest-xdist workers
+#                     (default 1: ctest and plain pytest); the tests are
+#                     mostly NVRTC compilations, which the CPU cores share
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -47,8 +51,26 @@ if ! bash tools/build.sh -DFUSER_BUILD_BENCHMARKS=ON >"$LOGS/build.log" 2>&1; th
 fi
 echo "built in $(( $(date +%s) - start ))s"
 
+shards="${FUSER_GPU_SHARDS:-1}"
 ctest_tests="$(cd "$BUILD_DIR" && ctest -N | sed -n 's/^ *Test *#[0-9]*: *//p')"
-if [ -n "$ctest_tests" ]; then
+if [ "$shards" -gt 1 ] && [ -x "$BUILD_DIR/test_fuser" ]; then
+  echo "== C++ tests ($shards shards)"
+  for ((i = 0; i < shards; ++i)); do
+    GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i "$BUILD_DIR/test_fuser" \
+      --gtest_brief=1 --gtest_output="json:$RESULTS/test_fuser_shard$i.json" \
+      >"$LOGS/test_fuser_shard$i.log" 2>&1 &
+  done
+  wait
+  for ((i = 0; i < shards; ++i)); do
+    cat "$LOGS/test_fuser_shard$i.log"
+    if [ -f "$RESULTS/test_fuser_shard$i.json" ]; then
+      summary_args+=(--gtest "$RESULTS/test_fuser_shard$i.json")
+    else
+      summary_args+=(--missing "test_fuser shard $i")
+      status=1
+    fi
+  done
+elif [ -n "$ctest_tests" ]; then
   echo "== C++ tests"
   (cd "$BUILD_DIR" && ctest -V) 2>&1 | tee "$LOGS/ctest.log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
@@ -70,7 +92,11 @@ if [ -d tests/python ] && [ -n "$(find tests/python -name 'test_*.py' -o -name '
     summary_args+=(--missing pytest)
     status=1
   else
-    "$PYTHON" -m pytest tests/python -q --junitxml="$RESULTS/pytest.xml" 2>&1 | tee "$LOGS/pytest.log"
+    workers=()
+    if [ "$shards" -gt 1 ] && "$PYTHON" -c "import xdist" >/dev/null 2>&1; then
+      workers=(-n "$shards")
+    fi
+    "$PYTHON" -m pytest tests/python -q "${workers[@]}" --junitxml="$RESULTS/pytest.xml" 2>&1 | tee "$LOGS/pytest.log"
     rc=${PIPESTATUS[0]}
     [ "$rc" -eq 5 ] && rc=0
     if [ "$rc" -ne 0 ]; then

@@ -24,7 +24,8 @@ std::string generateCudaKernel(const LoweredKernel& kernel) {
      << "#include <cuda_bf16.h>\n"
      << "#define CUDART_INF __longlong_as_double(0x7ff0000000000000ULL)\n"
      << "#define CUDART_NAN __longlong_as_double(0xfff8000000000000ULL)\n";
-  // The helpers of reductions across threads and blocks only where used:
+  // The helpers of reductions across threads and blocks, and of the matmul
+  // pipeline, only where used:
   // every header costs NVRTC time.
   bool uses_welford = false;
   for (TensorView* tv : kernel.fusion->allTvs()) {
@@ -35,7 +36,8 @@ std::string generateCudaKernel(const LoweredKernel& kernel) {
     if ((name == "block_reduction.h" && kernel.smem_bytes_per_thread == 0 &&
          kernel.grid_buffers.empty()) ||
         (name == "grid_reduction.h" && kernel.grid_buffers.empty()) ||
-        (name == "welford.h" && !uses_welford)) {
+        (name == "welford.h" && !uses_welford) ||
+        (name.rfind("hopper_", 0) == 0 && !kernel.mma.has_value())) {
       continue;
     }
     ss << "\n// ---- runtime/" << name << "\n" << content;

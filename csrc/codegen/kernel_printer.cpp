@@ -22,19 +22,23 @@ std::string parameter(Val* param) {
 } // namespace
 
 std::string KernelPrinter::print() {
-  os_ << "extern \"C\" __global__ void " << kernel_.kernel_name << "(";
+  os_ << mmaDeclarations() << "extern \"C\" __global__ void "
+      << (kernel_.mma ? "__launch_bounds__(FuserMatmul::kThreads, 1) " : "")
+      << kernel_.kernel_name << "(";
   for (size_t i = 0; i < kernel_.parameters.size(); ++i) {
     os_ << (i ? ", " : "") << parameter(kernel_.parameters[i]);
   }
-  // The buffers of reductions across blocks follow the outputs.
+  // The buffers of reductions across blocks follow the outputs, then the
+  // tensor maps of a matrix product.
   for (size_t k = 0; k < kernel_.grid_buffers.size(); ++k) {
     os_ << ", " << cudaTypeName(kernel_.grid_buffers[k].work_type)
         << "* fuser_work" << k << ", long long* fuser_semaphores" << k;
   }
-  os_ << ") {\n";
+  os_ << mmaParameters() << ") {\n";
   if (kernel_.smem_bytes_per_thread > 0) {
     os_ << "  extern __shared__ __align__(16) char fuser_smem[];\n";
   }
+  mmaPreamble();
   for (size_t k = 0; k < kernel_.grid_buffers.size(); ++k) {
     os_ << "  bool last_block" << k << " = false;\n";
   }

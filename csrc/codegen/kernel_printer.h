@@ -3,7 +3,7 @@
 // dispatch (ir/dispatch.h): arithmetic (arith.cpp), memory (memory.cpp:
 // copies, vector accesses, buffers), control flow (control_flow.cpp:
 // loops, branches, barriers), reductions across threads and blocks
-// (reduction.cpp). Mma will be a family of its own.
+// (reduction.cpp), the matmul pipeline (mma.cpp).
 #pragma once
 
 #include <device_lower/lower.h>
@@ -35,6 +35,10 @@ class KernelPrinter : public OptOutDispatch {
   // memory.cpp
   void handle(LoadStoreOp* op) override;
   void handle(kir::Allocate* alloc) override;
+  // mma.cpp
+  void handle(kir::MmaPipelineInit* init) override;
+  void handle(kir::MmaRoleStart* start) override;
+  void handle(kir::MmaTile* tile) override;
   // control_flow.cpp
   void handle(kir::ForLoop* loop) override;
   void handle(kir::IfThenElse* branch) override;
@@ -51,6 +55,12 @@ class KernelPrinter : public OptOutDispatch {
   std::string inlineExpr(Expr* def);
   // The copy inside a vectorized loop, as one vector access (memory.cpp).
   void vectorizedCopy(const kir::ForLoop* loop);
+
+  // mma.cpp: the pipeline's type (before the kernel function) and its
+  // kernel parameters and constants (in its body).
+  std::string mmaDeclarations() const;
+  std::string mmaParameters() const;
+  void mmaPreamble();
 
   void line(const std::string& text);
   // Prints `exprs` one level deeper.

@@ -1,5 +1,7 @@
 #include <device_lower/kernel_ir.h>
 
+#include <device_lower/kir_mma.h>
+
 #include <ir/cloner.h>
 #include <ir/dispatch.h>
 

@@ -128,6 +128,7 @@ void GpuLower::analyze() {
   bookVectorizedAccesses(fusion(), *loop_promotion_);
   parallel_reductions_ =
       std::make_unique<ParallelReductions>(fusion(), *kernel_);
+  mma_pipeline_ = std::make_unique<MmaPipeline>(fusion(), *kernel_);
 }
 
 Val* GpuLower::launchExtent(ParallelType pt) const {
@@ -154,12 +155,14 @@ std::unique_ptr<LoweredKernel> GpuLower::run() {
   using Pass = std::vector<Expr*> (*)(const std::vector<Expr*>&);
   // The ordered pass list (doc/design.md §5).
   static const std::vector<std::pair<const char*, Pass>> passes = {
+      {"removeBulkCopies", removeBulkCopies},
       {"sortExprsForInlining", sortExprsForInlining},
       {"generateLoopNests", generateLoopNests},
       {"insertAllocations", insertAllocations},
       {"placePredicates", placePredicates},
       {"lowerIndices", lowerIndices},
       {"generatePredicates", generatePredicates},
+      {"specializeWarps", specializeWarps},
       {"cleanUpKernel", cleanUpKernel},
   };
   std::vector<Expr*> exprs = fusion()->exprs();

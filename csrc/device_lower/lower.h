@@ -10,6 +10,7 @@
 #pragma once
 
 #include <device_lower/analysis/loop_promotion.h>
+#include <device_lower/analysis/mma_pipeline.h>
 #include <device_lower/analysis/parallel_reductions.h>
 #include <device_lower/kernel_ir.h>
 #include <fusion.h>
@@ -18,6 +19,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -71,6 +73,25 @@ struct LoweredKernel {
     Val* semaphores;
   };
   std::vector<GridBuffer> grid_buffers;
+  // A matrix product on the tensor cores (doc/matmul.md §3): the
+  // fuser_mma::Matmul type of its pipeline, its tile, the warpgroups that
+  // multiply, and the dynamic shared memory of its ring.
+  struct MmaKernel {
+    std::string pipeline_type;
+    MmaTileConfig tile;
+    int64_t consumers = 2;
+    int64_t shared_bytes = 0;
+  };
+  std::optional<MmaKernel> mma;
+  // Tensor maps the runtime encodes at each launch for a tensor parameter
+  // (an operand the bulk copy engine reads): kernel parameters after the
+  // grid buffers. `dim_extents` are the extents of the layout's dims.
+  struct TensorMapParameter {
+    size_t parameter = 0;
+    TmaOperandLayout layout;
+    std::vector<Val*> dim_extents;
+  };
+  std::vector<TensorMapParameter> tensor_maps;
 };
 
 class GpuLower {
@@ -100,6 +121,9 @@ class GpuLower {
   }
   const ParallelReductions& parallelReductions() const {
     return *parallel_reductions_;
+  }
+  const MmaPipeline& mmaPipeline() const {
+    return *mma_pipeline_;
   }
   DataType indexType() const {
     return kernel_->index_type;
@@ -136,6 +160,7 @@ class GpuLower {
   std::unique_ptr<IdModel> id_model_;
   std::unique_ptr<LoopPromotion> loop_promotion_;
   std::unique_ptr<ParallelReductions> parallel_reductions_;
+  std::unique_ptr<MmaPipeline> mma_pipeline_;
   std::unordered_map<const Expr*, Val*> predicates_;
   std::unordered_map<const Val*, int64_t> divisible_extents_;
   std::unordered_map<const Val*, Val*> extent_substitutions_;

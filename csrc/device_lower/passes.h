@@ -8,6 +8,10 @@
 
 namespace fuser {
 
+// pass/bulk_copies.cpp: drops the copies the bulk copy engine makes for a
+// matrix product (the matmul pipeline issues them).
+std::vector<Expr*> removeBulkCopies(const std::vector<Expr*>& exprs);
+
 // pass/expr_sort.cpp: tensor exprs in an order where every producer comes
 // before its consumers and inlined producers sit right before them.
 std::vector<Expr*> sortExprsForInlining(const std::vector<Expr*>& exprs);
@@ -29,6 +33,10 @@ std::vector<Expr*> lowerIndices(const std::vector<Expr*>& exprs);
 
 // pass/predicate_generation.cpp: fills in the predicates.
 std::vector<Expr*> generatePredicates(const std::vector<Expr*>& exprs);
+
+// pass/warp_specialization.cpp: splits a kernel with a matrix product into
+// the producer warpgroup (copies) and the consumers (everything else).
+std::vector<Expr*> specializeWarps(const std::vector<Expr*>& exprs);
 
 // pass/cleanup.cpp: removes always-true branches and empty scopes.
 std::vector<Expr*> cleanUpKernel(const std::vector<Expr*>& exprs);

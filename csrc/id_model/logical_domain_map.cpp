@@ -27,6 +27,20 @@ IdMap PairwiseLogicalDomainMap::mapProducerToConsumer() const {
   const auto producer_ids =
       TensorDomain::noReductions(producer_->getLogicalDomain());
   const auto& consumer_ids = consumer_->getMaybeRootDomain();
+  // A matrix product maps each operand axis by its role (ir/mma_op.h).
+  if (auto* mma = dynamic_cast<MmaOp*>(consumer_->definition())) {
+    const std::vector<int64_t> positions = mma->outputPositions(producer_);
+    for (size_t p = 0; p < producer_ids.size(); ++p) {
+      IterDomain* producer_id = producer_ids[p];
+      IterDomain* consumer_id = consumer_ids[static_cast<size_t>(positions[p])];
+      if (!map_broadcast_ &&
+          producer_id->isBroadcast() != consumer_id->isBroadcast()) {
+        continue;
+      }
+      map[producer_id] = consumer_id;
+    }
+    return map;
+  }
   std::vector<bool> new_broadcast(consumer_ids.size(), false);
   if (auto* bop = dynamic_cast<BroadcastOp*>(consumer_->definition())) {
     new_broadcast = bop->getBroadcastDimFlags();

@@ -14,7 +14,7 @@ class Expr;
 
 #define FUSER_DISPATCH_FOR_ALL_EXPRS(f)                                \
   f(Split) f(Merge) f(LoadStoreOp) f(UnaryOp) f(BinaryOp) f(TernaryOp) \
-      f(BroadcastOp) f(ReductionOp) f(ViewOp)
+      f(BroadcastOp) f(ReductionOp) f(ViewOp) f(MmaOp)
 
 #define FUSER_FORWARD_DECLARE(T) class T;
 FUSER_DISPATCH_FOR_ALL_VALS(FUSER_FORWARD_DECLARE)
@@ -31,13 +31,17 @@ class IfThenElse;
 class Allocate;
 class BlockSync;
 class ParallelReduction;
+class MmaPipelineInit;
+class MmaRoleStart;
+class MmaTile;
 } // namespace kir
 
 #define FUSER_DISPATCH_FOR_ALL_KIR_VALS(f) \
   f(kir::TensorIndex) f(kir::NamedScalar)
-#define FUSER_DISPATCH_FOR_ALL_KIR_EXPRS(f)                             \
-  f(kir::ForLoop) f(kir::IfThenElse) f(kir::Allocate) f(kir::BlockSync) \
-      f(kir::ParallelReduction)
+#define FUSER_DISPATCH_FOR_ALL_KIR_EXPRS(f)                                  \
+  f(kir::ForLoop) f(kir::IfThenElse) f(kir::Allocate) f(kir::BlockSync)      \
+      f(kir::ParallelReduction) f(kir::MmaPipelineInit) f(kir::MmaRoleStart) \
+          f(kir::MmaTile)
 
 class OptOutDispatch {
  public:

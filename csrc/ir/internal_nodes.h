@@ -25,6 +25,10 @@ class LoadStoreOp : public Expr {
   LoadStoreOpType opType() const {
     return op_type_;
   }
+  // Schedulers choose how a cache is filled (e.g. by the bulk copy engine).
+  void setOpType(LoadStoreOpType op_type) {
+    op_type_ = op_type;
+  }
   CacheOp cacheOp() const {
     return cache_op_;
   }

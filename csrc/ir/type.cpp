@@ -208,6 +208,8 @@ std::string toString(ParallelType ptype) {
       return "Unswitch";
     case ParallelType::Group:
       return "Group";
+    case ParallelType::Mma:
+      return "Mma";
     case ParallelType::DIDx:
       return "deviceIdx.x";
     case ParallelType::DIDy:
@@ -242,6 +244,8 @@ std::string parallelTypeAbbreviation(ParallelType ptype) {
       return "US";
     case ParallelType::Group:
       return "G";
+    case ParallelType::Mma:
+      return "MMA";
     case ParallelType::DIDx:
       return "DIDx";
     case ParallelType::DIDy:
@@ -270,6 +274,8 @@ std::string toString(LoadStoreOpType op) {
       return "Set";
     case LoadStoreOpType::SegmenterSet:
       return "SegmenterSet";
+    case LoadStoreOpType::CpAsyncBulkTensorTile:
+      return "CpAsyncBulkTensorTile";
   }
   return "?";
 }

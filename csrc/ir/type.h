@@ -44,6 +44,10 @@ enum class ParallelType {
   // reduces together (doc/reduction.md §3): one grid synchronization for
   // the group instead of one per value.
   Group,
+  // An axis of a matrix product's output that the tensor cores cover in
+  // one instruction sequence (doc/matmul.md §2): no loop, index 0 at the
+  // product; its consumers loop over it.
+  Mma,
   DIDx,
   DIDy,
   DIDz,
@@ -53,7 +57,10 @@ enum class MemoryType { Local, Shared, Global };
 
 // Set: a copy. SegmenterSet: a copy that separates two segments of a
 // fusion: the runtime always runs its consumers in another segment.
-enum class LoadStoreOpType { Set, SegmenterSet };
+// CpAsyncBulkTensorTile: tiles of a global tensor copied into shared memory
+// by the bulk tensor copy engine (TMA), issued by the matmul pipeline
+// (doc/matmul.md §3) rather than by loops of the kernel.
+enum class LoadStoreOpType { Set, SegmenterSet, CpAsyncBulkTensorTile };
 
 enum class CacheOp { Unspecified, AllLevels, Streaming, Global };
 

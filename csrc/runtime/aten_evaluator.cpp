@@ -126,6 +126,9 @@ class AtenEvaluator {
     if (auto* op = dynamic_cast<ReductionOp*>(expr)) {
       return computeReduction(op, out);
     }
+    if (auto* op = dynamic_cast<MmaOp*>(expr)) {
+      return computeMma(op);
+    }
     if (auto* op = dynamic_cast<ViewOp*>(expr)) {
       std::vector<int64_t> sizes;
       for (IterDomain* id :
@@ -237,6 +240,79 @@ class AtenEvaluator {
         return at::logical_or(a, b);
     }
     FUSER_ERROR("unknown binary op ", op);
+  }
+
+  // A matrix product as one batched product: each operand permuted to
+  // [batch, rows or columns, K] (or [batch, K, columns]) with its batch
+  // axes expanded to the output's and its M (N) axes flattened. Half and
+  // bfloat16 operands on the GPU accumulate in float (bmm with out_dtype,
+  // cuBLAS); otherwise the operands are widened first.
+  at::Tensor computeMma(MmaOp* op) {
+    const at::Tensor a = tensorOf(op->a());
+    const at::Tensor b = tensorOf(op->b());
+    auto dims_of = [&](TensorView* operand, MmaRole role) {
+      std::vector<int64_t> dims;
+      const auto& roles = op->roles(operand);
+      for (size_t i = 0; i < roles.size(); ++i) {
+        if (roles[i] == role) {
+          dims.push_back(static_cast<int64_t>(i));
+        }
+      }
+      return dims;
+    };
+    const auto a_batch = dims_of(op->a(), MmaRole::Batch);
+    const auto b_batch = dims_of(op->b(), MmaRole::Batch);
+    std::vector<int64_t> batch_sizes;
+    for (size_t i = 0; i < a_batch.size(); ++i) {
+      batch_sizes.push_back(std::max(a.size(a_batch[i]), b.size(b_batch[i])));
+    }
+    auto arrange = [&](const at::Tensor& t, TensorView* operand,
+                       MmaRole outer_role, bool k_last) {
+      const auto batch = dims_of(operand, MmaRole::Batch);
+      const auto rows = dims_of(operand, outer_role);
+      const auto k = dims_of(operand, MmaRole::K);
+      std::vector<int64_t> order = batch;
+      int64_t flat = 1;
+      for (int64_t d : rows) {
+        flat *= t.size(d);
+      }
+      if (k_last) {
+        order.insert(order.end(), rows.begin(), rows.end());
+        order.push_back(k[0]);
+      } else {
+        order.push_back(k[0]);
+        order.insert(order.end(), rows.begin(), rows.end());
+      }
+      at::Tensor p = t.permute(order);
+      std::vector<int64_t> expanded = batch_sizes;
+      for (size_t i = batch.size(); i < order.size(); ++i) {
+        expanded.push_back(p.size(static_cast<int64_t>(i)));
+      }
+      p = p.expand(expanded);
+      int64_t batches = 1;
+      for (int64_t size : batch_sizes) {
+        batches *= size;
+      }
+      const int64_t k_size = t.size(k[0]);
+      return k_last ? p.reshape({batches, flat, k_size})
+                    : p.reshape({batches, k_size, flat});
+    };
+    const at::Tensor a3 = arrange(a, op->a(), MmaRole::M, true);
+    const at::Tensor b3 = arrange(b, op->b(), MmaRole::N, false);
+    const at::ScalarType accumulate = toAtenType(op->out()->dtype());
+    const bool narrow =
+        a.scalar_type() == at::kHalf || a.scalar_type() == at::kBFloat16;
+    at::Tensor product = a.is_cuda() && narrow
+                             ? at::bmm(a3, b3, accumulate)
+                             : at::bmm(a3.to(accumulate), b3.to(accumulate));
+    std::vector<int64_t> sizes = batch_sizes;
+    for (int64_t d : dims_of(op->a(), MmaRole::M)) {
+      sizes.push_back(a.size(d));
+    }
+    for (int64_t d : dims_of(op->b(), MmaRole::N)) {
+      sizes.push_back(b.size(d));
+    }
+    return product.reshape(sizes);
   }
 
   // The input of a reduction holds the output's root axes (reduced ones

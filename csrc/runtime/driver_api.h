@@ -28,6 +28,7 @@ struct DriverApi {
   decltype(&::cuModuleUnload) cuModuleUnload = nullptr;
   decltype(&::cuLaunchKernel) cuLaunchKernel = nullptr;
   decltype(&::cuFuncSetAttribute) cuFuncSetAttribute = nullptr;
+  decltype(&::cuTensorMapEncodeTiled) cuTensorMapEncodeTiled = nullptr;
   decltype(&::cuGetErrorName) cuGetErrorName = nullptr;
   decltype(&::cuGetErrorString) cuGetErrorString = nullptr;
 };

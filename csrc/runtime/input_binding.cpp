@@ -249,8 +249,10 @@ RuntimeInfo makeRuntimeInfo(
     tensor_info.alignment_bytes = pointerAlignment(tensor.data_ptr());
     info.setTensorInfo(tv, std::move(tensor_info));
     if (tensor.is_cuda()) {
-      info.setMultiprocessors(at::cuda::getDeviceProperties(tensor.get_device())
-                                  ->multiProcessorCount);
+      const auto* properties =
+          at::cuda::getDeviceProperties(tensor.get_device());
+      info.setMultiprocessors(properties->multiProcessorCount);
+      info.setComputeCapability(properties->major * 10 + properties->minor);
     }
   }
   return info;

@@ -8,6 +8,7 @@
 #include <runtime/driver_api.h>
 #include <runtime/input_binding.h>
 #include <runtime/nvrtc_compile.h>
+#include <runtime/tensor_map.h>
 
 #include <ATen/ATen.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -84,6 +85,12 @@ void KernelExecutor::compile(
       driverApi().cuModuleLoadData(&module_, compiled.cubin.data()));
   FUSER_CUDA_SAFE_CALL(driverApi().cuModuleGetFunction(
       &function_, module_, compiled.lowered_name.c_str()));
+  if (kernel_->mma.has_value()) {
+    // The ring of operand tiles needs more than the default 48 KiB.
+    FUSER_CUDA_SAFE_CALL(driverApi().cuFuncSetAttribute(
+        function_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        static_cast<int>(kernel_->mma->shared_bytes)));
+  }
   timer.stage("load");
   signature_plan_ = std::make_unique<LaunchPlan>(plan(inputs));
   timer.stage("plan");
@@ -298,6 +305,40 @@ KernelExecutor::LaunchPlan KernelExecutor::plan(
     std::memcpy(pointer.data(), &data, sizeof(void*));
     appendArgument(plan.bytes, plan.offsets, pointer);
   }
+  if (kernel_->mma.has_value()) {
+    plan.launch.shared_memory_bytes += kernel_->mma->shared_bytes;
+  }
+  for (const LoweredKernel::TensorMapParameter& map : kernel_->tensor_maps) {
+    FUSER_INTERNAL_ASSERT(
+        map.parameter < fusion->inputs().size(),
+        "a tensor map of a kernel output");
+    // Tensor parameters before this one (layouts holds one per tensor).
+    size_t tensor = 0;
+    for (size_t p = 0; p < map.parameter; ++p) {
+      tensor += fusion->inputs()[p]->isA<TensorView>() ? 1 : 0;
+    }
+    std::vector<int64_t> sizes;
+    for (Val* extent : map.dim_extents) {
+      sizes.push_back(ee.evaluateOrThrow(extent).asInt());
+    }
+    auto* tv = fusion->inputs()[map.parameter]->as<TensorView>();
+    LaunchPlan::TensorMapArgument argument;
+    argument.geometry = tmaGeometry(
+        map.layout, tv->dtype(), sizes, layouts[tensor]->allocation_strides);
+    argument.input = map.parameter;
+    const std::string violation =
+        tensorMapViolation(argument.geometry, alignments[tensor]);
+    FUSER_CHECK(
+        violation.empty(), "The kernel copies tiles of ", tv->toString(),
+        " with the bulk copy engine, which this tensor does not allow: ",
+        violation, " (", argument.geometry.toString(),
+        "). Pass a tensor laid out for it (16-byte aligned, with strides "
+        "that are multiples of 16 bytes), or let the scheduler choose.");
+    appendArgument(
+        plan.bytes, plan.offsets, std::vector<char>(sizeof(CUtensorMap), 0));
+    argument.argument = plan.offsets.size() - 1;
+    plan.tensor_maps.push_back(std::move(argument));
+  }
   return plan;
 }
 
@@ -347,6 +388,11 @@ std::vector<at::Tensor> KernelExecutor::launch(
         allocateTensor(plan.output_layouts[o], plan.output_options[o]));
     void* data = outputs.back().data_ptr();
     write(inputs.size() + o, &data, sizeof(void*));
+  }
+  for (const LaunchPlan::TensorMapArgument& map : plan.tensor_maps) {
+    const CUtensorMap encoded =
+        encodeTensorMap(map.geometry, inputs[map.input].toTensor().data_ptr());
+    write(map.argument, &encoded, sizeof(encoded));
   }
   launch_params_ = plan.launch;
   static const bool dump_launch =

@@ -10,6 +10,7 @@
 
 #include <device_lower/lower.h>
 #include <expr/evaluator.h>
+#include <layout/tma_layout.h>
 #include <runtime/executor.h>
 #include <runtime/tensor_layout.h>
 
@@ -78,6 +79,14 @@ class KernelExecutor : public Executor {
     // `bytes`): kept with the plan, the semaphores zero between launches.
     // Launches of one plan on several streams at once would share them.
     std::vector<at::Tensor> grid_buffers;
+    // The tensor maps of a matrix product's operands: encoded at each
+    // launch with the input's data pointer (doc/matmul.md §4).
+    struct TensorMapArgument {
+      TensorMapGeometry geometry;
+      size_t input = 0;
+      size_t argument = 0;
+    };
+    std::vector<TensorMapArgument> tensor_maps;
   };
 
   // Binds and checks `inputs` (user errors for what binding rejects or a

@@ -110,13 +110,17 @@ bool PointWiseScheduler::canScheduleCompileTime(
     return false;
   }
   for (Expr* expr : fusion->exprs()) {
-    if (expr->isA<ReductionOp>()) {
-      *reason = "it reduces (" + expr->getOpString() +
-                "); no reduction scheduler yet";
-      return false;
-    }
     if (expr->isA<ViewOp>()) {
       *reason = "it reshapes (ViewOp), which loops cannot follow yet";
+      return false;
+    }
+    // Elementwise ops, copies and broadcasts only.
+    if (!expr->isA<UnaryOp>() && !expr->isA<BinaryOp>() &&
+        !expr->isA<TernaryOp>() && !expr->isA<LoadStoreOp>() &&
+        !expr->isA<BroadcastOp>() && expr->output(0)->isA<TensorView>()) {
+      *reason = "it has a " + expr->getOpString() +
+                "; pointwise fusions hold only elementwise ops, copies and "
+                "broadcasts (no reductions or matrix products)";
       return false;
     }
   }

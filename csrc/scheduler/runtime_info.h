@@ -45,6 +45,14 @@ class RuntimeInfo {
   void setMultiprocessors(int64_t count) {
     multiprocessors_ = count;
   }
+  // Major * 10 + minor of the device the run is on (an H200's 90 when not
+  // known).
+  int64_t computeCapability() const {
+    return compute_capability_;
+  }
+  void setComputeCapability(int64_t capability) {
+    compute_capability_ = capability;
+  }
   // The evaluated extent of `id` (1 for broadcast).
   int64_t extent(const IterDomain* id);
   // Elements of `tv` (its logical domain without reductions).
@@ -54,6 +62,7 @@ class RuntimeInfo {
   ExpressionEvaluator ee_;
   std::unordered_map<const TensorView*, TensorRuntimeInfo> tensors_;
   int64_t multiprocessors_ = 132;
+  int64_t compute_capability_ = 90;
 };
 
 } // namespace fuser

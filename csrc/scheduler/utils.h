@@ -24,12 +24,13 @@ bool isUnscheduled(Fusion* fusion, std::string* reason);
 // will be unrolled.
 //
 // replay_allocation gives each cache its input's allocation layout
-// (doc/replay.md). No scheduler passes true today: the pointwise scheduler's
-// caches are registers, where a layout means nothing, and it reads the
-// stride order from the inputs themselves. The matmul scheduler will, for
-// operand caches in shared memory that must keep the operand's stride order
-// to load in vectors. A cache is a different tensor with its own parallel
-// splits; copying a layout onto it unasked surprised people.
+// (doc/replay.md). Only the matmul scheduler passes true: the bulk copy
+// engine fills its shared-memory operand caches in the operands' memory
+// order, so their layout must be the operands' (doc/matmul.md §4). The
+// other schedulers' caches are registers, where a layout means nothing; the
+// pointwise scheduler reads the stride order from the inputs themselves. A
+// cache is a different tensor with its own parallel splits; copying a
+// layout onto it unasked surprised people.
 std::vector<TensorView*> cacheInputs(
     Fusion* fusion, bool unroll, bool replay_allocation = false);
 

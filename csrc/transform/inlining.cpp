@@ -63,13 +63,16 @@ int64_t maxInlinePosition(
       }
       break;
     }
-    if (id->getParallelType() == ParallelType::Vectorize ||
-        id->getParallelType() == ParallelType::Group) {
+    const ParallelType pt = id->getParallelType();
+    if (pt == ParallelType::Vectorize || pt == ParallelType::Group ||
+        pt == ParallelType::Mma) {
       limit = i;
       if (reason) {
         *reason = "loop axis " + std::to_string(i) + " is " +
-                  (id->getParallelType() == ParallelType::Group ? "grouped"
-                                                                : "vectorized");
+                  (pt == ParallelType::Group
+                       ? "grouped"
+                       : (pt == ParallelType::Mma ? "a tensor-core axis"
+                                                  : "vectorized"));
       }
       break;
     }

@@ -441,6 +441,22 @@ void bindIr(py::module_& m) {
             return std::vector<Val*>{r.var, r.mean};
           },
           kRef)
+      .def(
+          "matmul",
+          [](Fusion& fusion, Val* a, Val* b) -> Val* {
+            FusionGuard fg(&fusion);
+            return matmul(asTensor(a, "matmul"), asTensor(b, "matmul"));
+          },
+          kRef)
+      .def(
+          "linear",
+          [](Fusion& fusion, Val* x, Val* weight, Val* bias) -> Val* {
+            FusionGuard fg(&fusion);
+            return linear(
+                asTensor(x, "linear"), asTensor(weight, "linear"),
+                bias == nullptr ? nullptr : asTensor(bias, "linear"));
+          },
+          py::arg("x"), py::arg("weight"), py::arg("bias") = nullptr, kRef)
       .def("split", &splitId, kRef)
       .def(
           "merge",

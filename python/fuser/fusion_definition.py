@@ -587,6 +587,28 @@ class FusionDefinition:
         for out in outs:
             out._expand = {kept.index(a): s for a, s in tensor._expand.items() if a in kept}
 
+    def _matmul(self, arg1, arg2):
+        what = "fd.ops.matmul"
+        self._check_defining(what)
+        a = self._tensor_operand(arg1, what, 1)
+        b = self._tensor_operand(arg2, what, 2)
+        out = self._wrap(self._fusion.matmul(a._val, b._val))
+        return self._record_op("matmul", [a, b], {}, out)
+
+    def _linear(self, arg1, arg2, bias):
+        what = "fd.ops.linear"
+        self._check_defining(what)
+        x = self._tensor_operand(arg1, what, 1)
+        weight = self._tensor_operand(arg2, what, 2)
+        operands = [x, weight]
+        bias_val = None
+        if bias is not None:
+            bias = self._tensor_operand(bias, what, 3)
+            operands.append(bias)
+            bias_val = bias._val
+        out = self._wrap(self._fusion.linear(x._val, weight._val, bias_val))
+        return self._record_op("linear", operands, {}, out)
+
     def _welford(self, arg, dims):
         what = "fd.ops.welford"
         self._check_defining(what)
@@ -861,6 +883,16 @@ class Ops:
     def var_mean(self, arg, dims=None, correction=1, keepdim=False):
         """torch.var_mean: (variance, mean) from one Welford reduction."""
         return self._fd._var_mean("var_mean", arg, dims, correction, keepdim)
+
+    def matmul(self, arg1, arg2):
+        """torch.matmul: 1-D operands are vectors, batch axes broadcast;
+        half and bfloat16 accumulate in float."""
+        return self._fd._matmul(arg1, arg2)
+
+    def linear(self, arg1, arg2, bias=None):
+        """torch.nn.functional.linear(input, weight, bias): input times
+        weight transposed, plus bias, accumulated in float."""
+        return self._fd._linear(arg1, arg2, bias)
 
     def welford(self, arg, dims=None):
         """(mean, var_sum, count) of Welford's one-pass reduction: var_sum

@@ -85,8 +85,8 @@ bool deviceAvailable() {
 
 namespace {
 
-// The largest number of elements one reduction feeding `out` combines
-// (1 when none does). Rounding error grows with it.
+// The largest number of elements one reduction (or matrix product, its K)
+// feeding `out` combines (1 when none does). Rounding error grows with it.
 int64_t largestReductionSize(Val* out, ExpressionEvaluator& ee) {
   int64_t largest = 1;
   std::unordered_set<Val*> visited;
@@ -99,9 +99,10 @@ int64_t largestReductionSize(Val* out, ExpressionEvaluator& ee) {
       continue;
     }
     Expr* def = val->definition();
-    if (auto* rop = dynamic_cast<ReductionOp*>(def)) {
+    if (def->isA<ReductionOp>() || def->isA<MmaOp>()) {
       int64_t reduced = 1;
-      for (IterDomain* id : rop->out()->as<TensorView>()->getLogicalDomain()) {
+      for (IterDomain* id :
+           def->output(0)->as<TensorView>()->getLogicalDomain()) {
         if (id->isReduction()) {
           auto extent = ee.evaluate(id->extent());
           reduced *=

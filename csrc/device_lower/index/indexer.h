@@ -1,6 +1,6 @@
-// The ID-graph indexer (doc/design.md §5, doc/indexing.md). For one tensor expr in
-// its loop nest it computes the memory offset of every tensor it touches
-// and the predicate that guards it.
+// The ID-graph indexer (doc/design.md §5, doc/indexing.md). For one tensor expr
+// in its loop nest it computes the memory offset of every tensor it touches and
+// the predicate that guards it.
 #pragma once
 
 #include <device_lower/kernel_ir.h>
@@ -33,12 +33,13 @@ class Indexer {
     return ranges_;
   }
 
- private:
-  Val* globalIndex(TensorView* tv);
-  Val* bufferIndex(TensorView* tv);
   // The index of `id`'s exact group, found by propagating along the ID graph
   // from the loop indices (doc/indexing.md §2-3); nullptr if unreachable.
   Val* indexOf(IterDomain* id);
+
+ private:
+  Val* globalIndex(TensorView* tv);
+  Val* bufferIndex(TensorView* tv);
   bool propagateOnce();
   // The loops' IDs, for messages.
   std::string loopsToString() const;

@@ -6,6 +6,7 @@
 
 #include <device_lower/analysis/vectorization.h>
 #include <device_lower/index/indexer.h>
+#include <device_lower/kir_mma.h>
 #include <device_lower/kir_visitor.h>
 #include <device_lower/lower.h>
 #include <multidevice/device_counts.h>
@@ -84,10 +85,47 @@ Expr* lowerTensorExpr(Expr* expr, const LowerOperand& lowerOperand) {
       LoadStoreOpType::Set, out, lowerOperand(expr->input(0)), cache_op);
 }
 
+// A matrix product in its tile loops: the tile's coordinates, batch
+// indices and validity, from the accumulator's tile axes (doc/matmul.md §2).
+Expr* lowerMmaTile(MmaOp* mma, const std::vector<kir::ForLoop*>& loops) {
+  GpuLower* lower = GpuLower::current();
+  const MmaPipeline& pipeline = lower->mmaPipeline();
+  const MmaTileConfig& tile = *mma->tileConfig();
+  Indexer indexer(loops, /*vectorized_copy=*/false);
+  auto index = [&](IterDomain* id) {
+    Val* idx = indexer.indexOf(id);
+    FUSER_INTERNAL_ASSERT(
+        idx != nullptr, "no index of the tile axis ", id->toString());
+    return idx;
+  };
+  auto times = [](Val* a, int64_t b) {
+    return IrBuilder::mulExpr(a, IrBuilder::create<Val>(b, DataType::Index));
+  };
+  Val* m0 =
+      simplifyExpr(times(index(pipeline.mTile()), tile.m), indexer.ranges());
+  Val* n0 =
+      simplifyExpr(times(index(pipeline.nTile()), tile.n), indexer.ranges());
+  std::vector<Val*> batch;
+  for (IterDomain* id : pipeline.batch()) {
+    batch.push_back(simplifyExpr(index(id), indexer.ranges()));
+  }
+  Val* valid = simplifyExpr(
+      IrBuilder::binaryExpr(
+          BinaryOpType::Lt, index(pipeline.tiles()),
+          lower->loopExtent(pipeline.tiles())),
+      indexer.ranges());
+  return IrBuilder::create<kir::MmaTile>(
+      kir::MmaTile::Role::Compute, mma->out(), m0, n0, batch,
+      lower->loopExtent(pipeline.kTile()), valid);
+}
+
 // `expr` with its tensor operands indexed, and its predicate recorded for
 // generatePredicates: one indexer per expr.
 Expr* lowerExpr(Expr* expr, const std::vector<kir::ForLoop*>& loops) {
   GpuLower* lower = GpuLower::current();
+  if (auto* mma = dynamic_cast<MmaOp*>(expr)) {
+    return lowerMmaTile(mma, loops);
+  }
   const bool vectorized = !loops.empty() && isVectorizedCopyLoop(loops.back());
   Indexer indexer(loops, vectorized);
   auto lowerOperand = [&](Val* v) -> Val* {

@@ -30,9 +30,10 @@ Val* loopIndexFor(IterDomain* id, ParallelType pt, Val* extent) {
   if (isParallelTypeThreadDim(pt) || isParallelTypeBlockDim(pt)) {
     return kir::parallelIndex(pt);
   }
-  // A grouped reduction handles every iteration in one call (at index 0).
+  // A grouped reduction handles every iteration in one call (at index 0),
+  // and so does a matrix product its tensor-core axes.
   if (isParallelTypeDeviceDim(pt) || pt == ParallelType::Group ||
-      id->isBroadcast() ||
+      pt == ParallelType::Mma || id->isBroadcast() ||
       (extent->isConstInt() && extent->constIntValue() == 1)) {
     return FusionGuard::getCurFusion()->zeroVal();
   }

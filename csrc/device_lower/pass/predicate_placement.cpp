@@ -16,7 +16,10 @@ class PredicatePlacer : public kir::ExprMutator {
   void handle(Expr* expr) override {
     // Every thread must reach a reduction across threads: its predicate
     // is an argument instead.
+    // So must every thread of a warpgroup reach a matrix product (its
+    // tile's validity is part of it).
     if (expr->isA<kir::Allocate>() || expr->isA<kir::BlockSync>() ||
+        expr->isA<MmaOp>() ||
         GpuLower::current()->parallelReductions().isParallel(expr)) {
       return;
     }

@@ -1,0 +1,399 @@
+#include <scheduler/matmul.h>
+
+#include <ir/all_nodes.h>
+#include <layout/tma_layout.h>
+#include <scheduler/utils.h>
+#include <transform/inlining.h>
+#include <transform/propagator.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <unordered_set>
+
+namespace fuser {
+
+namespace {
+
+MmaOp* theMma(Fusion* fusion) {
+  MmaOp* found = nullptr;
+  for (Expr* expr : fusion->exprs()) {
+    if (auto* mma = dynamic_cast<MmaOp*>(expr)) {
+      if (found != nullptr) {
+        return nullptr;
+      }
+      found = mma;
+    }
+  }
+  return found;
+}
+
+int64_t countRole(const std::vector<MmaRole>& roles, MmaRole role) {
+  return std::count(roles.begin(), roles.end(), role);
+}
+
+// The operand axis of a role (the first).
+IterDomain* operandAxis(
+    const MmaOp* mma, const TensorView* operand, MmaRole role) {
+  const auto logical = TensorDomain::noReductions(operand->getLogicalDomain());
+  const auto& roles = mma->roles(operand);
+  for (size_t i = 0; i < roles.size(); ++i) {
+    if (roles[i] == role) {
+      return logical[i];
+    }
+  }
+  return nullptr;
+}
+
+bool isEpilogueExpr(const Expr* expr) {
+  if (auto* ldst = dynamic_cast<const LoadStoreOp*>(expr)) {
+    return ldst->opType() == LoadStoreOpType::Set;
+  }
+  return expr->isA<UnaryOp>() || expr->isA<BinaryOp>() ||
+         expr->isA<TernaryOp>() || expr->isA<BroadcastOp>();
+}
+
+std::unordered_set<Val*> downstreamOf(Fusion* fusion, Val* from) {
+  std::unordered_set<Val*> down = {from};
+  for (Expr* expr : fusion->exprs()) {
+    for (Val* in : expr->inputs()) {
+      if (down.count(in)) {
+        for (Val* out : expr->outputs()) {
+          down.insert(out);
+        }
+        break;
+      }
+    }
+  }
+  return down;
+}
+
+size_t rankOf(const TensorView* tv) {
+  return TensorDomain::noReductions(tv->getLogicalDomain()).size();
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+// Block tiles, largest first, with their throughput relative to the largest
+// (a smaller tile re-reads operands more often per multiply-add and keeps
+// fewer wgmmas in flight): doc/matmul.md §2.
+struct TileCandidate {
+  int64_t m;
+  int64_t n;
+  double efficiency;
+};
+constexpr TileCandidate kTileCandidates[] = {
+    {128, 256, 1.0}, {128, 128, 0.88}, {64, 256, 0.8},
+    {64, 128, 0.7},  {64, 64, 0.55},
+};
+// The dynamic shared memory a block of an sm_90 GPU may take.
+constexpr int64_t kMaxSharedBytes = 232448;
+constexpr int64_t kMaxStages = 6;
+
+// Why the copy engine cannot read `operand`'s tiles of `layout` for this
+// run ("" when it can).
+std::string runtimeViolation(
+    const TensorView* operand, const TmaOperandLayout& layout,
+    RuntimeInfo& runtime_info) {
+  const TensorRuntimeInfo* info = runtime_info.tensorInfo(operand);
+  FUSER_INTERNAL_ASSERT(info != nullptr, "no run-time info of an operand");
+  std::vector<int64_t> sizes;
+  for (const TmaDim& dim : layout.dims) {
+    sizes.push_back(runtime_info.extent(dim.id));
+  }
+  for (const auto& [extent, box] : layout.divisible) {
+    const int64_t value =
+        runtime_info.expressionEvaluator().evaluateOrThrow(extent).asInt();
+    if (value % box != 0) {
+      return "a split part of " + std::to_string(value) + " elements of " +
+             operand->toString() + " is no multiple of the tile's " +
+             std::to_string(box);
+    }
+  }
+  const TensorMapGeometry geometry =
+      tmaGeometry(layout, operand->dtype(), sizes, info->allocation_strides);
+  const std::string violation =
+      tensorMapViolation(geometry, info->alignment_bytes);
+  return violation.empty() ? violation
+                           : operand->toString() + " (" + geometry.toString() +
+                                 "): " + violation;
+}
+
+// The parameters for this run, or nullopt with the reason.
+std::optional<MatmulParams> chooseParams(
+    Fusion* fusion, RuntimeInfo& runtime_info, std::string* reason) {
+  if (runtime_info.computeCapability() != 90) {
+    *reason =
+        "the matmul kernel needs an sm_90 GPU (wgmma, the bulk copy "
+        "engine); this one is sm_" +
+        std::to_string(runtime_info.computeCapability());
+    return std::nullopt;
+  }
+  MmaOp* mma = theMma(fusion);
+  const int64_t m = runtime_info.extent(operandAxis(mma, mma->a(), MmaRole::M));
+  const int64_t n = runtime_info.extent(operandAxis(mma, mma->b(), MmaRole::N));
+  const int64_t k = runtime_info.extent(operandAxis(mma, mma->a(), MmaRole::K));
+  int64_t batch = 1;
+  for (IterDomain* id : mma->outputAxes(MmaRole::Batch)) {
+    batch *= runtime_info.extent(id);
+  }
+  if (m == 0 || n == 0 || k == 0 || batch == 0) {
+    *reason = "the product is empty (M, N, K, batch = " + std::to_string(m) +
+              ", " + std::to_string(n) + ", " + std::to_string(k) + ", " +
+              std::to_string(batch) + ")";
+    return std::nullopt;
+  }
+  const int64_t sms = runtime_info.multiprocessors();
+  std::optional<MatmulParams> best;
+  double best_cost = 0.0;
+  std::string why;
+  for (const TileCandidate& tile : kTileCandidates) {
+    for (int64_t tile_k : {64, 32, 16}) {
+      std::string a_why, b_why;
+      auto a =
+          describeTmaOperand(mma->a(), mma->aRoles(), tile.m, tile_k, &a_why);
+      auto b =
+          describeTmaOperand(mma->b(), mma->bRoles(), tile.n, tile_k, &b_why);
+      if (a) {
+        a_why = runtimeViolation(mma->a(), *a, runtime_info);
+      }
+      if (b) {
+        b_why = runtimeViolation(mma->b(), *b, runtime_info);
+      }
+      if (!a_why.empty() || !b_why.empty()) {
+        why = !a_why.empty() ? a_why : b_why;
+        continue;
+      }
+      const int64_t stage_bytes = a->tile_bytes + b->tile_bytes;
+      const int64_t stages = std::min<int64_t>(
+          kMaxStages, (kMaxSharedBytes - 1024 - 16 * kMaxStages) / stage_bytes);
+      if (stages < 2) {
+        why = "two stages of the tiles do not fit in shared memory";
+        continue;
+      }
+      const int64_t tiles = ceilDiv(m, tile.m) * ceilDiv(n, tile.n) * batch;
+      const double waves =
+          std::ceil(static_cast<double>(tiles) / static_cast<double>(sms));
+      const double cost = waves * static_cast<double>(tile.m * tile.n) *
+                          static_cast<double>(tile_k == 64 ? 1.0 : 1.3) /
+                          tile.efficiency;
+      if (!best || cost < best_cost) {
+        MatmulParams params;
+        params.tile = {tile.m, tile.n, tile_k, stages};
+        params.grid = std::min(tiles, sms);
+        const int64_t m_tiles = ceilDiv(m, tile.m);
+        params.m_group = 1;
+        if (tiles > sms) {
+          for (int64_t group : {16, 8, 4}) {
+            if (m_tiles > group && m_tiles % group == 0) {
+              params.m_group = group;
+              break;
+            }
+          }
+        }
+        best = params;
+        best_cost = cost;
+      }
+      break; // the widest k-step that works for this tile
+    }
+  }
+  if (!best) {
+    *reason = "the bulk copy engine cannot read the operands' tiles: " + why;
+  }
+  return best;
+}
+
+// `ids` as `tv`'s loop domain.
+void setLoop(TensorView* tv, const std::vector<IterDomain*>& ids) {
+  tv->setLoopDomain(ids);
+}
+
+Val* constant(int64_t value) {
+  return IrBuilder::create<Val>(value, DataType::Index);
+}
+
+} // namespace
+
+std::string MatmulParams::toString() const {
+  std::stringstream ss;
+  ss << "Matmul: tile " << tile.toString() << ", " << grid
+     << " persistent blocks, M-tiles in groups of " << m_group;
+  return ss.str();
+}
+
+bool MatmulScheduler::canScheduleCompileTime(
+    Fusion* fusion, std::string* reason) {
+  MmaOp* mma = theMma(fusion);
+  if (mma == nullptr) {
+    *reason = "it needs exactly one matrix product (MmaOp)";
+    return false;
+  }
+  for (TensorView* operand : {mma->a(), mma->b()}) {
+    if (!operand->isFusionInput()) {
+      *reason = "operand " + operand->toString() +
+                " is computed in the fusion; the kernel copies operands "
+                "from memory";
+      return false;
+    }
+    if (operand->dtype() != DataType::BFloat16 &&
+        operand->dtype() != DataType::Half) {
+      *reason = "operand " + operand->toString() + " is " +
+                toString(operand->dtype()) + " (bfloat16 or half needed)";
+      return false;
+    }
+    if (operand->uses().size() != 1) {
+      *reason = "operand " + operand->toString() +
+                " is read by other exprs than the product";
+      return false;
+    }
+  }
+  if (countRole(mma->aRoles(), MmaRole::M) != 1 ||
+      countRole(mma->bRoles(), MmaRole::N) != 1) {
+    *reason = "it needs one M axis and one N axis (a matrix times a matrix)";
+    return false;
+  }
+  const auto a_logical =
+      TensorDomain::noReductions(mma->a()->getLogicalDomain());
+  const auto b_logical =
+      TensorDomain::noReductions(mma->b()->getLogicalDomain());
+  for (const auto& [roles, logical] :
+       {std::pair{&mma->aRoles(), &a_logical},
+        std::pair{&mma->bRoles(), &b_logical}}) {
+    for (size_t i = 0; i < roles->size(); ++i) {
+      if ((*roles)[i] == MmaRole::Batch && (*logical)[i]->isBroadcast()) {
+        *reason = "a batch axis is broadcast in one operand";
+        return false;
+      }
+    }
+  }
+  const std::unordered_set<Val*> down = downstreamOf(fusion, mma->out());
+  const size_t rank = rankOf(mma->out());
+  for (Expr* expr : fusion->exprs()) {
+    if (expr == mma) {
+      continue;
+    }
+    if (!isEpilogueExpr(expr)) {
+      *reason = "the epilogue has a " + expr->getOpString() +
+                " (elementwise ops, copies and broadcasts only)";
+      return false;
+    }
+    auto* out = dynamic_cast<TensorView*>(expr->output(0));
+    if (out != nullptr && down.count(out) && rankOf(out) != rank) {
+      *reason = out->toString() + " in the epilogue changes the rank";
+      return false;
+    }
+  }
+  for (Val* out : fusion->outputs()) {
+    if (!down.count(out)) {
+      *reason =
+          "output " + out->toString() + " does not derive from the product";
+      return false;
+    }
+  }
+  return scheduler_utils::isUnscheduled(fusion, reason);
+}
+
+bool MatmulScheduler::canScheduleRunTime(
+    Fusion* fusion, RuntimeInfo& runtime_info, std::string* reason) {
+  return chooseParams(fusion, runtime_info, reason).has_value();
+}
+
+std::unique_ptr<HeuristicParams> MatmulScheduler::computeHeuristics(
+    Fusion* fusion, RuntimeInfo& runtime_info) {
+  std::string reason;
+  auto params = chooseParams(fusion, runtime_info, &reason);
+  FUSER_INTERNAL_ASSERT(params.has_value(), "matmul heuristics: ", reason);
+  return std::make_unique<MatmulParams>(*params);
+}
+
+void MatmulScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
+  const auto& params = dynamic_cast<const MatmulParams&>(hp);
+  FusionGuard fg(fusion);
+  MmaOp* mma = theMma(fusion);
+  // The operand caches take the operands' layouts: the bulk copy engine
+  // writes each tile into shared memory in the order it lies in global
+  // memory (doc/matmul.md §4). The only scheduler that asks for it.
+  scheduler_utils::cacheInputs(
+      fusion, /*unroll=*/false, /*replay_allocation=*/true);
+  for (TensorView* cache : {mma->a(), mma->b()}) {
+    cache->setMemoryType(MemoryType::Shared);
+    cache->definition()->as<LoadStoreOp>()->setOpType(
+        LoadStoreOpType::CpAsyncBulkTensorTile);
+  }
+  scheduler_utils::cacheAndForkOutputs(fusion, /*unroll=*/false);
+  mma->setTileConfig(params.tile);
+  TensorView* acc = mma->out();
+
+  // acc [batch..., M, N, rK] -> [T/G, G, thread, M-warpgroup, N/8, 2, 2,
+  // rK/k, k] (doc/matmul.md §2): the tile loop, the wgmma register layout.
+  // The thread axis comes before the warpgroup's, so that epilogue inputs
+  // without an M axis (a bias) inline past it and index their N part from
+  // the thread.
+  const auto& logical = acc->getLogicalDomain();
+  const size_t batches = logical.size() - 3;
+  IterDomain* m = logical[batches];
+  IterDomain* n = logical[batches + 1];
+  IterDomain* k = logical[batches + 2];
+  const MmaTileConfig& tile = params.tile;
+  auto [m_tile, m_in] = IterDomain::split(m, constant(tile.m), true);
+  auto [m_warpgroup, m64] = IterDomain::split(m_in, constant(64), true);
+  auto [m_warp, m16] = IterDomain::split(m64, constant(16), true);
+  auto [m_half, m_lane] = IterDomain::split(m16, constant(8), true);
+  auto [n_tile, n_in] = IterDomain::split(n, constant(tile.n), true);
+  auto [n_8, n8] = IterDomain::split(n_in, constant(8), true);
+  auto [n_lane, n_pair] = IterDomain::split(n8, constant(2), true);
+  auto [k_tile, k_in] = IterDomain::split(k, constant(tile.k), true);
+  IterDomain* tiles = nullptr;
+  for (size_t b = 0; b < batches; ++b) {
+    tiles =
+        tiles == nullptr ? logical[b] : IterDomain::merge(tiles, logical[b]);
+  }
+  if (params.m_group > 1) {
+    auto [m_groups, m_in_group] =
+        IterDomain::split(m_tile, constant(params.m_group), true);
+    IterDomain* group_tiles =
+        IterDomain::merge(IterDomain::merge(m_groups, n_tile), m_in_group);
+    tiles =
+        tiles == nullptr ? group_tiles : IterDomain::merge(tiles, group_tiles);
+  } else {
+    IterDomain* plane = IterDomain::merge(m_tile, n_tile);
+    tiles = tiles == nullptr ? plane : IterDomain::merge(tiles, plane);
+  }
+  auto [tile_steps, tile_blocks] =
+      IterDomain::split(tiles, constant(params.grid), true);
+  IterDomain* thread =
+      IterDomain::merge(IterDomain::merge(m_warp, m_lane), n_lane);
+  setLoop(
+      acc, {tile_steps, tile_blocks, thread, m_warpgroup, n_8, m_half, n_pair,
+            k_tile, k_in});
+  tile_blocks->parallelize(ParallelType::BIDx);
+  m_warpgroup->parallelize(ParallelType::TIDy);
+  thread->parallelize(ParallelType::TIDx);
+  for (IterDomain* id : {n_8, m_half, n_pair, k_tile, k_in}) {
+    id->parallelize(ParallelType::Mma);
+  }
+
+  // The epilogue follows the accumulator's loops (its registers are read
+  // at the same positions), without the tensor-core axes.
+  std::unordered_set<TensorView*> epilogue;
+  for (TensorView* tv : fusion->allTvs()) {
+    if (!tv->isFusionInput() && tv != mma->a() && tv != mma->b()) {
+      epilogue.insert(tv);
+    }
+  }
+  TransformPropagator propagator(acc);
+  MaxLogicalDomainInfoSpanningTree(acc, &epilogue).traverse(&propagator);
+  epilogue.erase(acc);
+  std::vector<TensorView*> epilogue_tvs(epilogue.begin(), epilogue.end());
+  scheduler_utils::parallelizeAllLike(
+      acc, epilogue_tvs,
+      {ParallelType::BIDx, ParallelType::TIDy, ParallelType::TIDx});
+  inlineMost(epilogue_tvs);
+  // The product fills every register of a tile at once: computed in the
+  // tile's loops, read inside its consumers' register loops.
+  acc->inlineAt(4);
+}
+
+} // namespace fuser
