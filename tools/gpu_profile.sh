@@ -38,7 +38,7 @@ for spec in ${FUSER_PROFILE_CASES:-}; do
     dirty=(--cache-control all)
     [ "${FUSER_PROFILE_DIRTY:-0}" = 1 ] && dirty=(--cache-control none)
     LD_PRELOAD="$preload" timeout 120 ncu --clock-control none "${dirty[@]}" \
-      -k 'regex:fuser_kernel|nvfuser' --launch-skip 1 --launch-count 1 \
+      -k 'regex:fuser_kernel|nvfuser|nvjet' --launch-skip 1 --launch-count 1 \
       --section SpeedOfLight --section MemoryWorkloadAnalysis \
       --section Occupancy --section LaunchStats "${more[@]}" \
       python3 benchmarks/profile_case.py --bench "$bench" --case "$case" \

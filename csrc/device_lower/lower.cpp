@@ -2,6 +2,7 @@
 
 #include <base/options.h>
 #include <device_lower/analysis/launch_extents.h>
+#include <device_lower/analysis/thread_mapping.h>
 #include <device_lower/analysis/vectorization.h>
 #include <device_lower/passes.h>
 
@@ -123,6 +124,7 @@ Val* GpuLower::predicateOf(const Expr* lowered) const {
 
 void GpuLower::analyze() {
   FusionGuard fg(fusion());
+  validateRegisterThreadMapping(fusion(), *id_model_);
   loop_promotion_ = std::make_unique<LoopPromotion>(fusion(), *id_model_);
   kernel_->launch_extents = computeLaunchExtents(fusion(), *loop_promotion_);
   bookVectorizedAccesses(fusion(), *loop_promotion_);

@@ -57,8 +57,10 @@ def relative_error(got, expected):
 @requires_gpu
 @pytest.mark.parametrize("a_t,b_t", [(False, False), (False, True), (True, False), (True, True)])
 def test_matmul_layouts(a_t, b_t):
-    a = bf16(300, 256).t() if a_t else bf16(256, 300)
-    b = bf16(512, 300).t() if b_t else bf16(300, 512)
+    # Rows of 320 and 512 bfloat16 are multiples of 16 bytes, as the bulk
+    # copy engine needs (test_unaligned_rows_fall_back_to_aten has others).
+    a = bf16(320, 256).t() if a_t else bf16(256, 320)
+    b = bf16(512, 320).t() if b_t else bf16(320, 512)
     with FusionDefinition() as fd:
         fd.add_output(fd.ops.matmul(define_like(fd, a), define_like(fd, b)))
     (out,) = fd.execute([a, b])
