@@ -53,21 +53,6 @@ bool isEpilogueExpr(const Expr* expr) {
          expr->isA<TernaryOp>() || expr->isA<BroadcastOp>();
 }
 
-std::unordered_set<Val*> downstreamOf(Fusion* fusion, Val* from) {
-  std::unordered_set<Val*> down = {from};
-  for (Expr* expr : fusion->exprs()) {
-    for (Val* in : expr->inputs()) {
-      if (down.count(in)) {
-        for (Val* out : expr->outputs()) {
-          down.insert(out);
-        }
-        break;
-      }
-    }
-  }
-  return down;
-}
-
 size_t rankOf(const TensorView* tv) {
   return TensorDomain::noReductions(tv->getLogicalDomain()).size();
 }
@@ -268,7 +253,8 @@ bool MatmulScheduler::canScheduleCompileTime(
       }
     }
   }
-  const std::unordered_set<Val*> down = downstreamOf(fusion, mma->out());
+  const std::unordered_set<Val*> down =
+      scheduler_utils::downstreamOf(fusion, mma->out());
   const size_t rank = rankOf(mma->out());
   for (Expr* expr : fusion->exprs()) {
     if (expr == mma) {

@@ -37,22 +37,6 @@ ReductionOp* theReduction(Fusion* fusion) {
   return found;
 }
 
-// The tensors computed from `from` (itself included).
-std::unordered_set<Val*> downstreamOf(Fusion* fusion, Val* from) {
-  std::unordered_set<Val*> down = {from};
-  for (Expr* expr : fusion->exprs()) {
-    for (Val* in : expr->inputs()) {
-      if (down.count(in)) {
-        for (Val* out : expr->outputs()) {
-          down.insert(out);
-        }
-        break;
-      }
-    }
-  }
-  return down;
-}
-
 int64_t pow2Ceil(int64_t n) {
   int64_t p = 1;
   while (p < n) {
@@ -95,7 +79,8 @@ bool ReductionScheduler::canScheduleCompileTime(
   }
   auto* reduced = rop->out()->as<TensorView>();
   const auto rank = static_cast<int64_t>(reduced->getLogicalDomain().size());
-  const std::unordered_set<Val*> down = downstreamOf(fusion, reduced);
+  const std::unordered_set<Val*> down =
+      scheduler_utils::downstreamOf(fusion, reduced);
   for (Expr* expr : fusion->exprs()) {
     if (expr->isA<ViewOp>()) {
       *reason = "it reshapes (ViewOp)";

@@ -25,6 +25,21 @@ bool isUnscheduled(Fusion* fusion, std::string* reason) {
   return true;
 }
 
+std::unordered_set<Val*> downstreamOf(Fusion* fusion, Val* from) {
+  std::unordered_set<Val*> down = {from};
+  for (Expr* expr : fusion->exprs()) {
+    for (Val* in : expr->inputs()) {
+      if (down.count(in)) {
+        for (Val* out : expr->outputs()) {
+          down.insert(out);
+        }
+        break;
+      }
+    }
+  }
+  return down;
+}
+
 std::vector<TensorView*> cacheInputs(
     Fusion* fusion, bool unroll, bool replay_allocation) {
   FUSER_CHECK(fusion != nullptr, "cacheInputs: null fusion.");

@@ -19,6 +19,9 @@ std::vector<TensorView*> tensorInputs(Fusion* fusion);
 // the first that has.
 bool isUnscheduled(Fusion* fusion, std::string* reason);
 
+// `from` and every value computed from it, in the fusion's expr order.
+std::unordered_set<Val*> downstreamOf(Fusion* fusion, Val* from);
+
 // Caches every tensor input that has uses (cacheAfter) and returns the
 // caches, in input order. `unroll` selects the cache op for loads that
 // will be unrolled.
