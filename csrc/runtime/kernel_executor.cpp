@@ -209,6 +209,44 @@ void KernelExecutor::bindParameterExtents(
   }
 }
 
+void KernelExecutor::planTensorMaps(
+    LaunchPlan& plan, ExpressionEvaluator& ee,
+    const std::vector<const TensorLayout*>& layouts,
+    const std::vector<int64_t>& alignments) const {
+  Fusion* fusion = kernel_->fusion.get();
+  for (const LoweredKernel::TensorMapParameter& map : kernel_->tensor_maps) {
+    FUSER_INTERNAL_ASSERT(
+        map.parameter < fusion->inputs().size(),
+        "a tensor map of a kernel output");
+    // Tensor parameters before this one (layouts holds one per tensor).
+    size_t tensor = 0;
+    for (size_t p = 0; p < map.parameter; ++p) {
+      tensor += fusion->inputs()[p]->isA<TensorView>() ? 1 : 0;
+    }
+    std::vector<int64_t> sizes;
+    for (Val* extent : map.dim_extents) {
+      sizes.push_back(ee.evaluateOrThrow(extent).asInt());
+    }
+    auto* tv = fusion->inputs()[map.parameter]->as<TensorView>();
+    LaunchPlan::TensorMapArgument argument;
+    argument.geometry = tmaGeometry(
+        map.layout, tv->dtype(), sizes, layouts[tensor]->allocation_strides);
+    argument.input = map.parameter;
+    const std::string violation =
+        tensorMapViolation(argument.geometry, alignments[tensor]);
+    FUSER_CHECK(
+        violation.empty(), "The kernel copies tiles of ", tv->toString(),
+        " with the bulk copy engine, which this tensor does not allow: ",
+        violation, " (", argument.geometry.toString(),
+        "). Pass a tensor laid out for it (16-byte aligned, with strides "
+        "that are multiples of 16 bytes), or let the scheduler choose.");
+    appendArgument(
+        plan.bytes, plan.offsets, std::vector<char>(sizeof(CUtensorMap), 0));
+    argument.argument = plan.offsets.size() - 1;
+    plan.tensor_maps.push_back(std::move(argument));
+  }
+}
+
 KernelExecutor::LaunchPlan KernelExecutor::plan(
     const std::vector<c10::IValue>& inputs) const {
   FUSER_INTERNAL_ASSERT(isCompiled(), "run before compile");
@@ -308,37 +346,7 @@ KernelExecutor::LaunchPlan KernelExecutor::plan(
   if (kernel_->mma.has_value()) {
     plan.launch.shared_memory_bytes += kernel_->mma->shared_bytes;
   }
-  for (const LoweredKernel::TensorMapParameter& map : kernel_->tensor_maps) {
-    FUSER_INTERNAL_ASSERT(
-        map.parameter < fusion->inputs().size(),
-        "a tensor map of a kernel output");
-    // Tensor parameters before this one (layouts holds one per tensor).
-    size_t tensor = 0;
-    for (size_t p = 0; p < map.parameter; ++p) {
-      tensor += fusion->inputs()[p]->isA<TensorView>() ? 1 : 0;
-    }
-    std::vector<int64_t> sizes;
-    for (Val* extent : map.dim_extents) {
-      sizes.push_back(ee.evaluateOrThrow(extent).asInt());
-    }
-    auto* tv = fusion->inputs()[map.parameter]->as<TensorView>();
-    LaunchPlan::TensorMapArgument argument;
-    argument.geometry = tmaGeometry(
-        map.layout, tv->dtype(), sizes, layouts[tensor]->allocation_strides);
-    argument.input = map.parameter;
-    const std::string violation =
-        tensorMapViolation(argument.geometry, alignments[tensor]);
-    FUSER_CHECK(
-        violation.empty(), "The kernel copies tiles of ", tv->toString(),
-        " with the bulk copy engine, which this tensor does not allow: ",
-        violation, " (", argument.geometry.toString(),
-        "). Pass a tensor laid out for it (16-byte aligned, with strides "
-        "that are multiples of 16 bytes), or let the scheduler choose.");
-    appendArgument(
-        plan.bytes, plan.offsets, std::vector<char>(sizeof(CUtensorMap), 0));
-    argument.argument = plan.offsets.size() - 1;
-    plan.tensor_maps.push_back(std::move(argument));
-  }
+  planTensorMaps(plan, ee, layouts, alignments);
   return plan;
 }
 

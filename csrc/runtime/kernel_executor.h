@@ -101,6 +101,13 @@ class KernelExecutor : public Executor {
       const std::vector<int64_t>& sizes) const;
   // The conditions the kernel's vectorized accesses rely on (per kernel
   // tensor parameter: its layout and data pointer alignment).
+  // The geometry of each tensor map of a matrix product's operands (their
+  // layouts and alignments are per kernel tensor parameter), with a zeroed
+  // argument for each: launch() encodes them with the data pointers.
+  void planTensorMaps(
+      LaunchPlan& plan, ExpressionEvaluator& ee,
+      const std::vector<const TensorLayout*>& layouts,
+      const std::vector<int64_t>& alignments) const;
   void checkVectorizedAccesses(
       ExpressionEvaluator& ee, const std::vector<const TensorLayout*>& layouts,
       const std::vector<int64_t>& alignments) const;

@@ -318,6 +318,22 @@ TEST_F(MatmulSchedulerTest, EveryLayoutIsAMatmulKernelForSm90a) {
   }
 }
 
+TEST_F(MatmulSchedulerTest, HalfOperandsCompile) {
+  MatmulCase c;
+  c.fusion = std::make_unique<Fusion>();
+  FusionGuard fg(c.fusion.get());
+  TensorView* a = makeContigTensor(2, DataType::Half);
+  TensorView* b = makeContigTensor(2, DataType::Half);
+  c.fusion->addInput(a);
+  c.fusion->addInput(b);
+  c.fusion->addOutput(matmul(a, b));
+  auto half = at::TensorOptions().dtype(at::kHalf);
+  c.inputs = {at::randn({1024, 512}, half), at::randn({512, 768}, half)};
+  Scheduled s = scheduleOnCpu(c);
+  ASSERT_EQ(s.type, SchedulerType::Matmul) << joined(s.rejections);
+  EXPECT_THAT(s.code, HasSubstr("fuser_mma::Matmul<__half, "));
+}
+
 TEST_F(MatmulSchedulerTest, SmallProductsTakeSmallerTiles) {
   // 2048^2 in 128 x 256 tiles is one wave of 128 blocks.
   EXPECT_THAT(
