@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 
-MAGIC = b"fuser-kernel-cache-v1\n"
+MAGIC = b"fuser-kernel-cache-v2\n"  # csrc/runtime/nvrtc_compile.cpp
 
 
 def entries(directory):

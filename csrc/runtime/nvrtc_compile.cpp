@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -130,7 +131,15 @@ uint64_t fnv1a(const std::string& text) {
   return hash;
 }
 
-constexpr char kDiskCacheMagic[] = "fuser-kernel-cache-v1\n";
+// v2: a checksum of the stored name and cubin follows them, so that a
+// damaged entry (a flipped bit, a file cut short) is a miss, never a
+// broken kernel.
+constexpr char kDiskCacheMagic[] = "fuser-kernel-cache-v2\n";
+
+uint64_t entryChecksum(
+    const std::string& lowered_name, const char* cubin, size_t cubin_size) {
+  return fnv1a(lowered_name + '\0' + std::string(cubin, cubin_size));
+}
 
 std::string diskCachePath(const std::string& dir, const std::string& key) {
   std::ostringstream name;
@@ -163,9 +172,12 @@ bool readDiskCache(
   std::string stored_key;
   std::string cubin;
   std::string lowered_name;
+  uint64_t checksum = 0;
   if (!in.read(magic.data(), magic.size()) || magic != kDiskCacheMagic ||
       !readSized(in, stored_key) || stored_key != key ||
-      !readSized(in, lowered_name) || !readSized(in, cubin)) {
+      !readSized(in, lowered_name) || !readSized(in, cubin) ||
+      !in.read(reinterpret_cast<char*>(&checksum), sizeof(checksum)) ||
+      checksum != entryChecksum(lowered_name, cubin.data(), cubin.size())) {
     return false;
   }
   module.cubin.assign(cubin.begin(), cubin.end());
@@ -190,11 +202,19 @@ void writeDiskCache(
       writeSized(out, key.data(), key.size());
       writeSized(out, module.lowered_name.data(), module.lowered_name.size());
       writeSized(out, module.cubin.data(), module.cubin.size());
+      const uint64_t checksum = entryChecksum(
+          module.lowered_name, module.cubin.data(), module.cubin.size());
+      out.write(reinterpret_cast<const char*>(&checksum), sizeof(checksum));
     }
     if (!out) {
-      std::cerr << "fuser: warning: cannot write the kernel cache entry "
-                << temporary << " (FUSER_KERNEL_CACHE_DIR=" << dir
-                << "); continuing without the disk cache.\n";
+      // Once per process: an unwritable folder stays unwritable.
+      static std::atomic<bool> warned{false};
+      if (!warned.exchange(true)) {
+        std::cerr << "fuser: warning: cannot write the kernel cache entry "
+                  << temporary << " (FUSER_KERNEL_CACHE_DIR=" << dir
+                  << "); kernels stay in the memory cache only (warned "
+                     "once).\n";
+      }
       std::remove(temporary.c_str());
       return;
     }

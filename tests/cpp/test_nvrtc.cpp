@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -203,6 +204,67 @@ TEST_F(NvrtcTest, DiskCacheSurvivesTheMemoryCache) {
 }
 
 // Without a driver the error says so; with one, the device is queried.
+// The entry's checksum covers the cubin: a flipped bit is a miss and the
+// entry is written again, not a broken kernel loaded.
+TEST_F(NvrtcTest, DiskCacheEntryWithAFlippedBitIsRecompiled) {
+  char dir_template[] = "/tmp/fuser_kernel_cache_test_XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  ScopedEnv env("FUSER_KERNEL_CACHE_DIR", dir);
+  const std::string source = addOneKernel();
+  CompiledModule compiled = compileToCubin(source, "fuser_add_one", 90, true);
+  const std::vector<std::string> entries = filesIn(dir);
+  ASSERT_EQ(entries.size(), 1u);
+  std::string bytes;
+  {
+    std::ifstream in(entries[0], std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  ASSERT_GT(bytes.size(), 64u);
+  bytes[bytes.size() - 32] ^= 0x10; // inside the cubin, before the checksum
+  std::ofstream(entries[0], std::ios::binary | std::ios::trunc) << bytes;
+
+  clearKernelCache();
+  CompiledModule recompiled = compileToCubin(source, "fuser_add_one", 90, true);
+  EXPECT_EQ(kernelCacheStats().misses, 1);
+  EXPECT_EQ(kernelCacheStats().disk_hits, 0);
+  EXPECT_EQ(recompiled.cubin, compiled.cubin);
+  clearKernelCache();
+  compileToCubin(source, "fuser_add_one", 90, true);
+  EXPECT_EQ(kernelCacheStats().disk_hits, 1) << "the entry was rewritten";
+  for (const std::string& file : filesIn(dir)) {
+    std::remove(file.c_str());
+  }
+  ::rmdir(dir.c_str());
+}
+
+// A cache folder that cannot be made (a path under a regular file) leaves
+// kernels in the memory cache, with one warning per process.
+TEST_F(NvrtcTest, UnwritableCacheFolderWarnsOnce) {
+  char file_template[] = "/tmp/fuser_kernel_cache_file_XXXXXX";
+  const int fd = mkstemp(file_template);
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  ScopedEnv env(
+      "FUSER_KERNEL_CACHE_DIR", std::string(file_template) + "/cache");
+  ::testing::internal::CaptureStderr();
+  CompiledModule first =
+      compileToCubin(addOneKernel(), "fuser_add_one", 90, true);
+  CompiledModule second = compileToCubin(
+      addOneKernel(), "fuser_add_one", 90, true, {"-DFUSER_TEST_OPTION"});
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(first.cubin.empty());
+  EXPECT_FALSE(second.cubin.empty());
+  size_t warnings = 0;
+  for (size_t at = err.find("cannot write the kernel cache entry");
+       at != std::string::npos;
+       at = err.find("cannot write the kernel cache entry", at + 1)) {
+    ++warnings;
+  }
+  EXPECT_EQ(warnings, 1u) << err;
+  std::remove(file_template);
+}
+
 TEST_F(NvrtcTest, DriverLoadsLazily) {
   if (!driverAvailable()) {
     EXPECT_THAT(
