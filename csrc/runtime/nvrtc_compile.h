@@ -29,7 +29,10 @@ struct CompiledModule {
 //
 // Results are cached by source, architecture, options and NVRTC version: in
 // memory for the process (thread-safe), and on disk when the environment
-// variable FUSER_KERNEL_CACHE_DIR names a directory. A compile error is an
+// variable FUSER_KERNEL_CACHE_DIR names a directory (entries are written to
+// a temporary file and renamed, and carry their full key and a checksum of
+// their cubin: a damaged entry is compiled again and rewritten; a directory
+// that cannot be written warns once and leaves the memory cache). A compile error is an
 // InternalError (generated code that does not compile is a fuser bug) whose
 // message holds the NVRTC log and the numbered source.
 //
