@@ -398,9 +398,14 @@ std::vector<at::Tensor> KernelExecutor::launch(
     write(inputs.size() + o, &data, sizeof(void*));
   }
   for (const LaunchPlan::TensorMapArgument& map : plan.tensor_maps) {
-    const CUtensorMap encoded =
-        encodeTensorMap(map.geometry, inputs[map.input].toTensor().data_ptr());
-    write(map.argument, &encoded, sizeof(encoded));
+    // Encoded again only when the operand's memory moved: repeated calls on
+    // the same tensors (a training loop's weights) reuse the map.
+    void* data = inputs[map.input].toTensor().data_ptr();
+    if (data != map.encoded_for) {
+      map.encoded = encodeTensorMap(map.geometry, data);
+      map.encoded_for = data;
+    }
+    write(map.argument, &map.encoded, sizeof(map.encoded));
   }
   launch_params_ = plan.launch;
   static const bool dump_launch =

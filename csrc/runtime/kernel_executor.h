@@ -79,12 +79,17 @@ class KernelExecutor : public Executor {
     // `bytes`): kept with the plan, the semaphores zero between launches.
     // Launches of one plan on several streams at once would share them.
     std::vector<at::Tensor> grid_buffers;
-    // The tensor maps of a matrix product's operands: encoded at each
-    // launch with the input's data pointer (doc/matmul.md §4).
+    // The tensor maps of a matrix product's operands, which hold the
+    // input's data pointer (doc/matmul.md §4): the last one encoded is kept
+    // with the pointer it was encoded for, and encoded again when a launch
+    // brings another (the executor, like launch_params_, serves one thread
+    // at a time).
     struct TensorMapArgument {
       TensorMapGeometry geometry;
       size_t input = 0;
       size_t argument = 0;
+      mutable void* encoded_for = nullptr;
+      mutable CUtensorMap encoded{};
     };
     std::vector<TensorMapArgument> tensor_maps;
   };
