@@ -1,5 +1,6 @@
 #include <layout/tma_layout.h>
 
+#include <base/strings_and_math.h>
 #include <ir/all_nodes.h>
 #include <layout/vectorization.h>
 
@@ -9,14 +10,6 @@
 namespace fuser {
 
 namespace {
-
-std::string join(const std::vector<int64_t>& values) {
-  std::stringstream ss;
-  for (size_t i = 0; i < values.size(); ++i) {
-    ss << (i ? ", " : "") << values[i];
-  }
-  return ss.str();
-}
 
 enum class Part { Whole, Outer, Inner };
 
@@ -54,8 +47,9 @@ std::optional<Origin> originOf(const TensorView* tv, IterDomain* id) {
 
 std::string TensorMapGeometry::toString() const {
   std::stringstream ss;
-  ss << dtype << " sizes [" << join(sizes) << "] (innermost first), strides ["
-     << join(strides_bytes) << "] bytes, box [" << join(box) << "], swizzle "
+  ss << dtype << " sizes [" << joinInts(sizes, ", ")
+     << "] (innermost first), strides [" << joinInts(strides_bytes, ", ")
+     << "] bytes, box [" << joinInts(box, ", ") << "], swizzle "
      << swizzle_bytes;
   return ss.str();
 }

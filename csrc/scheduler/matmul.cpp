@@ -1,5 +1,6 @@
 #include <scheduler/matmul.h>
 
+#include <base/strings_and_math.h>
 #include <ir/all_nodes.h>
 #include <layout/tma_layout.h>
 #include <scheduler/utils.h>
@@ -55,10 +56,6 @@ bool isEpilogueExpr(const Expr* expr) {
 
 size_t rankOf(const TensorView* tv) {
   return TensorDomain::noReductions(tv->getLogicalDomain()).size();
-}
-
-int64_t ceilDiv(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
 }
 
 // Block tiles, largest first, with their throughput relative to the largest
@@ -188,11 +185,6 @@ std::optional<MatmulParams> chooseParams(
     *reason = "the bulk copy engine cannot read the operands' tiles: " + why;
   }
   return best;
-}
-
-// `ids` as `tv`'s loop domain.
-void setLoop(TensorView* tv, const std::vector<IterDomain*>& ids) {
-  tv->setLoopDomain(ids);
 }
 
 Val* constant(int64_t value) {
@@ -351,9 +343,9 @@ void MatmulScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
       IterDomain::split(tiles, constant(params.grid), true);
   IterDomain* thread =
       IterDomain::merge(IterDomain::merge(m_warp, m_lane), n_lane);
-  setLoop(
-      acc, {tile_steps, tile_blocks, thread, m_warpgroup, n_8, m_half, n_pair,
-            k_tile, k_in});
+  acc->setLoopDomain(
+      {tile_steps, tile_blocks, thread, m_warpgroup, n_8, m_half, n_pair,
+       k_tile, k_in});
   tile_blocks->parallelize(ParallelType::BIDx);
   m_warpgroup->parallelize(ParallelType::TIDy);
   thread->parallelize(ParallelType::TIDx);

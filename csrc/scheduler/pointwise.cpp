@@ -1,5 +1,6 @@
 #include <scheduler/pointwise.h>
 
+#include <base/strings_and_math.h>
 #include <id_model/id_model.h>
 #include <ir/all_nodes.h>
 #include <scheduler/utils.h>
@@ -14,14 +15,6 @@
 namespace fuser {
 
 namespace {
-
-std::string join(const std::vector<int64_t>& values) {
-  std::stringstream ss;
-  for (size_t i = 0; i < values.size(); ++i) {
-    ss << (i ? " " : "") << values[i];
-  }
-  return ss.str();
-}
 
 std::string joinFlags(const std::vector<bool>& values) {
   std::stringstream ss;
@@ -91,14 +84,14 @@ int64_t findBreakPoint(Fusion* fusion, const std::vector<int64_t>& loop_order) {
 std::string PointwiseParams::toString() const {
   std::stringstream ss;
   ss << "PointWise: reference output " << reference_output << ", loop order ["
-     << join(loop_order) << "], "
+     << joinInts(loop_order) << "], "
      << (break_point == 0 ? std::string("1-D")
                           : "2-D at " + std::to_string(break_point))
      << ", vectorize " << vectorize << ", unroll " << unroll << ", "
      << threads_per_block << " threads, inputs " << joinFlags(vectorize_input)
      << ", outputs " << joinFlags(vectorize_output);
   for (const auto& [output, order] : output_layouts) {
-    ss << ", output " << output << " laid out [" << join(order) << "]";
+    ss << ", output " << output << " laid out [" << joinInts(order) << "]";
   }
   return ss.str();
 }

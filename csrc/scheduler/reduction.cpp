@@ -1,5 +1,6 @@
 #include <scheduler/reduction.h>
 
+#include <base/strings_and_math.h>
 #include <id_model/id_model.h>
 #include <ir/all_nodes.h>
 #include <scheduler/utils.h>
@@ -15,14 +16,6 @@
 namespace fuser {
 
 namespace {
-
-std::string join(const std::vector<int64_t>& values) {
-  std::stringstream ss;
-  for (size_t i = 0; i < values.size(); ++i) {
-    ss << (i ? " " : "") << values[i];
-  }
-  return ss.str();
-}
 
 ReductionOp* theReduction(Fusion* fusion) {
   ReductionOp* found = nullptr;
@@ -53,16 +46,12 @@ int64_t pow2Floor(int64_t n) {
   return p;
 }
 
-int64_t ceilDiv(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
-
 } // namespace
 
 std::string ReductionParams::toString() const {
   std::stringstream ss;
   ss << "Reduction: " << (inner ? "inner" : "outer") << ", kept ["
-     << join(kept_axes) << "], reduced [" << join(reduced_axes)
+     << joinInts(kept_axes) << "], reduced [" << joinInts(reduced_axes)
      << "], vectorize " << vectorize << ", threads " << threads_x << " x "
      << threads_y << ", grid split " << grid_split << ", unroll " << unroll
      << (grouped() ? ", grouped" : "")
