@@ -69,10 +69,6 @@ __device__ __forceinline__ void mbarrierWait(
 
 // ---- TMA: tiles of a global tensor into shared memory.
 
-__device__ __forceinline__ void prefetchTensorMap(const TensorMap* map) {
-  asm volatile("prefetch.tensormap [%0];" ::"l"(map) : "memory");
-}
-
 // Copies the box of `map` at coordinates `c` (innermost first) into `dst`;
 // its bytes complete a transaction on `barrier`. Out-of-range elements
 // arrive as zeros.

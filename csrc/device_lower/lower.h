@@ -74,16 +74,15 @@ struct LoweredKernel {
   };
   std::vector<GridBuffer> grid_buffers;
   // A matrix product on the tensor cores (doc/matmul.md §3): the
-  // fuser_mma::Matmul type of its pipeline, its tile, the warpgroups that
-  // multiply, and the dynamic shared memory of its ring.
+  // fuser_mma::Matmul type of its pipeline (its tile is the MmaOp's), the
+  // warpgroups that multiply, and the dynamic shared memory of its ring.
   struct MmaKernel {
     std::string pipeline_type;
-    MmaTileConfig tile;
     int64_t consumers = 2;
     int64_t shared_bytes = 0;
   };
   std::optional<MmaKernel> mma;
-  // Tensor maps the runtime encodes at each launch for a tensor parameter
+  // Tensor maps the runtime encodes for a tensor parameter
   // (an operand the bulk copy engine reads): kernel parameters after the
   // grid buffers. `dim_extents` are the extents of the layout's dims.
   struct TensorMapParameter {

@@ -103,6 +103,28 @@ MatmulCase layoutCase(
   return c;
 }
 
+// matmul(prologue(a), b) of contiguous operands of `dtype`, with CPU
+// inputs of the given sizes.
+MatmulCase contiguousCase(
+    DataType dtype, const std::vector<int64_t>& a_sizes,
+    const std::vector<int64_t>& b_sizes,
+    const std::function<TensorView*(TensorView*)>& prologue =
+        [](TensorView* a) { return a; }) {
+  MatmulCase c;
+  c.fusion = std::make_unique<Fusion>();
+  FusionGuard fg(c.fusion.get());
+  TensorView* a = makeContigTensor(2, dtype);
+  TensorView* b = makeContigTensor(2, dtype);
+  c.fusion->addInput(a);
+  c.fusion->addInput(b);
+  c.fusion->addOutput(matmul(prologue(a), b));
+  const auto type = dtype == DataType::Half       ? at::kHalf
+                    : dtype == DataType::BFloat16 ? at::kBFloat16
+                                                  : at::kFloat;
+  c.inputs = {at::randn(a_sizes).to(type), at::randn(b_sizes).to(type)};
+  return c;
+}
+
 struct Scheduled {
   SchedulerType type = SchedulerType::ExprEval;
   std::vector<std::string> rejections;
@@ -319,17 +341,8 @@ TEST_F(MatmulSchedulerTest, EveryLayoutIsAMatmulKernelForSm90a) {
 }
 
 TEST_F(MatmulSchedulerTest, HalfOperandsCompile) {
-  MatmulCase c;
-  c.fusion = std::make_unique<Fusion>();
-  FusionGuard fg(c.fusion.get());
-  TensorView* a = makeContigTensor(2, DataType::Half);
-  TensorView* b = makeContigTensor(2, DataType::Half);
-  c.fusion->addInput(a);
-  c.fusion->addInput(b);
-  c.fusion->addOutput(matmul(a, b));
-  auto half = at::TensorOptions().dtype(at::kHalf);
-  c.inputs = {at::randn({1024, 512}, half), at::randn({512, 768}, half)};
-  Scheduled s = scheduleOnCpu(c);
+  Scheduled s =
+      scheduleOnCpu(contiguousCase(DataType::Half, {1024, 512}, {512, 768}));
   ASSERT_EQ(s.type, SchedulerType::Matmul) << joined(s.rejections);
   EXPECT_THAT(s.code, HasSubstr("fuser_mma::Matmul<__half, "));
 }
@@ -355,28 +368,12 @@ TEST_F(MatmulSchedulerTest, DeclinesWithReasons) {
     std::string reason;
   };
   auto fp32 = []() {
-    MatmulCase c;
-    c.fusion = std::make_unique<Fusion>();
-    FusionGuard fg(c.fusion.get());
-    TensorView* a = makeContigTensor(2);
-    TensorView* b = makeContigTensor(2);
-    c.fusion->addInput(a);
-    c.fusion->addInput(b);
-    c.fusion->addOutput(matmul(a, b));
-    c.inputs = {at::randn({64, 32}), at::randn({32, 64})};
-    return c;
+    return contiguousCase(DataType::Float, {64, 32}, {32, 64});
   };
   auto prologue = []() {
-    MatmulCase c;
-    c.fusion = std::make_unique<Fusion>();
-    FusionGuard fg(c.fusion.get());
-    TensorView* a = makeContigTensor(2, DataType::BFloat16);
-    TensorView* b = makeContigTensor(2, DataType::BFloat16);
-    c.fusion->addInput(a);
-    c.fusion->addInput(b);
-    c.fusion->addOutput(matmul(cast(relu(a), DataType::BFloat16), b));
-    c.inputs = {makeOperand({64, 32}, false), makeOperand({32, 64}, false)};
-    return c;
+    return contiguousCase(
+        DataType::BFloat16, {64, 32}, {32, 64},
+        [](TensorView* a) { return cast(relu(a), DataType::BFloat16); });
   };
   // A row of 4097 bfloat16 is 8194 bytes: no multiple of 16 (TMA).
   auto odd_row = []() { return layoutCase(kLayouts[0], 4095, 4097, 1000); };

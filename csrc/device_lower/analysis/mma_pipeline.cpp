@@ -54,7 +54,6 @@ MmaPipeline::MmaPipeline(Fusion* fusion, LoweredKernel& kernel) {
   const TmaOperandLayout& b = kernel.tensor_maps[first_map + 1].layout;
 
   LoweredKernel::MmaKernel info;
-  info.tile = tile;
   info.consumers = tile.m / 64;
   // runtime/hopper_matmul.h, Matmul::kSharedBytes (the kernel asserts the
   // two agree).
