@@ -1,6 +1,7 @@
 """Runs one benchmark case with one frontend a few times, for a profiler
 (Nsight Compute) to measure its kernel: compiles first, then runs
-`--runs` times, synchronizing after each.
+`--runs` times, synchronizing after each. `--frontend compile` runs
+torch.compile of the case's eager function instead.
 
     python3 benchmarks/profile_case.py --bench reduction \\
         --case row_sum_8192xN --mib 256 --frontend fuser
@@ -45,6 +46,8 @@ def main():
         print(f"unknown case {args.case}; cases: {', '.join(cases)}")
         return 2
     case = cases[args.case]
+    if args.frontend == "compile":
+        return run_compiled(case, args)
     found = dict(frontends())
     if args.frontend not in found:
         print(f"frontend {args.frontend} is not available")
@@ -58,12 +61,35 @@ def main():
     else:
         inputs = case.make_inputs(args.mib)
         fd = fusion_of(found[args.frontend], case.define, inputs)
+    run_profiled(lambda: fd.execute(inputs), args)
+    return 0
+
+
+def run_profiled(call, args):
+    """One warm-up call outside the profiled range, then `--runs` calls in
+    it (tools/gpu_profile.sh starts ncu with --profile-from-start off)."""
     cache = torch.empty(256 * 1024 * 1024, dtype=torch.int8, device="cuda")
+    call()
+    torch.cuda.synchronize()
+    torch.cuda.profiler.start()
     for _ in range(args.runs):
         if args.dirty_l2:
             cache.zero_()
-        fd.execute(inputs)
+        call()
         torch.cuda.synchronize()
+    torch.cuda.profiler.stop()
+
+
+def run_compiled(case, args):
+    """torch.compile of the case's eager function (Inductor's Triton
+    kernels); compiled and autotuned before the profiled range."""
+    if args.bench == "matmul":
+        inputs = case.inputs()
+    else:
+        inputs = case.make_inputs(args.mib)
+    compiled = torch.compile(case.torch_fn, dynamic=False)
+    compiled(*inputs)
+    run_profiled(lambda: compiled(*inputs), args)
     return 0
 
 

@@ -135,4 +135,42 @@ __device__ __forceinline__ void vectorizedCopy(T* dst, const T* src) {
       *reinterpret_cast<const AlignedVector<T, N>*>(src);
 }
 
+// Loads of N elements of T from global memory with a cache policy, as one
+// access (alignment as for vectorizedCopy): streamingLoad is ld.global.cs,
+// evict-first in L1 and L2, for data a kernel reads once (it then replaces
+// its own lines, not other data in L2); l2OnlyLoad is ld.global.cg, which
+// bypasses L1. A plain copy is the default policy (cache at all levels).
+template <int Bytes>
+struct UnsignedOfSize;
+template <>
+struct UnsignedOfSize<1> {
+  using type = unsigned char;
+};
+template <>
+struct UnsignedOfSize<2> {
+  using type = unsigned short;
+};
+template <>
+struct UnsignedOfSize<4> {
+  using type = unsigned int;
+};
+template <>
+struct UnsignedOfSize<8> {
+  using type = uint2;
+};
+template <>
+struct UnsignedOfSize<16> {
+  using type = uint4;
+};
+template <typename T, int N>
+__device__ __forceinline__ void streamingLoad(T* dst, const T* src) {
+  using Bits = typename UnsignedOfSize<sizeof(T) * N>::type;
+  *reinterpret_cast<Bits*>(dst) = __ldcs(reinterpret_cast<const Bits*>(src));
+}
+template <typename T, int N>
+__device__ __forceinline__ void l2OnlyLoad(T* dst, const T* src) {
+  using Bits = typename UnsignedOfSize<sizeof(T) * N>::type;
+  *reinterpret_cast<Bits*>(dst) = __ldcg(reinterpret_cast<const Bits*>(src));
+}
+
 #endif // FUSER_RUNTIME_HELPERS_H

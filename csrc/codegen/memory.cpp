@@ -6,7 +6,36 @@
 
 namespace fuser::codegen {
 
+namespace {
+
+// The runtime helper (runtime/helpers.h) of a load from global memory with
+// a cache policy; empty for the default policy or a source elsewhere.
+std::string policyLoad(const LoadStoreOp* copy) {
+  auto* src = dynamic_cast<kir::TensorIndex*>(copy->in());
+  if (src == nullptr || src->view()->getMemoryType() != MemoryType::Global) {
+    return "";
+  }
+  switch (copy->cacheOp()) {
+    case CacheOp::Streaming:
+      return "streamingLoad";
+    case CacheOp::Global:
+      return "l2OnlyLoad";
+    case CacheOp::Unspecified:
+    case CacheOp::AllLevels:
+      return "";
+  }
+  return "";
+}
+
+} // namespace
+
 void KernelPrinter::handle(LoadStoreOp* copy) {
+  if (std::string load = policyLoad(copy); !load.empty()) {
+    line(
+        load + "<" + cudaTypeName(copy->out()->dtype()) + ", 1>(&" +
+        gen(copy->out()) + ", &" + gen(copy->in()) + ");");
+    return;
+  }
   line(
       gen(copy->out()) + " = " + operand(copy->in(), copy->out()->dtype()) +
       ";");
@@ -21,8 +50,9 @@ void KernelPrinter::vectorizedCopy(const kir::ForLoop* loop) {
     ++depth_;
   }
   auto* copy = expr->as<LoadStoreOp>();
+  std::string load = policyLoad(copy);
   line(
-      "vectorizedCopy<" + cudaTypeName(copy->out()->dtype()) + ", " +
+      (load.empty() ? "vectorizedCopy" : load) + "<" + cudaTypeName(copy->out()->dtype()) + ", " +
       std::to_string(loop->stop()->constIntValue()) + ">(&" +
       gen(copy->out()) + ", &" + gen(copy->in()) + ");");
   if (branch != nullptr) {

@@ -32,6 +32,10 @@ class LoadStoreOp : public Expr {
   CacheOp cacheOp() const {
     return cache_op_;
   }
+  // How a load from global memory uses the caches (codegen/memory.cpp).
+  void setCacheOp(CacheOp cache_op) {
+    cache_op_ = cache_op;
+  }
 
   std::string getOpString() const override {
     return "LoadStoreOp";

@@ -30,6 +30,25 @@ ReductionOp* theReduction(Fusion* fusion) {
   return found;
 }
 
+// Caches the inputs the kernel reads once in registers, loaded with the
+// streaming policy (scheduler_utils::isReadOnce). An input broadcast along
+// some axes is read by its broadcast directly: a cache before the
+// broadcast would lack those axes, and where they are the reference's
+// outer loops it could not share them (nor hold a buffer of constant
+// size); the broadcast's output has every axis and is inlined with the
+// reference.
+std::vector<TensorView*> cacheInputs(Fusion* fusion, TensorView* reference) {
+  std::vector<TensorView*> caches;
+  for (TensorView* input : scheduler_utils::tensorInputs(fusion)) {
+    if (!input->uses().empty() &&
+        scheduler_utils::isReadOnce(input, reference)) {
+      caches.push_back(
+          input->cacheAfter(LoadStoreOpType::Set, CacheOp::Streaming));
+    }
+  }
+  return caches;
+}
+
 int64_t pow2Ceil(int64_t n) {
   int64_t p = 1;
   while (p < n) {
@@ -330,8 +349,10 @@ std::unique_ptr<HeuristicParams> ReductionScheduler::computeHeuristics(
 void ReductionScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
   const auto& params = dynamic_cast<const ReductionParams&>(hp);
   FusionGuard fg(fusion);
-  scheduler_utils::cacheInputs(fusion, /*unroll=*/true);
+  const std::vector<TensorView*> input_caches =
+      cacheInputs(fusion, theReduction(fusion)->out()->as<TensorView>());
   scheduler_utils::cacheAndForkOutputs(fusion, /*unroll=*/true);
+  // The reduction computes into the output's cache now.
   TensorView* reference = theReduction(fusion)->out()->as<TensorView>();
 
   // [kept..., reduced...] (inner) or [reduced..., kept...] (outer), each
@@ -464,12 +485,9 @@ void ReductionScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
     grouped->parallelize(ParallelType::Group);
   }
   if (params.vectorize > 1) {
-    for (Val* input : fusion->inputs()) {
-      auto* tv = dynamic_cast<TensorView*>(input);
-      if (tv == nullptr || tv->uses().empty()) {
-        continue;
-      }
-      auto* cache = tv->uses().front()->output(0)->as<TensorView>();
+    // Only copies are vectorized: an input read by its broadcast directly
+    // (cacheInputs above) is read an element at a time.
+    for (TensorView* cache : input_caches) {
       IterDomain* last = cache->axis(-1);
       if (cache->nDims() == partial->nDims() && last->extent()->isConstInt() &&
           last->extent()->constIntValue() == params.vectorize) {
@@ -487,18 +505,28 @@ void ReductionScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
   // buffer for all its iterations: their loads are all in flight before
   // the partial reduction consumes them (inside it, each load would wait
   // for the previous iteration's accumulation).
-  std::vector<TensorView*> caches;
+  const std::unordered_set<TensorView*> is_cache(
+      input_caches.begin(), input_caches.end());
   std::vector<TensorView*> others;
   for (TensorView* tv : fusion->allTvs()) {
-    const bool is_cache = tv->definition() != nullptr &&
-                          tv->definition()->isA<LoadStoreOp>() &&
-                          tv->definition()->input(0)->isFusionInput();
-    (is_cache ? caches : others).push_back(tv);
+    if (!is_cache.count(tv)) {
+      others.push_back(tv);
+    }
   }
   inlineMost(others);
-  for (TensorView* cache : caches) {
+  for (TensorView* cache : input_caches) {
+    // A cache of an input broadcast along the kept axes lacks them: its
+    // unrolled axis is at its own position, not the reference's.
+    const auto& cache_loop = cache->getLoopDomain();
+    auto unrolled =
+        std::find_if(cache_loop.begin(), cache_loop.end(), [](IterDomain* id) {
+          return id->getParallelType() == ParallelType::Unroll;
+        });
+    const int64_t position = unrolled == cache_loop.end()
+        ? unroll
+        : static_cast<int64_t>(unrolled - cache_loop.begin());
     cache->inlineAt(
-        std::min<int64_t>(unroll, getMaxInlinePosition(cache)),
+        std::min<int64_t>(position, getMaxInlinePosition(cache)),
         /*best_effort=*/true);
   }
 }

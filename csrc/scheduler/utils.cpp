@@ -3,6 +3,8 @@
 #include <id_model/id_model.h>
 #include <ir/all_nodes.h>
 
+#include <algorithm>
+
 namespace fuser::scheduler_utils {
 
 std::vector<TensorView*> tensorInputs(Fusion* fusion) {
@@ -56,6 +58,14 @@ std::vector<TensorView*> cacheInputs(
         tv->cacheAfter(LoadStoreOpType::Set, cache_op, replay_allocation));
   }
   return caches;
+}
+
+bool isReadOnce(TensorView* input, TensorView* reference) {
+  const auto& logical = input->getLogicalDomain();
+  return logical.size() == reference->getLogicalDomain().size() &&
+         std::none_of(logical.begin(), logical.end(), [](IterDomain* id) {
+           return id->isBroadcast() || id->isReduction();
+         });
 }
 
 std::vector<std::pair<TensorView*, TensorView*>> cacheAndForkOutputs(

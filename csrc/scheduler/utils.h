@@ -37,6 +37,15 @@ std::unordered_set<Val*> downstreamOf(Fusion* fusion, Val* from);
 std::vector<TensorView*> cacheInputs(
     Fusion* fusion, bool unroll, bool replay_allocation = false);
 
+// Whether a kernel over `reference`'s logical domain reads each element of
+// the fusion input `input` once: the input spans every axis of the
+// reference and broadcasts none. Such inputs are loaded with the streaming
+// policy (CacheOp::Streaming, evict-first: their lines never serve a
+// second read, and are replaced before the data a previous kernel left in
+// L2, doc/reduction.md §5). An input broadcast along an axis is read again
+// by other threads.
+bool isReadOnce(TensorView* input, TensorView* reference);
+
 // For each output: if it is also used inside the fusion, fork it
 // (cacheFork) so the computed value lives in a register and the output is a
 // plain copy; then cache it (cacheBefore). Returns (cache, output) pairs.

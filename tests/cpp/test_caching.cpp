@@ -1,8 +1,11 @@
 // cacheAfter, cacheBefore, cacheFork and scheduler_utils::cacheInputs with
 // and without replay_allocation (doc/design.md §4).
+#include <codegen/codegen.h>
 #include <fusion.h>
 #include <ir/all_nodes.h>
 #include <ops/all_ops.h>
+#include <runtime/nvrtc_compile.h>
+#include <transform/inlining.h>
 #include <scheduler/utils.h>
 #include <tests/cpp/utils.h>
 
@@ -357,6 +360,33 @@ TEST_F(CachingTest, CacheBeforeReductionWithoutKnob) {
   EXPECT_FALSE(out->hasReduction());
   EXPECT_EQ(out->getLogicalDomain().size(), 1u);
   EXPECT_TRUE(out->definition()->isA<LoadStoreOp>());
+}
+
+// The cache op of a load from global memory selects its PTX cache policy
+// (codegen/memory.cpp, runtime/helpers.h); the default is a plain copy.
+TEST_F(CachingTest, CacheOpSelectsTheGlobalLoadPolicy) {
+  const std::vector<std::pair<CacheOp, std::string>> policies = {
+      {CacheOp::Unspecified, "= T0[("},
+      {CacheOp::AllLevels, "= T0[("},
+      {CacheOp::Streaming, "streamingLoad<float, 1>(&T2[0], &T0["},
+      {CacheOp::Global, "l2OnlyLoad<float, 1>(&T2[0], &T0["}};
+  for (const auto& [cache_op, expected] : policies) {
+    Fusion fusion;
+    FusionGuard fg(&fusion);
+    TensorView* in = makeContigTensor(1);
+    fusion.addInput(in);
+    TensorView* out = neg(in);
+    fusion.addOutput(out);
+    TensorView* cache = in->cacheAfter(LoadStoreOpType::Set, cache_op);
+    for (TensorView* tv : {cache, out}) {
+      tv->split(0, 128);
+      tv->axis(1)->parallelize(ParallelType::TIDx);
+    }
+    inlineMost(fusion.allTvs());
+    const std::string code = generateCudaKernel(&fusion, DataType::Int32);
+    EXPECT_THAT(code, HasSubstr(expected)) << toString(cache_op) << code;
+    EXPECT_NO_THROW(compileToCubin(code, "fuser_kernel", 90, true));
+  }
 }
 
 } // namespace fuser

@@ -30,7 +30,7 @@ TEST_F(ReductionTest, RowSumIsAnInnerBlockReduction) {
   EXPECT_EQ(reduction(s).vectorize, 4);
   EXPECT_EQ(reduction(s).grid_split, 1);
   EXPECT_THAT(s.code, HasSubstr("blockReduce<true, false, false>"));
-  EXPECT_THAT(s.code, HasSubstr("vectorizedCopy<float, 4>"));
+  EXPECT_THAT(s.code, HasSubstr("streamingLoad<float, 4>(&"));
   EXPECT_THAT(s.code, ::testing::Not(HasSubstr("gridReduce")));
 }
 
@@ -70,7 +70,7 @@ TEST_F(ReductionTest, FewColumnsUseAGroupedGridReduction) {
   EXPECT_EQ(reduction(s).vectorize, 4);
   EXPECT_TRUE(reduction(s).grouped());
   EXPECT_THAT(s.code, HasSubstr("gridReduceGroup<4, false, true, false"));
-  EXPECT_THAT(s.code, HasSubstr("vectorizedCopy<float, 4>"));
+  EXPECT_THAT(s.code, HasSubstr("streamingLoad<float, 4>(&"));
 }
 
 // NHWC reduced over N, H and W keeps C, the innermost axis in memory: an
@@ -145,6 +145,36 @@ TEST_F(ReductionTest, ElementPredicatesAreVectorWide) {
       DataType::BFloat16);
   Scheduled o = scheduleCopy(odd);
   EXPECT_EQ(reduction(o).vectorize, 1);
+}
+
+// An input read once (it spans the reduction's axes) is loaded with the
+// evict-first policy, in vectors or alone; one broadcast along the rows is
+// read by every block and keeps the default policy (doc/reduction.md §5).
+TEST_F(ReductionTest, InputsReadOnceAreStreamed) {
+  for (int64_t columns : {1024, 1023}) {
+    Case c;
+    c.fusion = std::make_unique<Fusion>();
+    {
+      FusionGuard fg(c.fusion.get());
+      TensorView* x = makeContigTensor(2);
+      TensorView* w = makeContigTensor(1);
+      c.fusion->addInput(x);
+      c.fusion->addInput(w);
+      c.fusion->addOutput(sum(mul(x, broadcast(w, {true, false})), {1}));
+    }
+    c.inputs = {at::randn({256, columns}), at::randn({columns})};
+    Scheduled s = scheduleCopy(c);
+    ASSERT_EQ(s.type, SchedulerType::Reduction);
+    const int64_t v = reduction(s).vectorize;
+    EXPECT_EQ(v, columns % 4 == 0 ? 4 : 1);
+    const std::string width = std::to_string(v);
+    EXPECT_THAT(s.code, HasSubstr("streamingLoad<float, " + width + ">(&"))
+        << s.code;
+    // x (T0) is streamed into its cache; w (T1) is read by its broadcast.
+    EXPECT_THAT(s.code, HasSubstr(", &T0[")) << s.code;
+    EXPECT_THAT(s.code, Not(HasSubstr(", &T1["))) << s.code;
+    EXPECT_THAT(s.code, HasSubstr(" = T1[")) << s.code;
+  }
 }
 
 TEST_F(ReductionTest, EveryOpAndKeepDim) {
@@ -287,6 +317,37 @@ void addSums(std::vector<NamedCase>& cases) {
                f->addOutput(sum(in, {0, 2, 3}));
              },
              DataType::Float, {0, 2, 3, 1})});
+  }
+}
+
+// x [M, N] times w broadcast along `broadcast_axis` (w has the other
+// axis), reduced over `axis`: w is read by every block (not streamed).
+Case weightedSumCase(int64_t broadcast_axis, int64_t axis) {
+  const std::vector<int64_t> sizes = {1000, 1028};
+  Case c;
+  c.fusion = std::make_unique<Fusion>();
+  FusionGuard fg(c.fusion.get());
+  TensorView* x = makeContigTensor(2);
+  TensorView* w = makeContigTensor(1);
+  c.fusion->addInput(x);
+  c.fusion->addInput(w);
+  std::vector<bool> flags = {false, false};
+  flags[static_cast<size_t>(broadcast_axis)] = true;
+  c.fusion->addOutput(sum(mul(x, broadcast(w, flags)), {axis}));
+  c.inputs = {
+      at::randn(sizes),
+      at::randn({sizes[static_cast<size_t>(1 - broadcast_axis)]})};
+  return c;
+}
+
+void addBroadcastOperands(std::vector<NamedCase>& cases) {
+  for (int64_t broadcast_axis : {0, 1}) {
+    for (int64_t axis : {0, 1}) {
+      cases.push_back(
+          {"sum over " + std::to_string(axis) + " of x * w broadcast along " +
+               std::to_string(broadcast_axis),
+           weightedSumCase(broadcast_axis, axis)});
+    }
   }
 }
 
@@ -528,6 +589,7 @@ std::vector<NamedCase> everyCase() {
   std::vector<NamedCase> cases;
   addWelford(cases);
   addSums(cases);
+  addBroadcastOperands(cases);
   addOps(cases);
   addIntegerAndHalfPrecision(cases);
   addLayouts(cases);

@@ -164,6 +164,17 @@ void bookAccess(IterDomain* id, int64_t width, TensorView* tv) {
 
 void bookVectorizedAccesses(Fusion* fusion, const LoopPromotion& promotion) {
   for (Expr* expr : fusion->exprs()) {
+    for (Val* v : expr->outputs()) {
+      auto* tv = dynamic_cast<TensorView*>(v);
+      FUSER_CHECK(
+          tv == nullptr || tv->nDims() == 0 || expr->isA<LoadStoreOp>() ||
+              tv->axis(-1)->getParallelType() != ParallelType::Vectorize,
+          "Vectorized axis ", tv == nullptr ? "" : tv->axis(-1)->toString(),
+          " of ", v->toString(), ": only a copy (LoadStoreOp: set, a cache) "
+          "moves a vector; ", tv == nullptr ? "" : tv->toString(),
+          " is computed by ", expr->getOpString(),
+          ". Vectorize a cache of it (cacheAfter/cacheBefore) instead.");
+    }
     auto* copy = dynamic_cast<LoadStoreOp*>(expr);
     auto* out =
         copy == nullptr ? nullptr : dynamic_cast<TensorView*>(copy->out());
