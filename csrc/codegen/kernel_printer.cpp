@@ -19,12 +19,34 @@ std::string parameter(Val* param) {
   return cudaTypeName(param->dtype()) + " " + param->toString();
 }
 
+// The kernel's __launch_bounds__: a matrix product's warpgroups; else the
+// block size when it is a constant, so that the compiler keeps a block of
+// up to 1024 threads within the registers of an SM (64 per thread at
+// 1024); nothing when the block size is only known at launch.
+std::string launchBounds(const LoweredKernel& kernel) {
+  if (kernel.mma) {
+    return "__launch_bounds__(FuserMatmul::kThreads, 1) ";
+  }
+  int64_t threads = 1;
+  for (ParallelType pt :
+       {ParallelType::TIDx, ParallelType::TIDy, ParallelType::TIDz}) {
+    auto it = kernel.launch_extents.find(pt);
+    if (it == kernel.launch_extents.end()) {
+      continue;
+    }
+    if (!it->second->isConstInt()) {
+      return "";
+    }
+    threads *= it->second->constIntValue();
+  }
+  return "__launch_bounds__(" + std::to_string(threads) + ") ";
+}
+
 } // namespace
 
 std::string KernelPrinter::print() {
   os_ << mmaDeclarations() << "extern \"C\" __global__ void "
-      << (kernel_.mma ? "__launch_bounds__(FuserMatmul::kThreads, 1) " : "")
-      << kernel_.kernel_name << "(";
+      << launchBounds(kernel_) << kernel_.kernel_name << "(";
   for (size_t i = 0; i < kernel_.parameters.size(); ++i) {
     os_ << (i ? ", " : "") << parameter(kernel_.parameters[i]);
   }

@@ -279,9 +279,28 @@ std::unique_ptr<HeuristicParams> ReductionScheduler::computeHeuristics(
           pow2Ceil(columns),
           std::max<int64_t>(params->threads_x, 256 / params->threads_y));
     }
+    // Columns too few for two waves of these blocks but enough for one
+    // block of 1024 threads per SM, each row segment still 128 to 512
+    // bytes: take that wave, and no step across blocks (a grid split's
+    // partials and its last block's serial tail, §5).
+    bool one_wave_of_wide_blocks = false;
+    if (ceilDiv(columns, params->threads_x) < 2 * sms) {
+      for (int64_t tx = 32; tx >= min_threads_x; tx /= 2) {
+        const int64_t blocks = ceilDiv(columns, tx);
+        if (blocks > sms) {
+          break;
+        }
+        if (10 * blocks >= 9 * sms && reduced_elements / (1024 / tx) >= 16) {
+          params->threads_x = tx;
+          params->threads_y = 1024 / tx;
+          one_wave_of_wide_blocks = true;
+          break;
+        }
+      }
+    }
     const int64_t blocks = ceilDiv(columns, params->threads_x);
     const int64_t serial = ceilDiv(reduced_elements, params->threads_y);
-    if (blocks < 2 * sms && serial >= 16) {
+    if (blocks < 2 * sms && serial >= 16 && !one_wave_of_wide_blocks) {
       // Across blocks; a thread's `vectorize` columns are reduced in one
       // grouped call. One wave of blocks: 3 per SM fit up to 80 registers
       // per thread (these kernels take 64 to 72), and a block past the

@@ -44,6 +44,29 @@ TEST_F(ReductionTest, ColumnSumIsAnOuterReduction) {
   EXPECT_THAT(s.code, HasSubstr("Reduce<"));
 }
 
+// Columns that fill one wave of 1024-thread blocks (128 blocks on 132 SMs)
+// are reduced within their blocks: no grid split, no step across blocks.
+TEST_F(ReductionTest, WideColumnSumIsOneWaveOfWholeColumns) {
+  for (DataType dtype : {DataType::Float, DataType::BFloat16}) {
+    Case c = reductionCase(
+        {8192, 8192},
+        [](Fusion* f, TensorView* in) { f->addOutput(sum(in, {0})); }, dtype);
+    Scheduled s = scheduleCopy(c);
+    ASSERT_EQ(s.type, SchedulerType::Reduction);
+    const ReductionParams& p = reduction(s);
+    EXPECT_FALSE(p.inner);
+    EXPECT_EQ(p.grid_split, 1);
+    EXPECT_EQ(p.threads_x * p.threads_y, 1024);
+    EXPECT_EQ(8192 / (p.vectorize * p.threads_x), 128) << p.toString();
+    EXPECT_THAT(s.code, Not(HasSubstr("gridReduce")));
+  }
+  // 6000 columns would leave a third of the SMs idle: a grid split.
+  Case narrow = reductionCase({8192, 6000}, [](Fusion* f, TensorView* in) {
+    f->addOutput(sum(in, {0}));
+  });
+  EXPECT_GT(reduction(scheduleCopy(narrow)).grid_split, 1);
+}
+
 // Few rows and long ones: the rows are split across blocks and reduced in
 // one kernel.
 TEST_F(ReductionTest, FewLongRowsUseAGridReduction) {
