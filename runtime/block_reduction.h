@@ -39,57 +39,94 @@ __device__ __forceinline__ T shuffleDown(T value, int offset) {
   return __shfl_down_sync(0xffffffffu, value, offset);
 }
 
-// The reduction of `value` over the segment, valid in the segment's
-// leader (index 0). `smem` holds one T per thread of the block.
-template <bool X, bool Y, bool Z, typename T, typename Func>
-__device__ T blockReduceValue(T value, Func op, T* smem) {
+// Where a thread's value lives in `smem` while a segment is reduced: the
+// threads of a warp at consecutive addresses, so that they hit distinct
+// banks. When X is reduced, neighbouring lanes are neighbours within a
+// segment (segment-major slots); otherwise they are in neighbouring
+// segments (index-major slots).
+template <bool X, bool Y, bool Z>
+__device__ __forceinline__ unsigned reductionSlot(
+    const Segment<X, Y, Z>& seg, unsigned index, unsigned segments) {
+  return X ? seg.segment * seg.size + index : index * segments + seg.segment;
+}
+
+// The reductions of values[0..N) over the segment, in place, valid in the
+// segment's leader (index 0): all N together, so that they share the
+// synchronizations. `smem` holds N T per thread of the block.
+template <int N, bool X, bool Y, bool Z, typename T, typename Func>
+__device__ void blockReduceValues(T* values, Func op, T* smem) {
   const BlockSegment<X, Y, Z> seg;
+  const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+  const unsigned segments = threads / seg.size;
   if (X && !Y && !Z && (blockDim.x % 32) == 0) {
     // The segment is a row of whole warps: shuffles within each warp, then
     // the warps' partials through shared memory.
-    for (int offset = 16; offset > 0; offset /= 2) {
-      op(value, shuffleDown(value, offset));
+    for (int k = 0; k < N; ++k) {
+      for (int offset = 16; offset > 0; offset /= 2) {
+        op(values[k], shuffleDown(values[k], offset));
+      }
     }
     const unsigned warps = seg.size / 32;
     T* partials = smem + seg.segment * warps;
     if ((seg.index & 31u) == 0) {
-      partials[seg.index / 32] = value;
+      for (int k = 0; k < N; ++k) {
+        partials[k * threads / 32 + seg.index / 32] = values[k];
+      }
     }
     __syncthreads();
     if (seg.index == 0) {
       for (unsigned w = 1; w < warps; ++w) {
-        op(value, partials[w]);
+        for (int k = 0; k < N; ++k) {
+          op(values[k], partials[k * threads / 32 + w]);
+        }
       }
     }
     __syncthreads();
-    return value;
+    return;
   }
   if (X && !Y && !Z && blockDim.x < 32 && (32 % blockDim.x) == 0 &&
-      (blockDim.x * blockDim.y * blockDim.z) % 32 == 0) {
+      threads % 32 == 0) {
     // Segments of a power of two below a warp (short rows): X is the
     // fastest dimension, so each segment is a group of lanes in one warp
     // and shuffles within it reduce it, without shared memory.
-    for (int offset = blockDim.x / 2; offset > 0; offset /= 2) {
-      op(value, shuffleDown(value, offset));
+    for (int k = 0; k < N; ++k) {
+      for (int offset = blockDim.x / 2; offset > 0; offset /= 2) {
+        op(values[k], shuffleDown(values[k], offset));
+      }
     }
-    return value;
+    return;
   }
-  // Any shape: a tree in shared memory, one slot per thread.
-  T* mine = smem + seg.segment * seg.size;
-  mine[seg.index] = value;
+  // Any shape: a tree in shared memory, one slot per thread and value.
+  for (int k = 0; k < N; ++k) {
+    smem[k * threads + reductionSlot(seg, seg.index, segments)] = values[k];
+  }
   __syncthreads();
   unsigned active = seg.size;
   while (active > 1) {
     const unsigned half = (active + 1) / 2;
     if (seg.index < active / 2) {
-      op(mine[seg.index], mine[seg.index + half]);
+      const unsigned mine = reductionSlot(seg, seg.index, segments);
+      const unsigned other = reductionSlot(seg, seg.index + half, segments);
+      for (int k = 0; k < N; ++k) {
+        op(smem[k * threads + mine], smem[k * threads + other]);
+      }
     }
     __syncthreads();
     active = half;
   }
-  const T result = mine[0];
+  const unsigned leader = reductionSlot(seg, 0u, segments);
+  for (int k = 0; k < N; ++k) {
+    values[k] = smem[k * threads + leader];
+  }
   __syncthreads();
-  return result;
+}
+
+// The reduction of `value` over the segment, valid in the segment's
+// leader (index 0). `smem` holds one T per thread of the block.
+template <bool X, bool Y, bool Z, typename T, typename Func>
+__device__ T blockReduceValue(T value, Func op, T* smem) {
+  blockReduceValues<1, X, Y, Z>(&value, op, smem);
+  return value;
 }
 
 // out = op(out, the reduction over the segment of `in`), in the leader.
@@ -105,13 +142,21 @@ __device__ void blockReduce(
   }
 }
 
-// blockReduce of N values (out[0..N), in[0..N)) at once.
+// blockReduce of N values (out[0..N), in[0..N)) at once, sharing the
+// synchronizations; `smem` holds N T per thread.
 template <int N, bool X, bool Y, bool Z, typename T, typename Func>
 __device__ void blockReduceGroup(
     T* out, const T* in, Func op, T* smem, bool read_pred, bool write_pred,
     T init) {
+  T totals[N];
   for (int k = 0; k < N; ++k) {
-    blockReduce<X, Y, Z>(out[k], in[k], op, smem, read_pred, write_pred, init);
+    totals[k] = read_pred ? in[k] : init;
+  }
+  blockReduceValues<N, X, Y, Z>(totals, op, smem);
+  if (write_pred && BlockSegment<X, Y, Z>().index == 0) {
+    for (int k = 0; k < N; ++k) {
+      op(out[k], totals[k]);
+    }
   }
 }
 

@@ -1,5 +1,5 @@
 // Reductions across the blocks of a grid in one kernel (doc/reduction.md):
-// each block reduces its threads (blockReduceValue), its segment leaders
+// each block reduces its threads (blockReduceValues), its segment leaders
 // write the block's partials to a work buffer, and the last block of each
 // segment of blocks to arrive (counted on a semaphore) reduces the partials
 // of its segment. The result is valid in the leaders of that last block only;
@@ -57,13 +57,17 @@ __device__ bool gridReduceGroup(
   const unsigned segments = blockDim.x * blockDim.y * blockDim.z / seg.size;
   // Slot of value k of block b: ((k * grid.size) + b) * segments + segment.
   T* slots = work + grid.segment * grid.size * segments * N;
+  T partials[N];
   for (int k = 0; k < N; ++k) {
-    T partial = read_pred ? in[k] : init;
-    if constexpr (X || Y || Z) {
-      partial = blockReduceValue<X, Y, Z>(partial, op, smem);
-    }
-    if (seg.index == 0) {
-      slots[(k * grid.size + grid.index) * segments + seg.segment] = partial;
+    partials[k] = read_pred ? in[k] : init;
+  }
+  if constexpr (X || Y || Z) {
+    blockReduceValues<N, X, Y, Z>(partials, op, smem);
+  }
+  if (seg.index == 0) {
+    for (int k = 0; k < N; ++k) {
+      slots[(k * grid.size + grid.index) * segments + seg.segment] =
+          partials[k];
     }
   }
   __threadfence();
@@ -116,13 +120,12 @@ __device__ bool gridReduceGroup(
                           &slots[(k * grid.size + b) * segments + seg.segment]));
       }
     }
-    for (int k = 0; k < N; ++k) {
-      T total = totals[k];
-      if constexpr (X || Y || Z) {
-        total = blockReduceValue<X, Y, Z>(total, op, smem);
-      }
-      if (seg.index == 0 && write_pred) {
-        op(out[k], total);
+    if constexpr (X || Y || Z) {
+      blockReduceValues<N, X, Y, Z>(totals, op, smem);
+    }
+    if (seg.index == 0 && write_pred) {
+      for (int k = 0; k < N; ++k) {
+        op(out[k], totals[k]);
       }
     }
   }

@@ -19,10 +19,12 @@ std::string parameter(Val* param) {
   return cudaTypeName(param->dtype()) + " " + param->toString();
 }
 
-// The kernel's __launch_bounds__: a matrix product's warpgroups; else the
-// block size when it is a constant, so that the compiler keeps a block of
-// up to 1024 threads within the registers of an SM (64 per thread at
-// 1024); nothing when the block size is only known at launch.
+// The kernel's __launch_bounds__: a matrix product's warpgroups; else a
+// constant block size above 256 threads, so that the compiler keeps the
+// block within the registers of an SM (64 per thread at 1024; without the
+// bound it may take up to 255, and the launch would fail). Up to 256
+// threads any register count fits, and a bound would only make the
+// compiler trade registers for occupancy (measured: spills at 32).
 std::string launchBounds(const LoweredKernel& kernel) {
   if (kernel.mma) {
     return "__launch_bounds__(FuserMatmul::kThreads, 1) ";
@@ -38,6 +40,9 @@ std::string launchBounds(const LoweredKernel& kernel) {
       return "";
     }
     threads *= it->second->constIntValue();
+  }
+  if (threads <= 256) {
+    return "";
   }
   return "__launch_bounds__(" + std::to_string(threads) + ") ";
 }

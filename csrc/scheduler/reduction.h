@@ -40,10 +40,11 @@ class ReductionParams : public HeuristicParams {
   // Whether the outputs are written in vectors (outer reductions).
   bool vectorize_output = false;
 
-  // An outer reduction across blocks reduces each thread's vector of kept
-  // elements in one call (ParallelType::Group).
+  // An outer reduction across threads (TIDy) or blocks reduces each
+  // thread's vector of kept elements in one call (ParallelType::Group),
+  // sharing its synchronizations.
   bool grouped() const {
-    return !inner && grid_split > 1 && vectorize > 1;
+    return !inner && vectorize > 1 && (grid_split > 1 || threads_y > 1);
   }
 
   std::string toString() const override;

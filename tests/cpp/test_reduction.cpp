@@ -41,7 +41,9 @@ TEST_F(ReductionTest, ColumnSumIsAnOuterReduction) {
   Scheduled s = scheduleCopy(c);
   ASSERT_EQ(s.type, SchedulerType::Reduction);
   EXPECT_FALSE(reduction(s).inner);
-  EXPECT_THAT(s.code, HasSubstr("Reduce<"));
+  // Each thread's vector of 4 columns in one call.
+  EXPECT_TRUE(reduction(s).grouped());
+  EXPECT_THAT(s.code, HasSubstr("ReduceGroup<4, "));
 }
 
 // Columns that fill one wave of 1024-thread blocks (128 blocks on 132 SMs)
@@ -59,6 +61,8 @@ TEST_F(ReductionTest, WideColumnSumIsOneWaveOfWholeColumns) {
     EXPECT_EQ(p.threads_x * p.threads_y, 1024);
     EXPECT_EQ(8192 / (p.vectorize * p.threads_x), 128) << p.toString();
     EXPECT_THAT(s.code, Not(HasSubstr("gridReduce")));
+    // The compiler must fit 1024 threads in an SM's registers.
+    EXPECT_THAT(s.code, HasSubstr("__launch_bounds__(1024) fuser_kernel"));
   }
   // 6000 columns would leave a third of the SMs idle: a grid split.
   Case narrow = reductionCase({8192, 6000}, [](Fusion* f, TensorView* in) {
@@ -94,6 +98,8 @@ TEST_F(ReductionTest, FewColumnsUseAGroupedGridReduction) {
   EXPECT_TRUE(reduction(s).grouped());
   EXPECT_THAT(s.code, HasSubstr("gridReduceGroup<4, false, true, false"));
   EXPECT_THAT(s.code, HasSubstr("streamingLoad<float, 4>(&"));
+  // 256 threads fit any register count: no bound.
+  EXPECT_THAT(s.code, Not(HasSubstr("__launch_bounds__")));
 }
 
 // NHWC reduced over N, H and W keeps C, the innermost axis in memory: an

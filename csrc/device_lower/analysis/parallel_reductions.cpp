@@ -59,8 +59,11 @@ ParallelReductions::ParallelReductions(Fusion* fusion, LoweredKernel& kernel) {
           "Group axis on a serial reduction: ", out->toString());
       continue;
     }
-    kernel.smem_bytes_per_thread =
-        std::max(kernel.smem_bytes_per_thread, dataTypeSize(out->dtype()));
+    // A group is reduced together: one slot per thread and value
+    // (runtime/block_reduction.h, blockReduceValues).
+    kernel.smem_bytes_per_thread = std::max(
+        kernel.smem_bytes_per_thread,
+        dataTypeSize(out->dtype()) * info.group_size);
     if (info.dims.anyBlock()) {
       info.buffer_index = static_cast<int64_t>(kernel.grid_buffers.size());
       info.last_block = IrBuilder::create<kir::NamedScalar>(
