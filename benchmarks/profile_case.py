@@ -1,7 +1,7 @@
 """Runs one benchmark case with one frontend a few times, for a profiler
 (Nsight Compute) to measure its kernel: compiles first, then runs
-`--runs` times, synchronizing after each. `--frontend compile` runs
-torch.compile of the case's eager function instead.
+`--runs` times, synchronizing after each. `--frontend eager` runs the
+case's eager function, `--frontend compile` torch.compile of it.
 
     python3 benchmarks/profile_case.py --bench reduction \\
         --case row_sum_8192xN --mib 256 --frontend fuser
@@ -46,8 +46,8 @@ def main():
         print(f"unknown case {args.case}; cases: {', '.join(cases)}")
         return 2
     case = cases[args.case]
-    if args.frontend == "compile":
-        return run_compiled(case, args)
+    if args.frontend in ("compile", "eager"):
+        return run_torch(case, args)
     found = dict(frontends())
     if args.frontend not in found:
         print(f"frontend {args.frontend} is not available")
@@ -80,16 +80,18 @@ def run_profiled(call, args):
     torch.cuda.profiler.stop()
 
 
-def run_compiled(case, args):
-    """torch.compile of the case's eager function (Inductor's Triton
-    kernels); compiled and autotuned before the profiled range."""
+def run_torch(case, args):
+    """The case's eager function, or torch.compile of it (Inductor's Triton
+    kernels, compiled and autotuned before the profiled range)."""
     if args.bench == "matmul":
         inputs = case.inputs()
     else:
         inputs = case.make_inputs(args.mib)
-    compiled = torch.compile(case.torch_fn, dynamic=False)
-    compiled(*inputs)
-    run_profiled(lambda: compiled(*inputs), args)
+    fn = case.torch_fn
+    if args.frontend == "compile":
+        fn = torch.compile(case.torch_fn, dynamic=False)
+        fn(*inputs)
+    run_profiled(lambda: fn(*inputs), args)
     return 0
 
 

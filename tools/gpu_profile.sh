@@ -9,7 +9,8 @@
 #   FUSER_PROFILE_CASES  space-separated bench:case:MiB, e.g.
 #                        "reduction:row_sum_8192xN:256 pointwise:bf16_gelu:256"
 #                        (matmul cases take no size: "matmul:tn_4096:0")
-#   FUSER_PROFILE_FRONTENDS  which to profile (default "fuser nvfuser compile")
+#   FUSER_PROFILE_FRONTENDS  which to profile (default "fuser nvfuser compile";
+#                        "eager" profiles PyTorch's reduction kernel)
 #   FUSER_PROFILE_MORE   set to 1 to add the compute, warp-state and
 #                        instruction sections (issue-bound kernels)
 #   FUSER_PROFILE_DIRTY  set to 1 to profile as the benchmark times: the L2
@@ -40,7 +41,7 @@ for spec in ${FUSER_PROFILE_CASES:-}; do
     dirty=(--cache-control all)
     [ "${FUSER_PROFILE_DIRTY:-0}" = 1 ] && dirty=(--cache-control none)
     LD_PRELOAD="$preload" timeout 120 ncu --clock-control none "${dirty[@]}" \
-      --profile-from-start off -k 'regex:fuser_kernel|nvfuser|nvjet|triton' \
+      --profile-from-start off -k 'regex:fuser_kernel|nvfuser|nvjet|triton|reduce_kernel' \
       --launch-count 1 \
       --section SpeedOfLight --section MemoryWorkloadAnalysis \
       --section Occupancy --section LaunchStats "${more[@]}" \
