@@ -204,6 +204,10 @@ void Fusion::addOutput(Val* output) {
   FUSER_CHECK(
       output->isA<TensorView>(), "addOutput: only tensors can be outputs; got ",
       output->toString(), ".");
+  FUSER_CHECK(
+      !isOutput(output), "addOutput: ", output->toString(),
+      " is already an output; a fusion returns each tensor once (use the "
+      "returned tensor twice, or add a copy: set(tv)).");
   output->as<TensorView>()->setMemoryType(MemoryType::Global);
   outputs_.push_back(output);
 }

@@ -337,12 +337,7 @@ void bindIr(py::module_& m) {
           "add_output",
           [](Fusion& fusion, Val* val) {
             FusionGuard fg(&fusion);
-            FUSER_CHECK(
-                val->isA<TensorView>(), "add_output: only tensors can be ",
-                "outputs; got the scalar ", val->toString(), ".");
-            FUSER_CHECK(
-                !fusion.isOutput(val), "add_output: ", val->toString(),
-                " is already an output.");
+            // Fusion::addOutput checks what an output may be.
             fusion.addOutput(val);
           })
       .def(

@@ -260,6 +260,10 @@ TEST_F(IrTest, FusionInputOutputMisuse) {
   EXPECT_THAT(
       [&]() { fusion->addOutput(IrBuilder::create<Val>(DataType::Float)); },
       ThrowsMessage<UserError>(HasSubstr("only tensors can be outputs")));
+  // A second kernel parameter for the same tensor would not compile.
+  EXPECT_THAT(
+      [&]() { fusion->addOutput(tv1); },
+      ThrowsMessage<UserError>(HasSubstr("is already an output")));
   EXPECT_THAT(
       [&]() { tv0->setMemoryType(MemoryType::Shared); },
       ThrowsMessage<UserError>(

@@ -13,6 +13,7 @@
 
 #include <dirent.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -232,6 +233,49 @@ TEST_F(NvrtcTest, DiskCacheEntryWithAFlippedBitIsRecompiled) {
   clearKernelCache();
   compileToCubin(source, "fuser_add_one", 90, true);
   EXPECT_EQ(kernelCacheStats().disk_hits, 1) << "the entry was rewritten";
+  for (const std::string& file : filesIn(dir)) {
+    std::remove(file.c_str());
+  }
+  ::rmdir(dir.c_str());
+}
+
+// Two processes that miss the same kernel at once both write its entry
+// (each a private temporary renamed over the entry): what is left is one
+// whole entry that a third reader loads.
+TEST_F(NvrtcTest, TwoProcessesWritingOneEntryLeaveAWholeOne) {
+  char dir_template[] = "/tmp/fuser_kernel_cache_test_XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  ScopedEnv env("FUSER_KERNEL_CACHE_DIR", dir);
+  const std::string source = addOneKernel();
+  std::vector<pid_t> children;
+  for (int child = 0; child < 2; ++child) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      // Each round is a fresh miss (empty memory cache) that rewrites the
+      // entry; _exit keeps the child out of the test framework's exit.
+      bool ok = true;
+      for (int round = 0; round < 4 && ok; ++round) {
+        clearKernelCache();
+        ok = !compileToCubin(source, "fuser_add_one", 90, true).cubin.empty();
+      }
+      ::_exit(ok ? 0 : 1);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  const std::vector<std::string> entries = filesIn(dir);
+  EXPECT_EQ(entries.size(), 1u) << "no temporary is left behind";
+  clearKernelCache();
+  CompiledModule loaded = compileToCubin(source, "fuser_add_one", 90, true);
+  EXPECT_EQ(kernelCacheStats().disk_hits, 1);
+  EXPECT_EQ(kernelCacheStats().misses, 0);
+  EXPECT_FALSE(loaded.cubin.empty());
   for (const std::string& file : filesIn(dir)) {
     std::remove(file.c_str());
   }

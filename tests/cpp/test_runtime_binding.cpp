@@ -13,6 +13,7 @@
 #include <ops/all_ops.h>
 #include <runtime/aten_types.h>
 #include <runtime/input_binding.h>
+#include <runtime/kernel_executor.h>
 #include <runtime/tensor_layout.h>
 #include <tests/cpp/utils.h>
 
@@ -270,6 +271,19 @@ TEST_F(RuntimeBindingTest, RankDtypeAndDeviceChecks) {
       ThrowsMessage<UserError>(
           AllOf(HasSubstr("the tensor is on cpu"), HasSubstr(".cuda()"))));
   EXPECT_NO_THROW(validateInputTensor(in, at::empty({2, 3}), 0, false));
+}
+
+// Inputs whose elements or offsets pass 2^30 (outputs are about as
+// large) make the kernel index in 64 bits; smaller ones in 32.
+TEST_F(RuntimeBindingTest, LargeInputsIndexIn64Bits) {
+  EXPECT_TRUE(fitsInt32Indexing({at::empty({1024, 1024})}));
+  // 2^31 elements, one in memory (stride 0): still 2^31 logical indices.
+  at::Tensor expanded = at::zeros({1}).expand({1 << 16, 1 << 15});
+  EXPECT_FALSE(fitsInt32Indexing({at::empty({4}), expanded}));
+  // Two elements 2^30 apart (bytes: the storage is not touched).
+  at::Tensor storage = at::empty({(int64_t{1} << 30) + 2}, at::kByte);
+  at::Tensor far = storage.as_strided({2}, {int64_t{1} << 30});
+  EXPECT_FALSE(fitsInt32Indexing({far}));
 }
 
 TEST_F(RuntimeBindingTest, ConstantExtentMismatch) {
