@@ -102,8 +102,8 @@ __device__ bool gridReduceGroup(
 #pragma unroll
         for (int k = 0; k < N; ++k) {
           values[u][k] = loadFromOtherBlock(
-              &slots[(k * grid.size + b + u * stride) * segments +
-                     seg.segment]);
+              &slots
+                  [(k * grid.size + b + u * stride) * segments + seg.segment]);
         }
       }
 #pragma unroll
@@ -116,8 +116,9 @@ __device__ bool gridReduceGroup(
     }
     for (; b < grid.size; b += stride) {
       for (int k = 0; k < N; ++k) {
-        op(totals[k], loadFromOtherBlock(
-                          &slots[(k * grid.size + b) * segments + seg.segment]));
+        op(totals[k],
+           loadFromOtherBlock(
+               &slots[(k * grid.size + b) * segments + seg.segment]));
       }
     }
     if constexpr (X || Y || Z) {

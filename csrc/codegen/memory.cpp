@@ -52,9 +52,10 @@ void KernelPrinter::vectorizedCopy(const kir::ForLoop* loop) {
   auto* copy = expr->as<LoadStoreOp>();
   std::string load = policyLoad(copy);
   line(
-      (load.empty() ? "vectorizedCopy" : load) + "<" + cudaTypeName(copy->out()->dtype()) + ", " +
-      std::to_string(loop->stop()->constIntValue()) + ">(&" +
-      gen(copy->out()) + ", &" + gen(copy->in()) + ");");
+      (load.empty() ? "vectorizedCopy" : load) + "<" +
+      cudaTypeName(copy->out()->dtype()) + ", " +
+      std::to_string(loop->stop()->constIntValue()) + ">(&" + gen(copy->out()) +
+      ", &" + gen(copy->in()) + ");");
   if (branch != nullptr) {
     --depth_;
     line("}");

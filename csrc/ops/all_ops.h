@@ -4,5 +4,6 @@
 #include <ops/alias.h>
 #include <ops/arith.h>
 #include <ops/matmul.h>
+#include <ops/normalization.h>
 #include <ops/reduction.h>
 #include <ops/type_promotion.h>

@@ -541,9 +541,10 @@ void ReductionScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
         std::find_if(cache_loop.begin(), cache_loop.end(), [](IterDomain* id) {
           return id->getParallelType() == ParallelType::Unroll;
         });
-    const int64_t position = unrolled == cache_loop.end()
-        ? unroll
-        : static_cast<int64_t>(unrolled - cache_loop.begin());
+    const int64_t position =
+        unrolled == cache_loop.end()
+            ? unroll
+            : static_cast<int64_t>(unrolled - cache_loop.begin());
     cache->inlineAt(
         std::min<int64_t>(position, getMaxInlinePosition(cache)),
         /*best_effort=*/true);

@@ -437,6 +437,52 @@ void bindIr(py::module_& m) {
           },
           kRef)
       .def(
+          "softmax",
+          [](Fusion& fusion, Val* in, int64_t dim, bool log) -> Val* {
+            FusionGuard fg(&fusion);
+            TensorView* x = asTensor(in, log ? "log_softmax" : "softmax");
+            return log ? log_softmax(x, dim) : softmax(x, dim);
+          },
+          kRef)
+      .def(
+          "softmax_backward",
+          [](Fusion& fusion, Val* dy, Val* y, int64_t dim, bool log) -> Val* {
+            FusionGuard fg(&fusion);
+            const char* op = log ? "log_softmax_backward" : "softmax_backward";
+            TensorView* g = asTensor(dy, op);
+            TensorView* out = asTensor(y, op);
+            return log ? log_softmax_backward(g, out, dim)
+                       : softmax_backward(g, out, dim);
+          },
+          kRef)
+      .def(
+          "layer_norm",
+          [](Fusion& fusion, Val* x, const std::vector<int64_t>& shape,
+             Val* weight, Val* bias, double eps) -> Val* {
+            FusionGuard fg(&fusion);
+            return layer_norm(
+                       asTensor(x, "layer_norm"), shape,
+                       weight == nullptr ? nullptr
+                                         : asTensor(weight, "layer_norm"),
+                       bias == nullptr ? nullptr : asTensor(bias, "layer_norm"),
+                       IrBuilder::create<Val>(eps, DataType::Double))
+                .output;
+          },
+          kRef)
+      .def(
+          "rms_norm",
+          [](Fusion& fusion, Val* x, const std::vector<int64_t>& shape,
+             Val* weight, double eps) -> Val* {
+            FusionGuard fg(&fusion);
+            return rms_norm(
+                       asTensor(x, "rms_norm"), shape,
+                       weight == nullptr ? nullptr
+                                         : asTensor(weight, "rms_norm"),
+                       IrBuilder::create<Val>(eps, DataType::Double))
+                .output;
+          },
+          kRef)
+      .def(
           "matmul",
           [](Fusion& fusion, Val* a, Val* b) -> Val* {
             FusionGuard fg(&fusion);

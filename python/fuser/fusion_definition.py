@@ -609,6 +609,56 @@ class FusionDefinition:
         out = self._wrap(self._fusion.linear(x._val, weight._val, bias_val))
         return self._record_op("linear", operands, {}, out)
 
+    def _softmax(self, name, arg, dim):
+        what = f"fd.ops.{name}"
+        self._check_defining(what)
+        tensor = self._tensor_operand(arg, what)
+        self._check_no_expand(tensor, what, tensor._expand)
+        if not _is_int(dim):
+            raise TypeError(f"{what}: dim must be an int, got {dim!r}.")
+        out = self._wrap(self._fusion.softmax(tensor._val, int(dim), name == "log_softmax"))
+        return self._record_op(name, [tensor], {"dim": int(dim)}, out)
+
+    def _softmax_backward(self, name, grad, output, dim):
+        what = f"fd.ops.{name}"
+        self._check_defining(what)
+        dy = self._tensor_operand(grad, what, 1)
+        y = self._tensor_operand(output, what, 2)
+        for tensor in (dy, y):
+            self._check_no_expand(tensor, what, tensor._expand)
+        if not _is_int(dim):
+            raise TypeError(f"{what}: dim must be an int, got {dim!r}.")
+        log = name == "log_softmax_backward"
+        out = self._wrap(self._fusion.softmax_backward(dy._val, y._val, int(dim), log))
+        return self._record_op(name, [dy, y], {"dim": int(dim)}, out)
+
+    def _norm(self, name, arg, normalized_shape, weight, bias, eps):
+        what = f"fd.ops.{name}"
+        self._check_defining(what)
+        x = self._tensor_operand(arg, what, 1)
+        if _is_int(normalized_shape):
+            normalized_shape = [normalized_shape]
+        shape = [int(s) for s in normalized_shape]
+        operands = {"weight": weight, "bias": bias} if name == "layer_norm" else {"weight": weight}
+        vals = {}
+        kwargs = {"normalized_shape": shape}
+        for position, (key, value) in enumerate(operands.items(), start=2):
+            vals[key] = None
+            if value is not None:
+                tensor = self._tensor_operand(value, what, position)
+                self._check_no_expand(tensor, what, tensor._expand)
+                vals[key] = tensor._val
+                kwargs[key] = tensor
+        self._check_no_expand(x, what, x._expand)
+        if not isinstance(eps, (int, float)) or isinstance(eps, bool):
+            raise TypeError(f"{what}: eps must be a Python number, got {eps!r}.")
+        kwargs["eps"] = float(eps)
+        if name == "layer_norm":
+            val = self._fusion.layer_norm(x._val, shape, vals["weight"], vals["bias"], float(eps))
+        else:
+            val = self._fusion.rms_norm(x._val, shape, vals["weight"], float(eps))
+        return self._record_op(name, [x], kwargs, self._wrap(val))
+
     def _welford(self, arg, dims):
         what = "fd.ops.welford"
         self._check_defining(what)
@@ -893,6 +943,32 @@ class Ops:
         """torch.nn.functional.linear(input, weight, bias): input times
         weight transposed, plus bias, accumulated in float."""
         return self._fd._linear(arg1, arg2, bias)
+
+    def softmax(self, arg, dim):
+        """torch.softmax(arg, dim); half and bfloat16 compute in float."""
+        return self._fd._softmax("softmax", arg, dim)
+
+    def log_softmax(self, arg, dim):
+        """torch.log_softmax(arg, dim); half and bfloat16 compute in float."""
+        return self._fd._softmax("log_softmax", arg, dim)
+
+    def softmax_backward(self, grad, output, dim):
+        """The input gradient of softmax from its output and the output's
+        gradient: output * (grad - sum(grad * output, dim))."""
+        return self._fd._softmax_backward("softmax_backward", grad, output, dim)
+
+    def log_softmax_backward(self, grad, output, dim):
+        """The input gradient of log_softmax: grad - exp(output) * sum(grad, dim)."""
+        return self._fd._softmax_backward("log_softmax_backward", grad, output, dim)
+
+    def layer_norm(self, arg, normalized_shape, weight=None, bias=None, eps=1e-5):
+        """torch.nn.functional.layer_norm over the trailing
+        len(normalized_shape) axes, computed in float for half and bfloat16."""
+        return self._fd._norm("layer_norm", arg, normalized_shape, weight, bias, eps)
+
+    def rms_norm(self, arg, normalized_shape, weight=None, eps=1e-6):
+        """torch.nn.functional.rms_norm: arg * rsqrt(mean(arg ** 2) + eps) * weight."""
+        return self._fd._norm("rms_norm", arg, normalized_shape, weight, None, eps)
 
     def welford(self, arg, dims=None):
         """(mean, var_sum, count) of Welford's one-pass reduction: var_sum

@@ -5,9 +5,9 @@
 #include <ir/all_nodes.h>
 #include <ops/all_ops.h>
 #include <runtime/nvrtc_compile.h>
-#include <transform/inlining.h>
 #include <scheduler/utils.h>
 #include <tests/cpp/utils.h>
+#include <transform/inlining.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

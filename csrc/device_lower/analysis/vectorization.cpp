@@ -170,9 +170,11 @@ void bookVectorizedAccesses(Fusion* fusion, const LoopPromotion& promotion) {
           tv == nullptr || tv->nDims() == 0 || expr->isA<LoadStoreOp>() ||
               tv->axis(-1)->getParallelType() != ParallelType::Vectorize,
           "Vectorized axis ", tv == nullptr ? "" : tv->axis(-1)->toString(),
-          " of ", v->toString(), ": only a copy (LoadStoreOp: set, a cache) "
-          "moves a vector; ", tv == nullptr ? "" : tv->toString(),
-          " is computed by ", expr->getOpString(),
+          " of ", v->toString(),
+          ": only a copy (LoadStoreOp: set, a cache) "
+          "moves a vector; ",
+          tv == nullptr ? "" : tv->toString(), " is computed by ",
+          expr->getOpString(),
           ". Vectorize a cache of it (cacheAfter/cacheBefore) instead.");
     }
     auto* copy = dynamic_cast<LoadStoreOp*>(expr);

@@ -1,0 +1,269 @@
+#include <ops/normalization.h>
+
+#include <fusion.h>
+#include <ir/all_nodes.h>
+#include <ops/alias.h>
+#include <ops/arith.h>
+#include <ops/reduction.h>
+
+#include <numeric>
+
+namespace fuser {
+
+namespace {
+
+int64_t rankOf(TensorView* tv) {
+  return static_cast<int64_t>(
+      TensorDomain::noReductions(tv->getLogicalDomain()).size());
+}
+
+// The type a normalization computes in: Double for Double, else Float.
+DataType computeType(TensorView* tv, const char* op) {
+  FUSER_CHECK(tv != nullptr, op, ": a null tensor.");
+  FUSER_CHECK(
+      isFloatingPointType(tv->dtype()), op, " of ", tv->toString(),
+      ": needs a floating-point tensor, got ", tv->dtype(),
+      ". Cast it first, e.g. castOp(DataType::Float, tv).");
+  return tv->dtype() == DataType::Double ? DataType::Double : DataType::Float;
+}
+
+TensorView* inType(TensorView* tv, DataType dtype) {
+  return tv->dtype() == dtype ? tv : castOp(dtype, tv);
+}
+
+void checkSameRank(TensorView* a, TensorView* b, const char* op) {
+  FUSER_CHECK(
+      rankOf(a) == rankOf(b), op, ": ", a->toString(), " and ", b->toString(),
+      " must have the same rank; got ", rankOf(a), " and ", rankOf(b), ".");
+}
+
+// The last normalized_shape.size() axes of x.
+std::vector<int64_t> normalizedAxes(
+    TensorView* x, const std::vector<int64_t>& normalized_shape,
+    const char* op) {
+  const int64_t rank = rankOf(x);
+  const auto k = static_cast<int64_t>(normalized_shape.size());
+  FUSER_CHECK(
+      k >= 1 && k <= rank, op, " of ", x->toString(), " (rank ", rank,
+      "): normalized_shape names ", k,
+      " trailing axes; give between 1 and the rank.");
+  std::vector<int64_t> axes(static_cast<size_t>(k));
+  std::iota(axes.begin(), axes.end(), rank - k);
+  return axes;
+}
+
+std::vector<int64_t> outerAxes(TensorView* x, int64_t normalized) {
+  std::vector<int64_t> axes(static_cast<size_t>(rankOf(x) - normalized));
+  std::iota(axes.begin(), axes.end(), 0);
+  return axes;
+}
+
+// A tensor of the normalized axes (a weight or bias), broadcast along the
+// outer axes of x, in `dtype`.
+TensorView* overNormalizedAxes(
+    TensorView* tv, TensorView* x, int64_t normalized, DataType dtype,
+    const char* op, const char* what) {
+  FUSER_CHECK(
+      rankOf(tv) == normalized, op, ": the ", what, " ", tv->toString(),
+      " must have the rank of the normalized axes (", normalized, "); got ",
+      rankOf(tv), ".");
+  std::vector<bool> flags(static_cast<size_t>(rankOf(x)), false);
+  for (int64_t i = 0; i < rankOf(x) - normalized; ++i) {
+    flags[static_cast<size_t>(i)] = true;
+  }
+  return broadcast(inType(tv, dtype), flags);
+}
+
+// A statistic (mean, invstd) as the forward returns it (x's rank, the
+// normalized axes broadcast) or of the outer axes only (broadcast here).
+TensorView* statistic(
+    TensorView* tv, TensorView* x, int64_t normalized, DataType dtype,
+    const char* op, const char* what) {
+  FUSER_CHECK(tv != nullptr, op, ": the ", what, " is null.");
+  const int64_t rank = rankOf(x);
+  if (rankOf(tv) == rank) {
+    return inType(tv, dtype);
+  }
+  FUSER_CHECK(
+      rankOf(tv) == rank - normalized, op, ": the ", what, " ", tv->toString(),
+      " must have the input's rank (", rank,
+      ", the normalized axes of size 1) or that of its outer axes (",
+      rank - normalized, "); got ", rankOf(tv), ".");
+  std::vector<bool> flags(static_cast<size_t>(rank), false);
+  for (int64_t i = rank - normalized; i < rank; ++i) {
+    flags[static_cast<size_t>(i)] = true;
+  }
+  return broadcast(inType(tv, dtype), flags);
+}
+
+// The number of elements the normalized axes hold.
+Val* normalizedCount(TensorView* x, const std::vector<int64_t>& axes) {
+  const auto logical = TensorDomain::noReductions(x->getLogicalDomain());
+  Val* count = x->fusion()->oneVal();
+  for (int64_t axis : axes) {
+    count =
+        IrBuilder::mulExpr(count, logical[static_cast<size_t>(axis)]->extent());
+  }
+  return count;
+}
+
+// Sums over `axes`; no axes: the tensor itself (nothing to reduce).
+TensorView* sumOver(TensorView* tv, const std::vector<int64_t>& axes) {
+  return axes.empty() ? tv : sum(tv, axes);
+}
+
+void checkEps(Val* eps, const char* op) {
+  FUSER_CHECK(
+      eps != nullptr && eps->isScalar(), op,
+      ": eps must be a scalar (e.g. IrBuilder::create<Val>(1e-5)).");
+}
+
+} // namespace
+
+TensorView* softmax(TensorView* x, int64_t dim) {
+  const DataType dtype = computeType(x, "softmax");
+  TensorView* xf = inType(x, dtype);
+  TensorView* shifted = sub(xf, max(xf, {dim}, /*keep_dim=*/true));
+  TensorView* e = exp(shifted);
+  return inType(div(e, sum(e, {dim}, /*keep_dim=*/true)), x->dtype());
+}
+
+TensorView* log_softmax(TensorView* x, int64_t dim) {
+  const DataType dtype = computeType(x, "log_softmax");
+  TensorView* xf = inType(x, dtype);
+  TensorView* shifted = sub(xf, max(xf, {dim}, /*keep_dim=*/true));
+  TensorView* log_total = log(sum(exp(shifted), {dim}, /*keep_dim=*/true));
+  return inType(sub(shifted, log_total), x->dtype());
+}
+
+TensorView* softmax_backward(TensorView* dy, TensorView* y, int64_t dim) {
+  const DataType dtype = computeType(dy, "softmax_backward");
+  computeType(y, "softmax_backward");
+  checkSameRank(dy, y, "softmax_backward");
+  TensorView* dyf = inType(dy, dtype);
+  TensorView* yf = inType(y, dtype);
+  TensorView* dot = sum(mul(dyf, yf), {dim}, /*keep_dim=*/true);
+  return inType(mul(yf, sub(dyf, dot)), dy->dtype());
+}
+
+TensorView* log_softmax_backward(TensorView* dy, TensorView* y, int64_t dim) {
+  const DataType dtype = computeType(dy, "log_softmax_backward");
+  computeType(y, "log_softmax_backward");
+  checkSameRank(dy, y, "log_softmax_backward");
+  TensorView* dyf = inType(dy, dtype);
+  TensorView* yf = inType(y, dtype);
+  TensorView* total = sum(dyf, {dim}, /*keep_dim=*/true);
+  return inType(sub(dyf, mul(exp(yf), total)), dy->dtype());
+}
+
+ForwardNormResult layer_norm(
+    TensorView* x, const std::vector<int64_t>& normalized_shape,
+    TensorView* weight, TensorView* bias, Val* eps) {
+  const DataType dtype = computeType(x, "layer_norm");
+  checkEps(eps, "layer_norm");
+  const std::vector<int64_t> axes =
+      normalizedAxes(x, normalized_shape, "layer_norm");
+  const auto k = static_cast<int64_t>(axes.size());
+  TensorView* xf = inType(x, dtype);
+  // The biased variance (correction 0), as layer_norm normalizes by it.
+  VarMeanResult stats =
+      varianceMean(xf, axes, /*correction=*/0, /*keep_dim=*/true);
+  ForwardNormResult result;
+  result.mean = stats.mean;
+  result.invstd = rsqrt(add(stats.var, eps));
+  TensorView* y = mul(sub(xf, stats.mean), result.invstd);
+  if (weight != nullptr) {
+    y = mul(y, overNormalizedAxes(weight, x, k, dtype, "layer_norm", "weight"));
+  }
+  if (bias != nullptr) {
+    y = add(y, overNormalizedAxes(bias, x, k, dtype, "layer_norm", "bias"));
+  }
+  result.output = inType(y, x->dtype());
+  return result;
+}
+
+ForwardNormResult rms_norm(
+    TensorView* x, const std::vector<int64_t>& normalized_shape,
+    TensorView* weight, Val* eps) {
+  const DataType dtype = computeType(x, "rms_norm");
+  checkEps(eps, "rms_norm");
+  const std::vector<int64_t> axes =
+      normalizedAxes(x, normalized_shape, "rms_norm");
+  const auto k = static_cast<int64_t>(axes.size());
+  TensorView* xf = inType(x, dtype);
+  ForwardNormResult result;
+  result.invstd = rsqrt(add(mean(mul(xf, xf), axes, /*keep_dim=*/true), eps));
+  TensorView* y = mul(xf, result.invstd);
+  if (weight != nullptr) {
+    y = mul(y, overNormalizedAxes(weight, x, k, dtype, "rms_norm", "weight"));
+  }
+  result.output = inType(y, x->dtype());
+  return result;
+}
+
+BackwardNormResult layer_norm_backward(
+    TensorView* dy, TensorView* x, const std::vector<int64_t>& normalized_shape,
+    TensorView* mean, TensorView* invstd, TensorView* weight,
+    TensorView* bias) {
+  const char* op = "layer_norm_backward";
+  const DataType dtype = computeType(x, op);
+  computeType(dy, op);
+  checkSameRank(dy, x, op);
+  const std::vector<int64_t> axes = normalizedAxes(x, normalized_shape, op);
+  const auto k = static_cast<int64_t>(axes.size());
+  TensorView* dyf = inType(dy, dtype);
+  TensorView* xhat =
+      mul(sub(inType(x, dtype), statistic(mean, x, k, dtype, op, "mean")),
+          statistic(invstd, x, k, dtype, op, "invstd"));
+  TensorView* g =
+      weight == nullptr
+          ? dyf
+          : mul(dyf, overNormalizedAxes(weight, x, k, dtype, op, "weight"));
+  // dx = invstd * (g - mean(g) - xhat * mean(g * xhat)), the means over
+  // the normalized axes.
+  Val* count = normalizedCount(x, axes);
+  TensorView* mean_g = div(sum(g, axes, /*keep_dim=*/true), count);
+  TensorView* mean_gx = div(sum(mul(g, xhat), axes, /*keep_dim=*/true), count);
+  BackwardNormResult grads;
+  grads.grad_input = inType(
+      mul(statistic(invstd, x, k, dtype, op, "invstd"),
+          sub(sub(g, mean_g), mul(xhat, mean_gx))),
+      x->dtype());
+  const std::vector<int64_t> outer = outerAxes(x, k);
+  if (weight != nullptr) {
+    grads.grad_weight = inType(sumOver(mul(dyf, xhat), outer), weight->dtype());
+  }
+  if (bias != nullptr) {
+    grads.grad_bias = inType(sumOver(dyf, outer), bias->dtype());
+  }
+  return grads;
+}
+
+BackwardNormResult rms_norm_backward(
+    TensorView* dy, TensorView* x, const std::vector<int64_t>& normalized_shape,
+    TensorView* invstd, TensorView* weight) {
+  const char* op = "rms_norm_backward";
+  const DataType dtype = computeType(x, op);
+  computeType(dy, op);
+  checkSameRank(dy, x, op);
+  const std::vector<int64_t> axes = normalizedAxes(x, normalized_shape, op);
+  const auto k = static_cast<int64_t>(axes.size());
+  TensorView* dyf = inType(dy, dtype);
+  TensorView* rstd = statistic(invstd, x, k, dtype, op, "invstd");
+  TensorView* xhat = mul(inType(x, dtype), rstd);
+  TensorView* g =
+      weight == nullptr
+          ? dyf
+          : mul(dyf, overNormalizedAxes(weight, x, k, dtype, op, "weight"));
+  // dx = invstd * (g - xhat * mean(g * xhat)).
+  TensorView* mean_gx = mean(mul(g, xhat), axes, /*keep_dim=*/true);
+  BackwardNormResult grads;
+  grads.grad_input = inType(mul(rstd, sub(g, mul(xhat, mean_gx))), x->dtype());
+  if (weight != nullptr) {
+    grads.grad_weight =
+        inType(sumOver(mul(dyf, xhat), outerAxes(x, k)), weight->dtype());
+  }
+  return grads;
+}
+
+} // namespace fuser
