@@ -5,8 +5,10 @@
 #include <ops/alias.h>
 #include <ops/arith.h>
 #include <ops/reduction.h>
+#include <ops/utils.h>
 
 #include <numeric>
+#include <utility>
 
 namespace fuser {
 
@@ -15,16 +17,6 @@ namespace {
 int64_t rankOf(TensorView* tv) {
   return static_cast<int64_t>(
       TensorDomain::noReductions(tv->getLogicalDomain()).size());
-}
-
-// The type a normalization computes in: Double for Double, else Float.
-DataType computeType(TensorView* tv, const char* op) {
-  FUSER_CHECK(tv != nullptr, op, ": a null tensor.");
-  FUSER_CHECK(
-      isFloatingPointType(tv->dtype()), op, " of ", tv->toString(),
-      ": needs a floating-point tensor, got ", tv->dtype(),
-      ". Cast it first, e.g. castOp(DataType::Float, tv).");
-  return tv->dtype() == DataType::Double ? DataType::Double : DataType::Float;
 }
 
 TensorView* inType(TensorView* tv, DataType dtype) {
@@ -118,10 +110,32 @@ void checkEps(Val* eps, const char* op) {
       ": eps must be a scalar (e.g. IrBuilder::create<Val>(1e-5)).");
 }
 
+// What the backward ops share: the types checked, the normalized axes, dy
+// in the compute type.
+struct BackwardOperands {
+  DataType dtype;
+  std::vector<int64_t> axes;
+  int64_t normalized;
+  TensorView* dy;
+};
+
+BackwardOperands backwardOperands(
+    TensorView* dy, TensorView* x, const std::vector<int64_t>& normalized_shape,
+    const char* op) {
+  BackwardOperands b;
+  b.dtype = ops::statisticsType(x, op);
+  ops::statisticsType(dy, op);
+  checkSameRank(dy, x, op);
+  b.axes = normalizedAxes(x, normalized_shape, op);
+  b.normalized = static_cast<int64_t>(b.axes.size());
+  b.dy = inType(dy, b.dtype);
+  return b;
+}
+
 } // namespace
 
 TensorView* softmax(TensorView* x, int64_t dim) {
-  const DataType dtype = computeType(x, "softmax");
+  const DataType dtype = ops::statisticsType(x, "softmax");
   TensorView* xf = inType(x, dtype);
   TensorView* shifted = sub(xf, max(xf, {dim}, /*keep_dim=*/true));
   TensorView* e = exp(shifted);
@@ -129,29 +143,34 @@ TensorView* softmax(TensorView* x, int64_t dim) {
 }
 
 TensorView* log_softmax(TensorView* x, int64_t dim) {
-  const DataType dtype = computeType(x, "log_softmax");
+  const DataType dtype = ops::statisticsType(x, "log_softmax");
   TensorView* xf = inType(x, dtype);
   TensorView* shifted = sub(xf, max(xf, {dim}, /*keep_dim=*/true));
   TensorView* log_total = log(sum(exp(shifted), {dim}, /*keep_dim=*/true));
   return inType(sub(shifted, log_total), x->dtype());
 }
 
+namespace {
+
+// dy and y of a softmax backward, checked, in the compute type.
+std::pair<TensorView*, TensorView*> softmaxBackwardOperands(
+    TensorView* dy, TensorView* y, const char* op) {
+  const DataType dtype = ops::statisticsType(dy, op);
+  ops::statisticsType(y, op);
+  checkSameRank(dy, y, op);
+  return {inType(dy, dtype), inType(y, dtype)};
+}
+
+} // namespace
+
 TensorView* softmax_backward(TensorView* dy, TensorView* y, int64_t dim) {
-  const DataType dtype = computeType(dy, "softmax_backward");
-  computeType(y, "softmax_backward");
-  checkSameRank(dy, y, "softmax_backward");
-  TensorView* dyf = inType(dy, dtype);
-  TensorView* yf = inType(y, dtype);
+  const auto [dyf, yf] = softmaxBackwardOperands(dy, y, "softmax_backward");
   TensorView* dot = sum(mul(dyf, yf), {dim}, /*keep_dim=*/true);
   return inType(mul(yf, sub(dyf, dot)), dy->dtype());
 }
 
 TensorView* log_softmax_backward(TensorView* dy, TensorView* y, int64_t dim) {
-  const DataType dtype = computeType(dy, "log_softmax_backward");
-  computeType(y, "log_softmax_backward");
-  checkSameRank(dy, y, "log_softmax_backward");
-  TensorView* dyf = inType(dy, dtype);
-  TensorView* yf = inType(y, dtype);
+  const auto [dyf, yf] = softmaxBackwardOperands(dy, y, "log_softmax_backward");
   TensorView* total = sum(dyf, {dim}, /*keep_dim=*/true);
   return inType(sub(dyf, mul(exp(yf), total)), dy->dtype());
 }
@@ -159,7 +178,7 @@ TensorView* log_softmax_backward(TensorView* dy, TensorView* y, int64_t dim) {
 ForwardNormResult layer_norm(
     TensorView* x, const std::vector<int64_t>& normalized_shape,
     TensorView* weight, TensorView* bias, Val* eps) {
-  const DataType dtype = computeType(x, "layer_norm");
+  const DataType dtype = ops::statisticsType(x, "layer_norm");
   checkEps(eps, "layer_norm");
   const std::vector<int64_t> axes =
       normalizedAxes(x, normalized_shape, "layer_norm");
@@ -185,7 +204,7 @@ ForwardNormResult layer_norm(
 ForwardNormResult rms_norm(
     TensorView* x, const std::vector<int64_t>& normalized_shape,
     TensorView* weight, Val* eps) {
-  const DataType dtype = computeType(x, "rms_norm");
+  const DataType dtype = ops::statisticsType(x, "rms_norm");
   checkEps(eps, "rms_norm");
   const std::vector<int64_t> axes =
       normalizedAxes(x, normalized_shape, "rms_norm");
@@ -206,12 +225,8 @@ BackwardNormResult layer_norm_backward(
     TensorView* mean, TensorView* invstd, TensorView* weight,
     TensorView* bias) {
   const char* op = "layer_norm_backward";
-  const DataType dtype = computeType(x, op);
-  computeType(dy, op);
-  checkSameRank(dy, x, op);
-  const std::vector<int64_t> axes = normalizedAxes(x, normalized_shape, op);
-  const auto k = static_cast<int64_t>(axes.size());
-  TensorView* dyf = inType(dy, dtype);
+  const auto [dtype, axes, k, dyf] =
+      backwardOperands(dy, x, normalized_shape, op);
   TensorView* xhat =
       mul(sub(inType(x, dtype), statistic(mean, x, k, dtype, op, "mean")),
           statistic(invstd, x, k, dtype, op, "invstd"));
@@ -243,12 +258,8 @@ BackwardNormResult rms_norm_backward(
     TensorView* dy, TensorView* x, const std::vector<int64_t>& normalized_shape,
     TensorView* invstd, TensorView* weight) {
   const char* op = "rms_norm_backward";
-  const DataType dtype = computeType(x, op);
-  computeType(dy, op);
-  checkSameRank(dy, x, op);
-  const std::vector<int64_t> axes = normalizedAxes(x, normalized_shape, op);
-  const auto k = static_cast<int64_t>(axes.size());
-  TensorView* dyf = inType(dy, dtype);
+  const auto [dtype, axes, k, dyf] =
+      backwardOperands(dy, x, normalized_shape, op);
   TensorView* rstd = statistic(invstd, x, k, dtype, op, "invstd");
   TensorView* xhat = mul(inType(x, dtype), rstd);
   TensorView* g =

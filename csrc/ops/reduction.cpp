@@ -182,20 +182,10 @@ TensorView* welfordConversion(UnaryOpType op, TensorView* in, DataType dtype) {
   return out;
 }
 
-void checkVarianceInput(TensorView* tv, const char* op) {
-  FUSER_CHECK(tv != nullptr, op, " of a null tensor.");
-  FUSER_CHECK(
-      isFloatingPointType(tv->dtype()), op, " of ", tv->toString(),
-      ": needs a floating-point tensor, got ", tv->dtype(),
-      ". Cast it first, e.g. castOp(DataType::Float, tv).");
-}
-
 } // namespace
 
 WelfordResult welford(TensorView* tv, const std::vector<int64_t>& axes) {
-  checkVarianceInput(tv, "welford");
-  const DataType value_type =
-      tv->dtype() == DataType::Double ? DataType::Double : DataType::Float;
+  const DataType value_type = ops::statisticsType(tv, "welford");
   TensorView* x = tv->dtype() == value_type ? tv : castOp(value_type, tv);
   TensorView* state = welfordConversion(
       UnaryOpType::WelfordInit, x, welfordStateType(value_type));
@@ -212,7 +202,7 @@ WelfordResult welford(TensorView* tv, const std::vector<int64_t>& axes) {
 VarMeanResult varianceMean(
     TensorView* tv, const std::vector<int64_t>& axes, int64_t correction,
     bool keep_dim) {
-  checkVarianceInput(tv, "variance");
+  ops::statisticsType(tv, "variance");
   FUSER_CHECK(
       correction >= 0, "variance of ", tv->toString(), ": correction ",
       correction, " is negative; use 0 (population) or 1 (sample).");

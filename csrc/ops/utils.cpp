@@ -82,4 +82,13 @@ Val* maybeCastTensor(Val* val, DataType dtype) {
   return val;
 }
 
+DataType statisticsType(TensorView* tv, const char* op) {
+  FUSER_CHECK(tv != nullptr, op, " of a null tensor.");
+  FUSER_CHECK(
+      isFloatingPointType(tv->dtype()), op, " of ", tv->toString(),
+      ": needs a floating-point tensor, got ", tv->dtype(),
+      ". Cast it first, e.g. castOp(DataType::Float, tv).");
+  return tv->dtype() == DataType::Double ? DataType::Double : DataType::Float;
+}
+
 } // namespace fuser::ops

@@ -21,4 +21,9 @@ std::vector<IterDomain*> freshCopies(const std::vector<IterDomain*>& ids);
 // converted by codegen and stay as they are.
 Val* maybeCastTensor(Val* val, DataType dtype);
 
+// The type statistics of `tv` are computed in (Welford, variance, the
+// normalizations): Double for Double, else Float. A user error, naming
+// `op`, for a tensor that is not floating-point.
+DataType statisticsType(TensorView* tv, const char* op);
+
 } // namespace fuser::ops

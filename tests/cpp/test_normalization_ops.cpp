@@ -6,6 +6,7 @@
 #include <ir/all_nodes.h>
 #include <ops/all_ops.h>
 #include <runtime/aten_evaluator.h>
+#include <runtime/aten_types.h>
 #include <tests/cpp/utils.h>
 
 #include <ATen/ATen.h>
@@ -31,19 +32,6 @@ class NormalizationOpsTest : public FuserIrTest {
 
 namespace {
 
-DataType fuserType(at::ScalarType type) {
-  switch (type) {
-    case at::kBFloat16:
-      return DataType::BFloat16;
-    case at::kHalf:
-      return DataType::Half;
-    case at::kDouble:
-      return DataType::Double;
-    default:
-      return DataType::Float;
-  }
-}
-
 // A fusion with one contiguous input per tensor of `inputs`; `build` adds
 // the outputs. Evaluates it with ATen and checks it against `expected`.
 void checkAgainst(
@@ -54,7 +42,7 @@ void checkAgainst(
   FusionGuard fg(&fusion);
   std::vector<TensorView*> tvs;
   for (const at::Tensor& t : inputs) {
-    tvs.push_back(makeContigTensor(t.dim(), fuserType(t.scalar_type())));
+    tvs.push_back(makeContigTensor(t.dim(), fromAtenType(t.scalar_type())));
     fusion.addInput(tvs.back());
   }
   build(&fusion, tvs);
@@ -171,14 +159,14 @@ TEST_F(NormalizationOpsTest, LayerNormForwardAndBackward) {
       at::Tensor r = outer_only ? rstd.view({16}) : rstd;
       Fusion fusion;
       FusionGuard fg(&fusion);
-      TensorView* tdy = makeContigTensor(3, fuserType(type));
-      TensorView* tx = makeContigTensor(3, fuserType(type));
+      TensorView* tdy = makeContigTensor(3, fromAtenType(type));
+      TensorView* tx = makeContigTensor(3, fromAtenType(type));
       TensorView* tm = outer_only ? makeContigTensor(1)
                                   : makeContigConcreteTensor({-1, 1, 1});
       TensorView* tr = outer_only ? makeContigTensor(1)
                                   : makeContigConcreteTensor({-1, 1, 1});
-      TensorView* tw = makeContigTensor(2, fuserType(type));
-      TensorView* tb = makeContigTensor(2, fuserType(type));
+      TensorView* tw = makeContigTensor(2, fromAtenType(type));
+      TensorView* tb = makeContigTensor(2, fromAtenType(type));
       for (TensorView* tv : {tdy, tx, tm, tr, tw, tb}) {
         fusion.addInput(tv);
       }

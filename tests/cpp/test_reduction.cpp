@@ -176,22 +176,37 @@ TEST_F(ReductionTest, ElementPredicatesAreVectorWide) {
   EXPECT_EQ(reduction(o).vectorize, 1);
 }
 
+namespace {
+
+// x [M, N] times w broadcast along `broadcast_axis` (w has the other
+// axis), reduced over `axis`: w is read by every block (not streamed).
+Case weightedSumCase(
+    int64_t broadcast_axis, int64_t axis, int64_t columns = 1028) {
+  const std::vector<int64_t> sizes = {1000, columns};
+  Case c;
+  c.fusion = std::make_unique<Fusion>();
+  FusionGuard fg(c.fusion.get());
+  TensorView* x = makeContigTensor(2);
+  TensorView* w = makeContigTensor(1);
+  c.fusion->addInput(x);
+  c.fusion->addInput(w);
+  std::vector<bool> flags = {false, false};
+  flags[static_cast<size_t>(broadcast_axis)] = true;
+  c.fusion->addOutput(sum(mul(x, broadcast(w, flags)), {axis}));
+  c.inputs = {
+      at::randn(sizes),
+      at::randn({sizes[static_cast<size_t>(1 - broadcast_axis)]})};
+  return c;
+}
+
+} // namespace
+
 // An input read once (it spans the reduction's axes) is loaded with the
 // evict-first policy, in vectors or alone; one broadcast along the rows is
 // read by every block and keeps the default policy (doc/reduction.md §5).
 TEST_F(ReductionTest, InputsReadOnceAreStreamed) {
   for (int64_t columns : {1024, 1023}) {
-    Case c;
-    c.fusion = std::make_unique<Fusion>();
-    {
-      FusionGuard fg(c.fusion.get());
-      TensorView* x = makeContigTensor(2);
-      TensorView* w = makeContigTensor(1);
-      c.fusion->addInput(x);
-      c.fusion->addInput(w);
-      c.fusion->addOutput(sum(mul(x, broadcast(w, {true, false})), {1}));
-    }
-    c.inputs = {at::randn({256, columns}), at::randn({columns})};
+    Case c = weightedSumCase(/*broadcast_axis=*/0, /*axis=*/1, columns);
     Scheduled s = scheduleCopy(c);
     ASSERT_EQ(s.type, SchedulerType::Reduction);
     const int64_t v = reduction(s).vectorize;
@@ -347,26 +362,6 @@ void addSums(std::vector<NamedCase>& cases) {
              },
              DataType::Float, {0, 2, 3, 1})});
   }
-}
-
-// x [M, N] times w broadcast along `broadcast_axis` (w has the other
-// axis), reduced over `axis`: w is read by every block (not streamed).
-Case weightedSumCase(int64_t broadcast_axis, int64_t axis) {
-  const std::vector<int64_t> sizes = {1000, 1028};
-  Case c;
-  c.fusion = std::make_unique<Fusion>();
-  FusionGuard fg(c.fusion.get());
-  TensorView* x = makeContigTensor(2);
-  TensorView* w = makeContigTensor(1);
-  c.fusion->addInput(x);
-  c.fusion->addInput(w);
-  std::vector<bool> flags = {false, false};
-  flags[static_cast<size_t>(broadcast_axis)] = true;
-  c.fusion->addOutput(sum(mul(x, broadcast(w, flags)), {axis}));
-  c.inputs = {
-      at::randn(sizes),
-      at::randn({sizes[static_cast<size_t>(1 - broadcast_axis)]})};
-  return c;
 }
 
 void addBroadcastOperands(std::vector<NamedCase>& cases) {
