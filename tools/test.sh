@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: installs what is missing (tools/setup.sh), builds
 # (tools/build.sh), runs the C++ tests through ctest, the Python tests under
-# tests/python, and the external consumer checks (tools/check_external.sh).
+# tests/python, the external consumer checks (tools/check_external.sh) and
+# the concurrency tests under ThreadSanitizer (tools/tsan_test.sh).
 # The last line is the summary "N passed, N failed, N skipped"; the exit code
 # is non-zero if anything failed.
 #   FUSER_SKIP_EXTERNAL=1  skip the external consumer checks
+#   FUSER_SKIP_TSAN=1      skip the ThreadSanitizer build and run
+#                          (tools/tsan_test.sh)
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -69,6 +72,17 @@ if [ "${FUSER_SKIP_EXTERNAL:-0}" != 1 ]; then
       status=1
     fi
   done
+fi
+
+# --- The concurrency tests under ThreadSanitizer (tools/tsan_test.sh) ---------
+if [ "${FUSER_SKIP_TSAN:-0}" != 1 ]; then
+  echo "== ThreadSanitizer"
+  if bash tools/tsan_test.sh; then
+    summary_args+=(--check "tsan:concurrency=1")
+  else
+    summary_args+=(--check "tsan:concurrency=0")
+    status=1
+  fi
 fi
 
 echo "== Summary"
