@@ -278,7 +278,9 @@ CompiledModule runNvrtc(
     FUSER_ERROR(
         "NVRTC failed to compile kernel '", kernel_name, "' for ", arch, " (",
         nvrtcGetErrorString(compiled), "; options:", options_text.str(),
-        ").\nNVRTC log:\n", log, "\nKernel source:\n", numberedSource(source));
+        ").\nNVRTC log:\n", log, "\nKernel source:\n", numberedSource(source),
+        "\n(FUSER_DUMP=cuda_kernel,nvrtc prints every kernel and the NVRTC "
+        "options as they are compiled.)");
   }
 
   CompiledModule module;

@@ -148,8 +148,15 @@ TEST_F(NvrtcTest, CompileErrorShowsLogAndNumberedSource) {
           HasSubstr("NVRTC failed to compile kernel 'broken' for sm_90a"),
           HasSubstr("NVRTC log:"), HasSubstr("fuser_kernel.cu(3)"),
           HasSubstr("error"), HasSubstr("    3 |   x[0] = y +;"),
-          HasSubstr("    1 | extern \"C\" __global__ void broken"))));
+          HasSubstr("    1 | extern \"C\" __global__ void broken"),
+          HasSubstr("FUSER_DUMP=cuda_kernel"))));
   EXPECT_EQ(kernelCacheStats().misses, 0);
+  // The failure leaves the compiler and its cache usable: the next kernel
+  // compiles, and the broken one fails again (it was not cached).
+  EXPECT_FALSE(
+      compileToCubin(addOneKernel(), "fuser_add_one", 90, true).cubin.empty());
+  EXPECT_EQ(kernelCacheStats().misses, 1);
+  EXPECT_THROW(compileToCubin(source, "broken", 90, true), InternalError);
 }
 
 TEST_F(NvrtcTest, MemoryCacheHitsOnSecondCompile) {
