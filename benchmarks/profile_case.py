@@ -68,7 +68,9 @@ def main():
 def run_profiled(call, args):
     """One warm-up call outside the profiled range, then `--runs` calls in
     it (tools/gpu_profile.sh starts ncu with --profile-from-start off)."""
-    cache = torch.empty(256 * 1024 * 1024, dtype=torch.int8, device="cuda")
+    cache = None
+    if args.dirty_l2:
+        cache = torch.empty(256 * 1024 * 1024, dtype=torch.int8, device="cuda")
     call()
     torch.cuda.synchronize()
     torch.cuda.profiler.start()

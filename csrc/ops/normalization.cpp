@@ -50,6 +50,16 @@ std::vector<int64_t> outerAxes(TensorView* x, int64_t normalized) {
   return axes;
 }
 
+// `tv` with new broadcast axes at [begin, end) of a result of `rank` axes.
+TensorView* broadcastAlong(
+    TensorView* tv, int64_t rank, int64_t begin, int64_t end) {
+  std::vector<bool> flags(static_cast<size_t>(rank), false);
+  for (int64_t i = begin; i < end; ++i) {
+    flags[static_cast<size_t>(i)] = true;
+  }
+  return broadcast(tv, flags);
+}
+
 // A tensor of the normalized axes (a weight or bias), broadcast along the
 // outer axes of x, in `dtype`.
 TensorView* overNormalizedAxes(
@@ -59,11 +69,8 @@ TensorView* overNormalizedAxes(
       rankOf(tv) == normalized, op, ": the ", what, " ", tv->toString(),
       " must have the rank of the normalized axes (", normalized, "); got ",
       rankOf(tv), ".");
-  std::vector<bool> flags(static_cast<size_t>(rankOf(x)), false);
-  for (int64_t i = 0; i < rankOf(x) - normalized; ++i) {
-    flags[static_cast<size_t>(i)] = true;
-  }
-  return broadcast(inType(tv, dtype), flags);
+  return broadcastAlong(
+      inType(tv, dtype), rankOf(x), 0, rankOf(x) - normalized);
 }
 
 // A statistic (mean, invstd) as the forward returns it (x's rank, the
@@ -81,22 +88,7 @@ TensorView* statistic(
       " must have the input's rank (", rank,
       ", the normalized axes of size 1) or that of its outer axes (",
       rank - normalized, "); got ", rankOf(tv), ".");
-  std::vector<bool> flags(static_cast<size_t>(rank), false);
-  for (int64_t i = rank - normalized; i < rank; ++i) {
-    flags[static_cast<size_t>(i)] = true;
-  }
-  return broadcast(inType(tv, dtype), flags);
-}
-
-// The number of elements the normalized axes hold.
-Val* normalizedCount(TensorView* x, const std::vector<int64_t>& axes) {
-  const auto logical = TensorDomain::noReductions(x->getLogicalDomain());
-  Val* count = x->fusion()->oneVal();
-  for (int64_t axis : axes) {
-    count =
-        IrBuilder::mulExpr(count, logical[static_cast<size_t>(axis)]->extent());
-  }
-  return count;
+  return broadcastAlong(inType(tv, dtype), rank, rank - normalized, rank);
 }
 
 // Sums over `axes`; no axes: the tensor itself (nothing to reduce).
@@ -108,6 +100,27 @@ void checkEps(Val* eps, const char* op) {
   FUSER_CHECK(
       eps != nullptr && eps->isScalar(), op,
       ": eps must be a scalar (e.g. IrBuilder::create<Val>(1e-5)).");
+}
+
+// What the forward ops share: the type and eps checked, the normalized
+// axes, x in the compute type.
+struct ForwardOperands {
+  DataType dtype;
+  std::vector<int64_t> axes;
+  int64_t normalized;
+  TensorView* x;
+};
+
+ForwardOperands forwardOperands(
+    TensorView* x, const std::vector<int64_t>& normalized_shape, Val* eps,
+    const char* op) {
+  ForwardOperands f;
+  f.dtype = ops::statisticsType(x, op);
+  checkEps(eps, op);
+  f.axes = normalizedAxes(x, normalized_shape, op);
+  f.normalized = static_cast<int64_t>(f.axes.size());
+  f.x = inType(x, f.dtype);
+  return f;
 }
 
 // What the backward ops share: the types checked, the normalized axes, dy
@@ -178,12 +191,8 @@ TensorView* log_softmax_backward(TensorView* dy, TensorView* y, int64_t dim) {
 ForwardNormResult layer_norm(
     TensorView* x, const std::vector<int64_t>& normalized_shape,
     TensorView* weight, TensorView* bias, Val* eps) {
-  const DataType dtype = ops::statisticsType(x, "layer_norm");
-  checkEps(eps, "layer_norm");
-  const std::vector<int64_t> axes =
-      normalizedAxes(x, normalized_shape, "layer_norm");
-  const auto k = static_cast<int64_t>(axes.size());
-  TensorView* xf = inType(x, dtype);
+  const auto [dtype, axes, k, xf] =
+      forwardOperands(x, normalized_shape, eps, "layer_norm");
   // The biased variance (correction 0), as layer_norm normalizes by it.
   VarMeanResult stats =
       varianceMean(xf, axes, /*correction=*/0, /*keep_dim=*/true);
@@ -204,12 +213,8 @@ ForwardNormResult layer_norm(
 ForwardNormResult rms_norm(
     TensorView* x, const std::vector<int64_t>& normalized_shape,
     TensorView* weight, Val* eps) {
-  const DataType dtype = ops::statisticsType(x, "rms_norm");
-  checkEps(eps, "rms_norm");
-  const std::vector<int64_t> axes =
-      normalizedAxes(x, normalized_shape, "rms_norm");
-  const auto k = static_cast<int64_t>(axes.size());
-  TensorView* xf = inType(x, dtype);
+  const auto [dtype, axes, k, xf] =
+      forwardOperands(x, normalized_shape, eps, "rms_norm");
   ForwardNormResult result;
   result.invstd = rsqrt(add(mean(mul(xf, xf), axes, /*keep_dim=*/true), eps));
   TensorView* y = mul(xf, result.invstd);
@@ -236,9 +241,8 @@ BackwardNormResult layer_norm_backward(
           : mul(dyf, overNormalizedAxes(weight, x, k, dtype, op, "weight"));
   // dx = invstd * (g - mean(g) - xhat * mean(g * xhat)), the means over
   // the normalized axes.
-  Val* count = normalizedCount(x, axes);
-  TensorView* mean_g = div(sum(g, axes, /*keep_dim=*/true), count);
-  TensorView* mean_gx = div(sum(mul(g, xhat), axes, /*keep_dim=*/true), count);
+  TensorView* mean_g = fuser::mean(g, axes, /*keep_dim=*/true);
+  TensorView* mean_gx = fuser::mean(mul(g, xhat), axes, /*keep_dim=*/true);
   BackwardNormResult grads;
   grads.grad_input = inType(
       mul(statistic(invstd, x, k, dtype, op, "invstd"),

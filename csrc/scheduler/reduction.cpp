@@ -37,7 +37,8 @@ ReductionOp* theReduction(Fusion* fusion) {
 // outer loops it could not share them (nor hold a buffer of constant
 // size); the broadcast's output has every axis and is inlined with the
 // reference.
-std::vector<TensorView*> cacheInputs(Fusion* fusion, TensorView* reference) {
+std::vector<TensorView*> cacheInputsReadOnce(
+    Fusion* fusion, TensorView* reference) {
   std::vector<TensorView*> caches;
   for (TensorView* input : scheduler_utils::tensorInputs(fusion)) {
     if (!input->uses().empty() &&
@@ -368,8 +369,8 @@ std::unique_ptr<HeuristicParams> ReductionScheduler::computeHeuristics(
 void ReductionScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
   const auto& params = dynamic_cast<const ReductionParams&>(hp);
   FusionGuard fg(fusion);
-  const std::vector<TensorView*> input_caches =
-      cacheInputs(fusion, theReduction(fusion)->out()->as<TensorView>());
+  const std::vector<TensorView*> input_caches = cacheInputsReadOnce(
+      fusion, theReduction(fusion)->out()->as<TensorView>());
   scheduler_utils::cacheAndForkOutputs(fusion, /*unroll=*/true);
   // The reduction computes into the output's cache now.
   TensorView* reference = theReduction(fusion)->out()->as<TensorView>();
@@ -505,7 +506,7 @@ void ReductionScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
   }
   if (params.vectorize > 1) {
     // Only copies are vectorized: an input read by its broadcast directly
-    // (cacheInputs above) is read an element at a time.
+    // (cacheInputsReadOnce) is read an element at a time.
     for (TensorView* cache : input_caches) {
       IterDomain* last = cache->axis(-1);
       if (cache->nDims() == partial->nDims() && last->extent()->isConstInt() &&
@@ -533,20 +534,11 @@ void ReductionScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
     }
   }
   inlineMost(others);
+  // The caches are of inputs with every axis (cacheInputsReadOnce): their
+  // loops are the reference's, the unrolled one at `unroll`.
   for (TensorView* cache : input_caches) {
-    // A cache of an input broadcast along the kept axes lacks them: its
-    // unrolled axis is at its own position, not the reference's.
-    const auto& cache_loop = cache->getLoopDomain();
-    auto unrolled =
-        std::find_if(cache_loop.begin(), cache_loop.end(), [](IterDomain* id) {
-          return id->getParallelType() == ParallelType::Unroll;
-        });
-    const int64_t position =
-        unrolled == cache_loop.end()
-            ? unroll
-            : static_cast<int64_t>(unrolled - cache_loop.begin());
     cache->inlineAt(
-        std::min<int64_t>(position, getMaxInlinePosition(cache)),
+        std::min<int64_t>(unroll, getMaxInlinePosition(cache)),
         /*best_effort=*/true);
   }
 }

@@ -1,0 +1,139 @@
+"""fd.ops: the operations of a FusionDefinition, with nvFuser's names. Each
+checks and records through the definition's own methods
+(fusion_definition.py); the elementwise ops come from the extension's
+tables."""
+
+from . import _C
+from ._C import DataType
+
+
+class Ops:
+    """fd.ops: the operations of a FusionDefinition, with nvFuser's names."""
+
+    def __init__(self, fd):
+        self._fd = fd
+
+    def where(self, pred, value1, value2):
+        """value1 where pred holds, else value2."""
+        return self._fd._where(pred, value1, value2)
+
+    def cast(self, arg, dtype):
+        return self._fd._cast(arg, dtype)
+
+    def set(self, arg):
+        """A copy of a tensor."""
+        return self._fd._set("set", arg)
+
+    def segment_set(self, arg):
+        """A copy of a tensor that ends a segment: what reads it runs in
+        another kernel than what computes it."""
+        return self._fd._set("segment_set", arg)
+
+    def broadcast(self, arg, is_broadcast_dim):
+        """Inserts a broadcast axis wherever is_broadcast_dim is True."""
+        return self._fd._broadcast(arg, is_broadcast_dim)
+
+    def broadcast_in_dim(self, arg, shape, broadcast_dims):
+        """Broadcasts to `shape`: input dimension i becomes output dimension
+        broadcast_dims[i]; the other output dimensions are new broadcast
+        axes."""
+        return self._fd._broadcast_in_dim(arg, shape, broadcast_dims)
+
+    def permute(self, arg, dims):
+        """Output dimension i is input dimension dims[i]."""
+        return self._fd._permute(arg, dims)
+
+    def reshape(self, arg, new_shape):
+        """Reshape (the input's sizes must be known: static shapes)."""
+        return self._fd._reshape(arg, new_shape)
+
+    def sum(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
+        return self._fd._reduction("sum", arg, dims, keepdim, dtype)
+
+    def max(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
+        return self._fd._reduction("max", arg, dims, keepdim, dtype)
+
+    def min(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
+        return self._fd._reduction("min", arg, dims, keepdim, dtype)
+
+    def mean(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
+        return self._fd._reduction("mean", arg, dims, keepdim, dtype)
+
+    def prod(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
+        return self._fd._reduction("prod", arg, dims, keepdim, dtype)
+
+    def var(self, arg, dims=None, correction=1, keepdim=False):
+        """torch.var: the variance over `dims` with Bessel's `correction`."""
+        return self._fd._var_mean("var", arg, dims, correction, keepdim)
+
+    def var_mean(self, arg, dims=None, correction=1, keepdim=False):
+        """torch.var_mean: (variance, mean) from one Welford reduction."""
+        return self._fd._var_mean("var_mean", arg, dims, correction, keepdim)
+
+    def matmul(self, arg1, arg2):
+        """torch.matmul: 1-D operands are vectors, batch axes broadcast;
+        half and bfloat16 accumulate in float."""
+        return self._fd._matmul(arg1, arg2)
+
+    def linear(self, arg1, arg2, bias=None):
+        """torch.nn.functional.linear(input, weight, bias): input times
+        weight transposed, plus bias, accumulated in float."""
+        return self._fd._linear(arg1, arg2, bias)
+
+    def softmax(self, arg, dim):
+        """torch.softmax(arg, dim); half and bfloat16 compute in float."""
+        return self._fd._softmax("softmax", arg, dim)
+
+    def log_softmax(self, arg, dim):
+        """torch.log_softmax(arg, dim); half and bfloat16 compute in float."""
+        return self._fd._softmax("log_softmax", arg, dim)
+
+    def softmax_backward(self, grad, output, dim):
+        """The input gradient of softmax from its output and the output's
+        gradient: output * (grad - sum(grad * output, dim))."""
+        return self._fd._softmax_backward("softmax_backward", grad, output, dim)
+
+    def log_softmax_backward(self, grad, output, dim):
+        """The input gradient of log_softmax: grad - exp(output) * sum(grad, dim)."""
+        return self._fd._softmax_backward("log_softmax_backward", grad, output, dim)
+
+    def layer_norm(self, arg, normalized_shape, weight=None, bias=None, eps=1e-5):
+        """torch.nn.functional.layer_norm over the trailing
+        len(normalized_shape) axes, computed in float for half and bfloat16."""
+        return self._fd._norm("layer_norm", arg, normalized_shape, weight, bias, eps)
+
+    def rms_norm(self, arg, normalized_shape, weight=None, eps=1e-6):
+        """torch.nn.functional.rms_norm: arg * rsqrt(mean(arg ** 2) + eps) * weight."""
+        return self._fd._norm("rms_norm", arg, normalized_shape, weight, None, eps)
+
+    def welford(self, arg, dims=None):
+        """(mean, var_sum, count) of Welford's one-pass reduction: var_sum
+        is the sum of squared deviations from the mean, count an int64."""
+        return self._fd._welford(arg, dims)
+
+
+def _make_unary(name):
+    def op(self, arg):
+        return self._fd._unary(name, arg)
+
+    op.__name__ = name
+    op.__qualname__ = f"Ops.{name}"
+    op.__doc__ = f"Elementwise {name}."
+    return op
+
+
+def _make_binary(name):
+    def op(self, arg1, arg2):
+        return self._fd._binary(name, arg1, arg2)
+
+    op.__name__ = name
+    op.__qualname__ = f"Ops.{name}"
+    op.__doc__ = f"Elementwise {name} (tensors and scalars, PyTorch type promotion)."
+    return op
+
+
+for _name in _C.unary_ops:
+    setattr(Ops, _name, _make_unary(_name))
+for _name in _C.binary_ops:
+    setattr(Ops, _name, _make_binary(_name))
+del _name
