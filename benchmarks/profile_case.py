@@ -15,6 +15,7 @@ import sys
 import torch
 
 import bench_matmul
+import bench_normalization
 import bench_pointwise
 import bench_reduction
 from harness import frontends, fusion_of
@@ -23,7 +24,9 @@ from harness import frontends, fusion_of
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument(
-        "--bench", choices=["pointwise", "reduction", "matmul"], required=True
+        "--bench",
+        choices=["pointwise", "reduction", "normalization", "matmul"],
+        required=True,
     )
     parser.add_argument("--case", required=True)
     parser.add_argument("--mib", type=int, default=256, help="(not for matmul)")
@@ -39,6 +42,7 @@ def main():
     module = {
         "pointwise": bench_pointwise,
         "reduction": bench_reduction,
+        "normalization": bench_normalization,
         "matmul": bench_matmul,
     }[args.bench]
     cases = {c.name: c for c in module.case_list()}

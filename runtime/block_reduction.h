@@ -32,11 +32,15 @@ struct BlockSegment : Segment<X, Y, Z> {
   __device__ BlockSegment() : Segment<X, Y, Z>(threadIdx, blockDim) {}
 };
 
-// `value` of the lane `offset` above this one in the warp. Other types
-// (runtime/welford.h) overload it.
+// `value` of the lane `offset` above this one in the warp, and of the lane
+// `lane` of the warp. Other types (runtime/welford.h) overload them.
 template <typename T>
 __device__ __forceinline__ T shuffleDown(T value, int offset) {
   return __shfl_down_sync(0xffffffffu, value, offset);
+}
+template <typename T>
+__device__ __forceinline__ T shuffleFrom(T value, int lane) {
+  return __shfl_sync(0xffffffffu, value, lane);
 }
 
 // Where a thread's value lives in `smem` while a segment is reduced: the
@@ -51,9 +55,12 @@ __device__ __forceinline__ unsigned reductionSlot(
 }
 
 // The reductions of values[0..N) over the segment, in place, valid in the
-// segment's leader (index 0): all N together, so that they share the
-// synchronizations. `smem` holds N T per thread of the block.
-template <int N, bool X, bool Y, bool Z, typename T, typename Func>
+// segment's leader (index 0), or with All in every thread of the segment
+// (the same bits in each: they combine the same partials in the same
+// order): all N together, so that they share the synchronizations. `smem`
+// holds N T per thread of the block.
+template <
+    int N, bool X, bool Y, bool Z, bool All = false, typename T, typename Func>
 __device__ void blockReduceValues(T* values, Func op, T* smem) {
   const BlockSegment<X, Y, Z> seg;
   const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
@@ -74,9 +81,10 @@ __device__ void blockReduceValues(T* values, Func op, T* smem) {
       }
     }
     __syncthreads();
-    if (seg.index == 0) {
-      for (unsigned w = 1; w < warps; ++w) {
-        for (int k = 0; k < N; ++k) {
+    if (All || seg.index == 0) {
+      for (int k = 0; k < N; ++k) {
+        values[k] = partials[k * threads / 32];
+        for (unsigned w = 1; w < warps; ++w) {
           op(values[k], partials[k * threads / 32 + w]);
         }
       }
@@ -89,9 +97,17 @@ __device__ void blockReduceValues(T* values, Func op, T* smem) {
     // Segments of a power of two below a warp (short rows): X is the
     // fastest dimension, so each segment is a group of lanes in one warp
     // and shuffles within it reduce it, without shared memory.
+    // The segment is this thread's row of X: its leader is threadIdx.x
+    // lanes below.
+    const unsigned linear =
+        threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const int leader_lane = static_cast<int>(linear % 32u - threadIdx.x);
     for (int k = 0; k < N; ++k) {
       for (int offset = blockDim.x / 2; offset > 0; offset /= 2) {
         op(values[k], shuffleDown(values[k], offset));
+      }
+      if (All) {
+        values[k] = shuffleFrom(values[k], leader_lane);
       }
     }
     return;
@@ -138,6 +154,20 @@ __device__ void blockReduce(
     T init) {
   const T total = blockReduceValue<X, Y, Z>(read_pred ? in : init, op, smem);
   if (write_pred && BlockSegment<X, Y, Z>().index == 0) {
+    op(out, total);
+  }
+}
+
+// out = op(out, the reduction over the segment of `in`) in every thread of
+// the segment with write_pred (for normalizations: a reduced value used
+// again by the threads that reduced it, doc/normalization.md).
+template <bool X, bool Y, bool Z, typename T, typename Func>
+__device__ void blockAllReduce(
+    T& out, const T& in, Func op, T* smem, bool read_pred, bool write_pred,
+    T init) {
+  T total = read_pred ? in : init;
+  blockReduceValues<1, X, Y, Z, true>(&total, op, smem);
+  if (write_pred) {
     op(out, total);
   }
 }

@@ -64,5 +64,13 @@ __device__ __forceinline__ Welford<T> shuffleDown(
       __shfl_down_sync(0xffffffffu, value.var_sum, offset),
       __shfl_down_sync(0xffffffffu, value.n, offset));
 }
+template <typename T>
+__device__ __forceinline__ Welford<T> shuffleFrom(
+    const Welford<T>& value, int lane) {
+  return Welford<T>(
+      __shfl_sync(0xffffffffu, value.avg, lane),
+      __shfl_sync(0xffffffffu, value.var_sum, lane),
+      __shfl_sync(0xffffffffu, value.n, lane));
+}
 
 #endif // FUSER_RUNTIME_WELFORD_H

@@ -20,7 +20,8 @@ std::string parameter(Val* param) {
 }
 
 // The kernel's __launch_bounds__: a matrix product's warpgroups; else a
-// constant block size above 256 threads, so that the compiler keeps the
+// block size above 256 threads, constant or bounded by the scheduler
+// (IterDomain::extentBound), so that the compiler keeps the
 // block within the registers of an SM (64 per thread at 1024; without the
 // bound it may take up to 255, and the launch would fail). Up to 256
 // threads any register count fits, and a bound would only make the
@@ -32,14 +33,14 @@ std::string launchBounds(const LoweredKernel& kernel) {
   int64_t threads = 1;
   for (ParallelType pt :
        {ParallelType::TIDx, ParallelType::TIDy, ParallelType::TIDz}) {
-    auto it = kernel.launch_extents.find(pt);
-    if (it == kernel.launch_extents.end()) {
+    auto it = kernel.launch_bounds.find(pt);
+    if (it == kernel.launch_bounds.end()) {
       continue;
     }
-    if (!it->second->isConstInt()) {
+    if (it->second == 0) {
       return "";
     }
-    threads *= it->second->constIntValue();
+    threads *= it->second;
   }
   if (threads <= 256) {
     return "";

@@ -56,6 +56,16 @@ void KernelPrinter::handle(kir::ParallelReduction* reduction) {
     in = "&" + in;
     out = "&" + out;
   }
+  if (reduction->resultInEveryThread()) {
+    FUSER_INTERNAL_ASSERT(
+        group == 1 && !dims.anyBlock(),
+        "every thread receives only ungrouped block reductions");
+    line(
+        "blockAllReduce<" + flags(dims.threads) + ">(" + out + ", " + in +
+        ", " + op + ", " + smem + ", " + pred + ", " + pred + ", " + init +
+        ");");
+    return;
+  }
   if (!dims.anyBlock()) {
     line(
         "blockReduce" + suffix + group_arg + flags(dims.threads) + ">(" + out +

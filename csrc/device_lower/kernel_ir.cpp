@@ -167,8 +167,10 @@ ParallelReduction::ParallelReduction(
 std::string ParallelReduction::toString(int indent_size) const {
   std::stringstream ss;
   ss << indent(indent_size) << out()->toInlineString() << " = "
-     << (dims_.anyBlock() ? "gridReduce" : "blockReduce") << "(" << op_type_
-     << ", " << in()->toInlineString() << " over";
+     << (dims_.anyBlock()
+             ? "gridReduce"
+             : (result_in_every_thread_ ? "blockAllReduce" : "blockReduce"))
+     << "(" << op_type_ << ", " << in()->toInlineString() << " over";
   const char* names[] = {"x", "y", "z"};
   for (int d = 0; d < 3; ++d) {
     if (dims_.threads[d]) {

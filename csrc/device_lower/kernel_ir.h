@@ -237,8 +237,10 @@ struct ReducedDims {
 // (runtime/block_reduction.h, runtime/grid_reduction.h): out = op(out,
 // reduction of in over `dims`), valid in the leaders of each segment (and,
 // across blocks, of the last block of each group, which `last_block` then
-// says). Every thread must reach it: it is never under a branch; its
-// predicate is an argument (lanes outside it contribute `init`).
+// says), or, within a block, in every thread of the segment when they use
+// it again (resultInEveryThread: a normalization). Every thread must reach it:
+// it is never under a branch; its predicate is an argument (lanes outside it
+// contribute `init`).
 class ParallelReduction : public Expr {
  public:
   ParallelReduction(
@@ -282,6 +284,12 @@ class ParallelReduction : public Expr {
   void setGroupSize(int64_t size) {
     group_size_ = size;
   }
+  bool resultInEveryThread() const {
+    return result_in_every_thread_;
+  }
+  void setResultInEveryThread(bool every_thread) {
+    result_in_every_thread_ = every_thread;
+  }
 
   std::string getOpString() const override {
     return "ParallelReduction";
@@ -298,6 +306,7 @@ class ParallelReduction : public Expr {
   int64_t buffer_index_;
   Val* predicate_ = nullptr;
   int64_t group_size_ = 1;
+  bool result_in_every_thread_ = false;
 };
 
 // Names of the special scalars codegen prints for parallel indices and

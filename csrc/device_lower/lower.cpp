@@ -92,6 +92,13 @@ Val* GpuLower::resolveExtent(Val* value) {
     if (lhs != bop->lhs() || rhs != bop->rhs()) {
       result = IrBuilder::binaryExpr(bop->opType(), lhs, rhs);
     }
+  } else if (auto* uop = dynamic_cast<UnaryOp*>(value->definition())) {
+    // A scalar made from extents (a cast of a row's length).
+    Val* in = resolveExtent(uop->in());
+    if (in != uop->in()) {
+      result = IrBuilder::create<Val>(value->dtype());
+      IrBuilder::create<UnaryOp>(uop->opType(), result, in);
+    }
   }
   resolved_[value] = result;
   return result;
@@ -127,6 +134,7 @@ void GpuLower::analyze() {
   validateRegisterThreadMapping(fusion(), *id_model_);
   loop_promotion_ = std::make_unique<LoopPromotion>(fusion(), *id_model_);
   kernel_->launch_extents = computeLaunchExtents(fusion(), *loop_promotion_);
+  kernel_->launch_bounds = computeLaunchBounds(fusion());
   bookVectorizedAccesses(fusion(), *loop_promotion_);
   parallel_reductions_ =
       std::make_unique<ParallelReductions>(fusion(), *kernel_);

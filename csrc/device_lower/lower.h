@@ -56,6 +56,8 @@ struct LoweredKernel {
   std::vector<Val*> parameters;
   // Launch extent of each used thread/block parallel type.
   std::map<ParallelType, Val*> launch_extents;
+  // The most threads of each thread parallel type (0: unknown).
+  std::map<ParallelType, int64_t> launch_bounds;
   std::vector<VectorizationCheck> vectorization_checks;
   // What the runtime binds before evaluating launch sizes and checks.
   std::vector<ParameterExtent> parameter_extents;

@@ -55,8 +55,24 @@ class IterDomain : public Val {
     return isParallelTypeDeviceDim(parallel_type_);
   }
 
-  // Parallel types are the one mutable property of an IterDomain.
+  // Parallel types, and the padding of a thread dimension's launch, are
+  // the mutable properties of an IterDomain.
   void parallelize(ParallelType parallel_type);
+
+  // A thread-parallel axis whose launch is rounded up to a multiple of
+  // `multiple` threads (whole warps for warp reductions); the threads past
+  // the extent are predicated off (doc/normalization.md §3).
+  void padToMultipleOf(int64_t multiple);
+  int64_t paddedMultiple() const {
+    return padded_multiple_;
+  }
+  // A bound the scheduler guarantees on a thread-parallel axis's run-time
+  // extent (0: none), for the kernel's __launch_bounds__ when the extent
+  // is symbolic: the kernel is compiled for the sizes it scheduled.
+  void setExtentBound(int64_t bound);
+  int64_t extentBound() const {
+    return extent_bound_;
+  }
 
   // A fresh IterDomain with the same extent, iteration and parallel type and
   // no definition.
@@ -81,6 +97,8 @@ class IterDomain : public Val {
   Val* extent_;
   IterType iter_type_;
   ParallelType parallel_type_;
+  int64_t padded_multiple_ = 1;
+  int64_t extent_bound_ = 0;
 };
 
 using Contiguity = std::vector<std::optional<bool>>;

@@ -42,9 +42,26 @@ void IterDomain::parallelize(ParallelType parallel_type) {
   parallel_type_ = parallel_type;
 }
 
+void IterDomain::padToMultipleOf(int64_t multiple) {
+  FUSER_CHECK(
+      multiple >= 1, "padToMultipleOf(", multiple, ") of ", toString(),
+      ": the multiple must be positive.");
+  padded_multiple_ = multiple;
+}
+
+void IterDomain::setExtentBound(int64_t bound) {
+  FUSER_CHECK(
+      bound >= 0, "setExtentBound(", bound, ") of ", toString(),
+      ": the bound must not be negative.");
+  extent_bound_ = bound;
+}
+
 IterDomain* IterDomain::cloneWithoutDefinition() const {
-  return IrBuilder::createInContainer<IterDomain>(
+  auto* id = IrBuilder::createInContainer<IterDomain>(
       fusion(), start_, extent_, iter_type_, parallel_type_);
+  id->padded_multiple_ = padded_multiple_;
+  id->extent_bound_ = extent_bound_;
+  return id;
 }
 
 std::pair<IterDomain*, IterDomain*> IterDomain::split(
@@ -128,9 +145,12 @@ void IterDomain::accept(OptOutDispatch& visitor) {
 }
 
 Statement* IterDomain::cloneWith(IrCloner& cloner) const {
-  return IrBuilder::createInContainer<IterDomain>(
+  auto* id = IrBuilder::createInContainer<IterDomain>(
       cloner.target(), cloner.clone(start_), cloner.clone(extent_), iter_type_,
       parallel_type_);
+  id->padded_multiple_ = padded_multiple_;
+  id->extent_bound_ = extent_bound_;
+  return id;
 }
 
 Split::Split(

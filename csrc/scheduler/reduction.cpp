@@ -3,6 +3,7 @@
 #include <base/strings_and_math.h>
 #include <id_model/id_model.h>
 #include <ir/all_nodes.h>
+#include <scheduler/reduction_layout.h>
 #include <scheduler/utils.h>
 #include <scheduler/vectorize_helper.h>
 #include <transform/inlining.h>
@@ -18,36 +19,9 @@ namespace fuser {
 namespace {
 
 ReductionOp* theReduction(Fusion* fusion) {
-  ReductionOp* found = nullptr;
-  for (Expr* expr : fusion->exprs()) {
-    if (auto* rop = dynamic_cast<ReductionOp*>(expr)) {
-      if (found != nullptr) {
-        return nullptr;
-      }
-      found = rop;
-    }
-  }
-  return found;
-}
-
-// Caches the inputs the kernel reads once in registers, loaded with the
-// streaming policy (scheduler_utils::isReadOnce). An input broadcast along
-// some axes is read by its broadcast directly: a cache before the
-// broadcast would lack those axes, and where they are the reference's
-// outer loops it could not share them (nor hold a buffer of constant
-// size); the broadcast's output has every axis and is inlined with the
-// reference.
-std::vector<TensorView*> cacheInputsReadOnce(
-    Fusion* fusion, TensorView* reference) {
-  std::vector<TensorView*> caches;
-  for (TensorView* input : scheduler_utils::tensorInputs(fusion)) {
-    if (!input->uses().empty() &&
-        scheduler_utils::isReadOnce(input, reference)) {
-      caches.push_back(
-          input->cacheAfter(LoadStoreOpType::Set, CacheOp::Streaming));
-    }
-  }
-  return caches;
+  const std::vector<ReductionOp*> reductions =
+      scheduler_utils::reductionsOf(fusion);
+  return reductions.size() == 1 ? reductions.front() : nullptr;
 }
 
 int64_t pow2Ceil(int64_t n) {
@@ -150,81 +124,17 @@ std::unique_ptr<HeuristicParams> ReductionScheduler::computeHeuristics(
     Fusion* fusion, RuntimeInfo& runtime_info) {
   auto params = std::make_unique<ReductionParams>();
   ReductionOp* rop = theReduction(fusion);
-  auto* reduced_tv = rop->out()->as<TensorView>();
-  const auto& logical = reduced_tv->getLogicalDomain();
-  const auto rank = static_cast<int64_t>(logical.size());
-
-  // Memory order: the largest input of the reduction's rank.
-  std::vector<int64_t> order(static_cast<size_t>(rank));
-  std::iota(order.begin(), order.end(), 0);
-  TensorView* largest = nullptr;
-  for (TensorView* tv : scheduler_utils::tensorInputs(fusion)) {
-    auto tv_order = allocationOrderOfLogical(tv);
-    if (static_cast<int64_t>(tv_order ? tv_order->size() : 0) != rank) {
-      continue;
-    }
-    if (largest == nullptr ||
-        runtime_info.numel(tv) > runtime_info.numel(largest)) {
-      largest = tv;
-      order = *tv_order;
-    }
-  }
-  int64_t kept_elements = 1;
-  int64_t reduced_elements = 1;
-  for (int64_t p : order) {
-    IterDomain* id = logical[static_cast<size_t>(p)];
-    const int64_t extent = runtime_info.extent(id);
-    if (id->isReduction()) {
-      params->reduced_axes.push_back(p);
-      reduced_elements *= extent;
-    } else {
-      params->kept_axes.push_back(p);
-      kept_elements *= extent;
-    }
-  }
-  // Inner when the innermost axis with more than one element is reduced.
-  params->inner = true;
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    IterDomain* id = logical[static_cast<size_t>(*it)];
-    if (runtime_info.extent(id) > 1) {
-      params->inner = id->isReduction();
-      break;
-    }
-  }
-
-  // Vectorization along the innermost merged axis: every input of the
-  // reduction's rank that is contiguous there, read in the loop order.
-  std::vector<int64_t> loop_order =
-      params->inner ? params->kept_axes : params->reduced_axes;
-  const auto& inner_part =
-      params->inner ? params->reduced_axes : params->kept_axes;
-  loop_order.insert(loop_order.end(), inner_part.begin(), inner_part.end());
-  const int64_t inner_elements =
-      params->inner ? reduced_elements : kept_elements;
-  IdModel id_model(fusion);
-  std::vector<std::pair<TensorView*, InnerRun>> candidates;
-  int64_t max_bytes = 1;
-  for (TensorView* tv : scheduler_utils::tensorInputs(fusion)) {
-    const auto tv_logical = TensorDomain::noReductions(tv->getLogicalDomain());
-    if (static_cast<int64_t>(tv_logical.size()) != rank || tv->uses().empty()) {
-      continue;
-    }
-    std::vector<IterDomain*> ids;
-    for (int64_t p : loop_order) {
-      IterDomain* id = tv_logical[static_cast<size_t>(p)];
-      ids.push_back(id->isBroadcast() ? nullptr : id);
-    }
-    max_bytes = std::max(max_bytes, dataTypeSize(tv->dtype()));
-    InnerRun run = contiguousInnerRun(tv, ids, runtime_info);
-    if (run.elements > 1) {
-      candidates.emplace_back(tv, run);
-    }
-  }
-  const int64_t width = candidates.empty() ? 1
-                                           : widestVectorWidth(
-                                                 16 / max_bytes, inner_elements,
-                                                 candidates, runtime_info);
-  params->vectorize = width;
+  const auto& logical = rop->out()->as<TensorView>()->getLogicalDomain();
+  const ReductionLayout layout =
+      reductionLayout(fusion, rop->out()->as<TensorView>(), runtime_info);
+  params->kept_axes = layout.kept_axes;
+  params->reduced_axes = layout.reduced_axes;
+  params->inner = layout.inner;
+  params->vectorize = layout.vectorize;
+  const int64_t kept_elements = layout.kept_elements;
+  const int64_t reduced_elements = layout.reduced_elements;
+  const int64_t width = layout.vectorize;
+  const int64_t max_bytes = layout.max_bytes;
 
   const int64_t sms = runtime_info.multiprocessors();
   // Blocks of 256 threads: 8 per SM fill it. A grid split rounds down, so
@@ -369,8 +279,9 @@ std::unique_ptr<HeuristicParams> ReductionScheduler::computeHeuristics(
 void ReductionScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
   const auto& params = dynamic_cast<const ReductionParams&>(hp);
   FusionGuard fg(fusion);
-  const std::vector<TensorView*> input_caches = cacheInputsReadOnce(
-      fusion, theReduction(fusion)->out()->as<TensorView>());
+  const std::vector<TensorView*> input_caches =
+      scheduler_utils::cacheInputsReadOnce(
+          fusion, theReduction(fusion)->out()->as<TensorView>());
   scheduler_utils::cacheAndForkOutputs(fusion, /*unroll=*/true);
   // The reduction computes into the output's cache now.
   TensorView* reference = theReduction(fusion)->out()->as<TensorView>();
@@ -379,35 +290,7 @@ void ReductionScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
   // group merged into one axis.
   const auto& first = params.inner ? params.kept_axes : params.reduced_axes;
   const auto& second = params.inner ? params.reduced_axes : params.kept_axes;
-  // The params name logical positions; the loop may order them otherwise
-  // (reduction ops put their reduced axes last).
-  const auto& logical = reference->getLogicalDomain();
-  const auto& loop = reference->getLoopDomain();
-  auto loop_position = [&](int64_t logical_position) {
-    auto it = std::find(
-        loop.begin(), loop.end(),
-        logical[static_cast<size_t>(logical_position)]);
-    FUSER_INTERNAL_ASSERT(it != loop.end(), "reduction loop is scheduled");
-    return static_cast<int64_t>(it - loop.begin());
-  };
-  std::unordered_map<int64_t, int64_t> old2new;
-  int64_t position = 0;
-  for (int64_t p : first) {
-    old2new[loop_position(p)] = position++;
-  }
-  for (int64_t p : second) {
-    old2new[loop_position(p)] = position++;
-  }
-  reference->reorder(old2new);
-  const auto n_first = static_cast<int64_t>(first.size());
-  const auto n_second = static_cast<int64_t>(second.size());
-  for (int64_t k = 1; k < n_first; ++k) {
-    reference->merge(0);
-  }
-  const int64_t s = n_first > 0 ? 1 : 0; // where the second group starts
-  for (int64_t k = 1; k < n_second; ++k) {
-    reference->merge(s);
-  }
+  mergeReductionAxes(reference, first, second);
   const bool has_kept = !params.kept_axes.empty();
   // Positions of the named axes, filled below.
   int64_t kept = -1, grid = -1, serial = -1, unroll = -1, ty = -1, tx = -1,
@@ -506,7 +389,7 @@ void ReductionScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
   }
   if (params.vectorize > 1) {
     // Only copies are vectorized: an input read by its broadcast directly
-    // (cacheInputsReadOnce) is read an element at a time.
+    // (scheduler_utils::cacheInputsReadOnce) is read an element at a time.
     for (TensorView* cache : input_caches) {
       IterDomain* last = cache->axis(-1);
       if (cache->nDims() == partial->nDims() && last->extent()->isConstInt() &&
@@ -534,8 +417,9 @@ void ReductionScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
     }
   }
   inlineMost(others);
-  // The caches are of inputs with every axis (cacheInputsReadOnce): their
-  // loops are the reference's, the unrolled one at `unroll`.
+  // The caches are of inputs with every axis
+  // (scheduler_utils::cacheInputsReadOnce): their loops are the reference's,
+  // the unrolled one at `unroll`.
   for (TensorView* cache : input_caches) {
     cache->inlineAt(
         std::min<int64_t>(unroll, getMaxInlinePosition(cache)),

@@ -3,6 +3,7 @@
 #include <scheduler/expr_eval.h>
 #include <scheduler/matmul.h>
 #include <scheduler/no_op.h>
+#include <scheduler/normalization_inner.h>
 #include <scheduler/pointwise.h>
 #include <scheduler/reduction.h>
 
@@ -31,13 +32,12 @@ std::ostream& operator<<(std::ostream& os, SchedulerType type) {
 }
 
 const std::vector<std::unique_ptr<Scheduler>>& registeredSchedulers() {
-  // InnerPersistent has no implementation yet; fusions it would take run
-  // through ExprEval (ATen) instead.
   static const std::vector<std::unique_ptr<Scheduler>> schedulers = [] {
     std::vector<std::unique_ptr<Scheduler>> list;
     list.push_back(std::make_unique<NoOpScheduler>());
     list.push_back(std::make_unique<PointWiseScheduler>());
     list.push_back(std::make_unique<ReductionScheduler>());
+    list.push_back(std::make_unique<InnerPersistentScheduler>());
     list.push_back(std::make_unique<MatmulScheduler>());
     list.push_back(std::make_unique<ExprEvalScheduler>());
     return list;
@@ -54,7 +54,7 @@ Scheduler& schedulerFor(SchedulerType type) {
   FUSER_CHECK(
       false, "No scheduler of type ", type,
       " is implemented; the registered ones are NoOp, PointWise, Reduction, "
-      "Matmul and ExprEval.");
+      "InnerPersistent, Matmul and ExprEval.");
   FUSER_ERROR("unreachable");
 }
 

@@ -4,8 +4,19 @@
 #include <ir/all_nodes.h>
 
 #include <algorithm>
+#include <unordered_set>
 
 namespace fuser::scheduler_utils {
+
+std::vector<ReductionOp*> reductionsOf(Fusion* fusion) {
+  std::vector<ReductionOp*> found;
+  for (Expr* expr : fusion->exprs()) {
+    if (auto* rop = dynamic_cast<ReductionOp*>(expr)) {
+      found.push_back(rop);
+    }
+  }
+  return found;
+}
 
 std::vector<TensorView*> tensorInputs(Fusion* fusion) {
   std::vector<TensorView*> tvs;
@@ -89,6 +100,31 @@ std::vector<std::pair<TensorView*, TensorView*>> cacheAndForkOutputs(
   return cached;
 }
 
+void removeDeadExprs(Fusion* fusion) {
+  const std::vector<Expr*> live_exprs = fusion->exprs();
+  const std::unordered_set<Expr*> live(live_exprs.begin(), live_exprs.end());
+  for (Expr* expr : fusion->unorderedExprs()) {
+    const bool writes_tensor = std::any_of(
+        expr->outputs().begin(), expr->outputs().end(),
+        [](Val* v) { return v->isA<TensorView>(); });
+    if (writes_tensor && !live.count(expr)) {
+      fusion->removeExpr(expr);
+    }
+  }
+}
+
+std::vector<TensorView*> cacheInputsReadOnce(
+    Fusion* fusion, TensorView* reference) {
+  std::vector<TensorView*> caches;
+  for (TensorView* input : tensorInputs(fusion)) {
+    if (!input->uses().empty() && isReadOnce(input, reference)) {
+      caches.push_back(
+          input->cacheAfter(LoadStoreOpType::Set, CacheOp::Streaming));
+    }
+  }
+  return caches;
+}
+
 void parallelizeAllLike(
     TensorView* reference, const std::vector<TensorView*>& tvs,
     const std::unordered_set<ParallelType>& parallel_types) {
@@ -111,6 +147,10 @@ void parallelizeAllLike(
             continue;
           }
           id->parallelize(pt);
+          if (ref_id->isThread()) {
+            id->padToMultipleOf(ref_id->paddedMultiple());
+            id->setExtentBound(ref_id->extentBound());
+          }
           break;
         }
       }

@@ -3,6 +3,7 @@
 
 #include <fusion.h>
 #include <ir/interface_nodes.h>
+#include <ir/internal_nodes.h>
 
 #include <string>
 #include <unordered_set>
@@ -10,6 +11,9 @@
 #include <vector>
 
 namespace fuser::scheduler_utils {
+
+// The fusion's reductions, in expr order.
+std::vector<ReductionOp*> reductionsOf(Fusion* fusion);
 
 // The fusion's tensor inputs, in input order.
 std::vector<TensorView*> tensorInputs(Fusion* fusion);
@@ -45,6 +49,21 @@ std::vector<TensorView*> cacheInputs(
 // L2, doc/reduction.md §5). An input broadcast along an axis is read again
 // by other threads.
 bool isReadOnce(TensorView* input, TensorView* reference);
+
+// Removes the tensor exprs no output needs (a backward op's weight
+// gradient when only the input gradient is an output): their tensors
+// would still be uses of live ones, consumers that no schedule reaches.
+void removeDeadExprs(Fusion* fusion);
+
+// Caches in registers the inputs a kernel over `reference` reads once
+// (isReadOnce), loaded with the streaming policy, and returns the caches.
+// An input broadcast along some axes is read by its broadcast directly: a
+// cache before the broadcast would lack those axes, and where they are the
+// reference's outer loops it could not share them (nor hold a buffer of
+// constant size); the broadcast's output has every axis and is inlined with
+// the reference (doc/reduction.md §5).
+std::vector<TensorView*> cacheInputsReadOnce(
+    Fusion* fusion, TensorView* reference);
 
 // For each output: if it is also used inside the fusion, fork it
 // (cacheFork) so the computed value lives in a register and the output is a

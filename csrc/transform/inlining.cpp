@@ -42,6 +42,56 @@ bool dependsOn(TensorView* tv, TensorView* ancestor) {
   return false;
 }
 
+// Whether `tv` or a tensor computed from it is also computed from
+// `reducing`: then `tv` runs in the loops of an expr after the reduction
+// (x - broadcast(sum(x)), or (x + bias) - broadcast(sum(x)), where x + bias
+// itself does not depend on the sum but is inlined into what does).
+bool meetsResultOf(TensorView* tv, TensorView* reducing) {
+  if (tv == reducing || dependsOn(tv, reducing)) {
+    return true;
+  }
+  if (dependsOn(reducing, tv)) {
+    return false; // `tv` feeds the reduction: it runs before it
+  }
+  std::vector<TensorView*> stack = {tv};
+  std::unordered_set<TensorView*> seen = {tv};
+  while (!stack.empty()) {
+    TensorView* current = stack.back();
+    stack.pop_back();
+    for (TensorView* consumer : consumersOf(current)) {
+      if (!seen.insert(consumer).second) {
+        continue;
+      }
+      if (dependsOn(consumer, reducing)) {
+        return true;
+      }
+      stack.push_back(consumer);
+    }
+  }
+  return false;
+}
+
+// `tv` and the tensors computed from it that a reduction defines.
+std::vector<TensorView*> reductionsFrom(TensorView* tv) {
+  std::vector<TensorView*> found;
+  std::vector<TensorView*> stack = {tv};
+  std::unordered_set<TensorView*> seen = {tv};
+  while (!stack.empty()) {
+    TensorView* current = stack.back();
+    stack.pop_back();
+    if (current->definition() != nullptr &&
+        current->definition()->isA<ReductionOp>()) {
+      found.push_back(current);
+    }
+    for (TensorView* consumer : consumersOf(current)) {
+      if (seen.insert(consumer).second) {
+        stack.push_back(consumer);
+      }
+    }
+  }
+  return found;
+}
+
 // Largest position and the reason it stops there.
 int64_t maxInlinePosition(
     TensorView* tv, IdModel& id_model, std::string* reason) {
@@ -105,31 +155,37 @@ int64_t maxInlinePosition(
       }
     }
   }
-  // A consumer with a reduction loop at axis r finishes that loop before
-  // anything that depends on its result runs. If another consumer of `tv`
-  // depends on it (x - broadcast(sum(x))), the two run in different loops
-  // from axis r on, and `tv` can be computed inside both only above r.
+  // A reduction with its loop at axis r (a consumer of `tv`, or computed
+  // from one) finishes that loop before anything that depends on its
+  // result runs. If another consumer of `tv` meets its result (x -
+  // broadcast(sum(x)), or x * rsqrt(mean(x * x))), the two run in
+  // different loops from axis r on, and `tv` can be computed inside both
+  // only above r: it is held across the reduction (doc/normalization.md).
   const std::vector<TensorView*> consumers = consumersOf(tv);
-  for (TensorView* reducing : consumers) {
-    const auto& reducing_loop = reducing->getLoopDomain();
-    int64_t r = 0;
-    while (r < reducing->nDims() &&
-           !reducing_loop[static_cast<size_t>(r)]->isReduction()) {
-      ++r;
-    }
-    if (r >= limit) {
-      continue;
-    }
-    for (TensorView* other : consumers) {
-      if (other != reducing && dependsOn(other, reducing)) {
-        limit = r;
-        if (reason) {
-          *reason = "its consumer " + other->toString() +
-                    " depends on the reduction of its consumer " +
-                    reducing->toString() + " at loop axis " +
-                    std::to_string(r) + ", so the two cannot share that loop";
+  for (TensorView* first : consumers) {
+    for (TensorView* reducing : reductionsFrom(first)) {
+      const auto& reducing_loop = reducing->getLoopDomain();
+      int64_t r = 0;
+      while (r < reducing->nDims() &&
+             !reducing_loop[static_cast<size_t>(r)]->isReduction()) {
+        ++r;
+      }
+      if (r >= limit) {
+        continue;
+      }
+      for (TensorView* other : consumers) {
+        if (other != first && other != reducing &&
+            meetsResultOf(other, reducing)) {
+          limit = r;
+          if (reason) {
+            *reason = "its consumer " + other->toString() +
+                      " depends on the reduction " + reducing->toString() +
+                      " (at loop axis " + std::to_string(r) +
+                      ") that its consumer " + first->toString() +
+                      " feeds, so the two cannot share that loop";
+          }
+          break;
         }
-        break;
       }
     }
   }

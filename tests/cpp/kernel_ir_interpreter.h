@@ -21,14 +21,18 @@
 //
 // A reduction across threads and blocks (kir::ParallelReduction) needs the
 // values of other threads, which this one-thread-at-a-time run has not
-// reached yet. Kernels with one run twice: the first run gathers every
-// thread's contribution per reduction group (the points that share the
-// expr, the indices of the dimensions not reduced and the values of the
-// enclosing loops not bound to reduced dimensions); the second run is the
-// one reported, and there the group's leader (reduced thread indices 0, in
+// reached yet. Kernels with k of them run k + 1 times: each of the first k
+// runs gathers every thread's contribution per reduction group (the points
+// that share the expr, the indices of the dimensions not reduced and the
+// values of the enclosing loops not bound to reduced dimensions), using
+// the totals the run before gathered (a reduction of values derived from
+// another's result is right one run later); the last run is the one
+// reported, and there the group's leader (reduced thread indices 0, in
 // the last block of its group of blocks, the one whose reduced block
-// indices are largest) combines the group's total into its output, as the
-// runtime helpers do. Threads outside the predicate contribute nothing.
+// indices are largest), or every thread of the group for a reduction whose
+// result every thread receives, combines the group's total into its
+// output, as the runtime helpers do. Threads outside the predicate
+// contribute nothing.
 //
 // Everything questionable is recorded as an error: accesses outside a
 // tensor's elements (past the end or into the gaps of a strided layout),
@@ -301,7 +305,12 @@ class KernelInterpreter {
           last_block_flags_.push_back(reduction->lastBlock());
         }
       }
-      if (!reductions.empty()) {
+      // One gathering run per reduction: a reduction whose input derives
+      // from another's result (softmax's sum of exp(x - max)) gathers
+      // right totals only once that one's are known.
+      for (size_t pass = 0; pass < reductions.size(); ++pass) {
+        previous_totals_ = std::move(group_totals_);
+        group_totals_.clear();
         gathering_ = true;
         runGrid();
         gathering_ = false;
@@ -752,7 +761,6 @@ class KernelInterpreter {
           }
         }
       }
-      return;
     }
     if (reduction->lastBlock() != nullptr) {
       // The last block of the group of blocks (largest reduced block
@@ -769,16 +777,19 @@ class KernelInterpreter {
       }
       ee_.bind(reduction->lastBlock(), ScalarValue(last));
     }
-    if (!leader || !in_predicate) {
+    if (!(leader || reduction->resultInEveryThread()) || !in_predicate) {
       return;
     }
+    // A gathering run combines the previous run's totals (none in the
+    // first), so that what derives from them is right in the next run.
+    const auto& totals = gathering_ ? previous_totals_ : group_totals_;
     const int64_t offset = eval(out->index(), "reduction output index");
     for (int64_t k = 0; k < group_size; ++k) {
       group.back() = k;
       Value value = read(out, offset + k);
-      auto total = group_totals_.find(
-          std::make_pair(static_cast<Expr*>(reduction), group));
-      if (total != group_totals_.end()) {
+      auto total =
+          totals.find(std::make_pair(static_cast<Expr*>(reduction), group));
+      if (total != totals.end()) {
         value = reduce(reduction->opType(), value, total->second);
       }
       write(out, offset + k, std::move(value));
@@ -960,6 +971,7 @@ class KernelInterpreter {
   // gathered per (expr, group), and the last-block flags of the kernel.
   bool gathering_ = false;
   std::map<std::pair<Expr*, std::vector<int64_t>>, Value> group_totals_;
+  std::map<std::pair<Expr*, std::vector<int64_t>>, Value> previous_totals_;
   std::vector<Val*> last_block_flags_;
   std::vector<WriteEvent> writes_;
   std::vector<std::string> errors_;

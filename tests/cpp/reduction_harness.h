@@ -127,7 +127,21 @@ class ReductionReference {
     }
   }
 
+  // Memoized: a normalization reads each row's reductions at every
+  // element of the row.
   Value at(Val* v, const Coord& c) {
+    auto key = std::make_pair(v, c);
+    auto it = memo_.find(key);
+    if (it != memo_.end()) {
+      return it->second;
+    }
+    Value value = compute(v, c);
+    memo_.emplace(key, value);
+    return value;
+  }
+
+ private:
+  Value compute(Val* v, const Coord& c) {
     if (!v->isA<TensorView>()) {
       return Value{ee_.evaluateOrThrow(v).asDouble(), {}};
     }
@@ -166,7 +180,6 @@ class ReductionReference {
     return combined(operands, number);
   }
 
- private:
   static Value combined(const std::vector<Value>& operands, double number) {
     Value result{number, {}};
     for (const Value& operand : operands) {
@@ -216,6 +229,7 @@ class ReductionReference {
 
   std::vector<int64_t> sizes_;
   ExpressionEvaluator ee_;
+  std::map<std::pair<Val*, Coord>, Value> memo_;
 };
 
 // The input's layout for the interpreter: the logical axes in memory order
@@ -262,7 +276,9 @@ struct InterpretedCase {
 
 // Schedules, lowers and interprets `ic`; "" or what went wrong. `params`
 // gets the heuristics.
-std::string interpret(const InterpretedCase& ic, std::string* params) {
+std::string interpret(
+    const InterpretedCase& ic, std::string* params,
+    SchedulerType expected = SchedulerType::Reduction) {
   Case c = reductionCase(ic.sizes, ic.build, DataType::Float, ic.order);
   auto* in = c.fusion->inputs()[0]->as<TensorView>();
   kir_test::TensorLayout input_layout = permutedLayout(ic.sizes, ic.order);
@@ -285,8 +301,13 @@ std::string interpret(const InterpretedCase& ic, std::string* params) {
     RuntimeInfo info = makeRuntimeInfo(&scheduled, inputs, false);
     info.setMultiprocessors(2);
     SchedulerChoice choice = chooseScheduler(&scheduled, info);
-    if (choice.scheduler->type() != SchedulerType::Reduction) {
-      return "not scheduled as a reduction";
+    if (choice.scheduler->type() != expected) {
+      std::string why;
+      for (const std::string& r : choice.rejections) {
+        why += "\n    " + r;
+      }
+      return "scheduled by " + toString(choice.scheduler->type()) + ", not " +
+             toString(expected) + why;
     }
     auto heuristics = choice.scheduler->computeHeuristics(&scheduled, info);
     *params = heuristics->toString();

@@ -417,7 +417,9 @@ TEST_F(PointwiseSchedulerGpuTest, NhwcReluKeepsChannelsLast) {
 
 // A fusion no scheduler takes (a normalization, until its scheduler
 // exists) runs op by op through ATen.
-TEST_F(PointwiseSchedulerGpuTest, NormalizationRunsThroughExprEval) {
+// A normalization is not pointwise: the inner persistent scheduler takes
+// it (tests/cpp/test_normalization.cpp).
+TEST_F(PointwiseSchedulerGpuTest, NormalizationIsNotPointwise) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());
   TensorView* a = makeContigTensor(2);
@@ -429,7 +431,7 @@ TEST_F(PointwiseSchedulerGpuTest, NormalizationRunsThroughExprEval) {
   auto outputs = fec.runFusionWithInputs({t});
   EXPECT_EQ(
       fec.getMostRecentKernelRuntime()->schedulerType(),
-      SchedulerType::ExprEval);
+      SchedulerType::InnerPersistent);
   testValidate(fec.fusion(), outputs, {t}, __LINE__, __FILE__);
 }
 

@@ -21,6 +21,10 @@ std::map<ParallelType, Val*> computeLaunchExtents(
         continue;
       }
       Val* extent = lower->loopExtent(promotion.loopId(tv, i));
+      if (const int64_t multiple = loop[i]->paddedMultiple(); multiple > 1) {
+        Val* m = IrBuilder::create<Val>(multiple, DataType::Index);
+        extent = IrBuilder::mulExpr(IrBuilder::ceilDivExpr(extent, m), m);
+      }
       auto& list = extents[loop[i]->getParallelType()];
       bool seen = false;
       for (Val* e : list) {
@@ -40,6 +44,36 @@ std::map<ParallelType, Val*> computeLaunchExtents(
     result[pt] = extent;
   }
   return result;
+}
+
+std::map<ParallelType, int64_t> computeLaunchBounds(Fusion* fusion) {
+  std::map<ParallelType, int64_t> bounds;
+  std::map<ParallelType, bool> unknown;
+  for (TensorView* tv : fusion->allTvs()) {
+    if (tv->definition() == nullptr) {
+      continue;
+    }
+    for (IterDomain* id : tv->getLoopDomain()) {
+      if (!id->isThreadDim()) {
+        continue;
+      }
+      const ParallelType pt = id->getParallelType();
+      int64_t bound = id->extentBound();
+      if (id->extent()->isConstInt()) {
+        bound = id->extent()->constIntValue();
+      }
+      if (bound == 0) {
+        unknown[pt] = true;
+      }
+      bounds[pt] = std::max(bounds[pt], bound);
+    }
+  }
+  for (auto& [pt, bound] : bounds) {
+    if (unknown[pt]) {
+      bound = 0;
+    }
+  }
+  return bounds;
 }
 
 } // namespace fuser

@@ -16,4 +16,9 @@ namespace fuser {
 std::map<ParallelType, Val*> computeLaunchExtents(
     Fusion* fusion, const LoopPromotion& promotion);
 
+// For each thread parallel type some loop uses, the most threads it may
+// launch: the largest constant extent, or the scheduler's bound on a
+// symbolic one (IterDomain::extentBound); 0 when some loop has neither.
+std::map<ParallelType, int64_t> computeLaunchBounds(Fusion* fusion);
+
 } // namespace fuser

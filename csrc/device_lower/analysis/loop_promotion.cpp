@@ -58,8 +58,11 @@ IterDomain* LoopPromotion::loopId(const TensorView* tv, size_t pos) const {
     id = loop[i];
     auto it = promotion_.find(id_model_.loopGroup(id));
     IterDomain* best = it == promotion_.end() ? id : it->second;
-    if (best != id &&
-        (i < share_pos || (promoted_outer && sameConstantExtent(id, best)))) {
+    // Past the shared loops a broadcast axis keeps its own loop of one
+    // iteration: the tensor holds one value along it, computed once (a
+    // row's statistic under the loops of the row's elements).
+    if (best != id && (i < share_pos || (promoted_outer && !id->isBroadcast() &&
+                                         sameConstantExtent(id, best)))) {
       id = best;
       promoted_outer = true;
     }

@@ -4,6 +4,7 @@
 #include <ir/all_nodes.h>
 
 #include <algorithm>
+#include <unordered_set>
 
 namespace fuser {
 
@@ -25,6 +26,35 @@ Val* launchProduct(
     }
   }
   return product;
+}
+
+// Whether a tensor computed from `tv` iterates over one of the thread
+// dimensions `dims` reduces: those threads use the reduced value again.
+bool usedAgainByReducingThreads(TensorView* tv, const kir::ReducedDims& dims) {
+  std::vector<TensorView*> stack = {tv};
+  std::unordered_set<TensorView*> seen = {tv};
+  while (!stack.empty()) {
+    TensorView* current = stack.back();
+    stack.pop_back();
+    for (Expr* use : current->uses()) {
+      for (Val* out_val : use->outputs()) {
+        auto* out = dynamic_cast<TensorView*>(out_val);
+        if (out == nullptr || !seen.insert(out).second) {
+          continue;
+        }
+        for (IterDomain* id : out->getLoopDomain()) {
+          for (int d = 0; d < 3; ++d) {
+            if (dims.threads[d] && id->isIteration() &&
+                id->getParallelType() == kThreads[d]) {
+              return true;
+            }
+          }
+        }
+        stack.push_back(out);
+      }
+    }
+  }
+  return false;
 }
 
 } // namespace
@@ -59,6 +89,13 @@ ParallelReductions::ParallelReductions(Fusion* fusion, LoweredKernel& kernel) {
           "Group axis on a serial reduction: ", out->toString());
       continue;
     }
+    info.result_in_every_thread = usedAgainByReducingThreads(out, info.dims);
+    FUSER_INTERNAL_ASSERT(
+        !info.result_in_every_thread || !info.dims.anyBlock(),
+        "the result of a reduction across blocks is used again by the threads "
+        "that reduced it; only reductions within a block give every thread "
+        "their result: ",
+        out->toString());
     // A group is reduced together: one slot per thread and value
     // (runtime/block_reduction.h, blockReduceValues).
     kernel.smem_bytes_per_thread = std::max(

@@ -33,6 +33,10 @@ class ParallelReductions {
     Val* last_block = nullptr; // across blocks only
     int64_t buffer_index = -1;
     int64_t group_size = 1; // the extent of the output's Group axis
+    // Whether the threads that reduce use the result again (a tensor
+    // derived from it has a loop axis on a reduced thread dimension): then
+    // every thread of the segment receives it (doc/normalization.md §2).
+    bool result_in_every_thread = false;
   };
   const Info& info(const Expr* expr) const {
     return reductions_.at(expr);

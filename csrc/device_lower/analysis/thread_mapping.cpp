@@ -14,7 +14,10 @@ void validateRegisterThreadMapping(Fusion* fusion, IdModel& id_model) {
     for (size_t i = static_cast<size_t>(producer->getComputeAtPosition());
          i < loop.size(); ++i) {
       IterDomain* id = loop[i];
-      if (!id->isThreadDim()) {
+      // Along a broadcast axis every thread computes the one element; a
+      // reduced one leaves its result where it is read (with its leaders,
+      // or in every thread when they use it again, doc/reduction.md §2).
+      if (!id->isThreadDim() || id->isBroadcast() || id->isReduction()) {
         continue;
       }
       for (Expr* use : producer->uses()) {

@@ -391,9 +391,11 @@ Val* Indexer::predicate(TensorView* consumer, bool include_reduction_axes) {
     require_below(idx, extent);
   }
   // A thread index can exceed this loop's extent when the launch is sized
-  // for a larger one.
+  // for a larger one. Along a broadcast axis of a register tensor every
+  // thread computes the one element it holds (others read it there).
   for (kir::ForLoop* loop : loops_) {
-    if (loop->isThreadParallel()) {
+    if (loop->isThreadParallel() &&
+        (shared_memory || !loop->iterDomain()->isBroadcast())) {
       require_below(loop->index(), loop->stop());
     }
   }

@@ -1,17 +1,27 @@
-// Tensor exprs in execution order. Every producer precedes its consumers,
-// and the producers inlined into an expr (compute-at position > 0, so they
-// share its outer loops) sit right before it: generateLoopNests can only
-// share a loop with the exprs directly before it, so an expr computed in a
-// nest of its own (a producer that is not inlined) must come before the
-// whole group of exprs that share loops, not in the middle of it, and
-// within the group shallower exprs come first. Scalar exprs are not
-// scheduled: codegen prints scalars inline.
+// Tensor exprs in execution order (doc/design.md §5). Every producer
+// precedes its consumers, and the exprs that run in one loop come one
+// after another: generateLoopNests can only share a loop with the exprs
+// directly before it.
+//
+// A producer inlined at k (its compute-at position) runs in its consumer's
+// loops 0..k-1, so the two share the loop at every depth d < k. Joining
+// producer and consumer for every such edge gives, at each depth d, the
+// sets of exprs that share one loop at depth d (connected components); the
+// sets at depth d + 1 partition those at depth d. The order emits each set
+// contiguously: the sets at depth 0 (loop nests) in a topological order of
+// their dependences, and within each the sets at depth 1 likewise, and so
+// on. So a statistic computed at depth 2 in a nest of its own closes that
+// nest before the exprs that share deeper loops with a later consumer
+// open theirs, whatever order the fusion lists them in. Scalar exprs are
+// not scheduled: codegen prints scalars inline.
 #include <device_lower/passes.h>
 
 #include <ir/all_nodes.h>
 
 #include <algorithm>
 #include <functional>
+#include <numeric>
+#include <queue>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -41,10 +51,129 @@ int64_t computeAt(Expr* expr) {
   return pos;
 }
 
-// Whether `expr`'s output is computed inside its consumers' loops.
-bool isInlined(Expr* expr) {
-  return computeAt(expr) > 0;
-}
+class LoopOrder {
+ public:
+  explicit LoopOrder(const std::vector<Expr*>& exprs) : exprs_(exprs) {
+    for (size_t i = 0; i < exprs_.size(); ++i) {
+      index_[exprs_[i]] = i;
+    }
+    for (size_t i = 0; i < exprs_.size(); ++i) {
+      for (Val* in : exprs_[i]->inputs()) {
+        Expr* def = in->isA<TensorView>() ? in->definition() : nullptr;
+        auto it = def != nullptr ? index_.find(def) : index_.end();
+        if (it != index_.end()) {
+          edges_.push_back({it->second, i, computeAt(def)});
+        }
+      }
+    }
+  }
+
+  std::vector<Expr*> run() {
+    std::vector<size_t> all(exprs_.size());
+    std::iota(all.begin(), all.end(), 0);
+    order(all, 0);
+    return sorted_;
+  }
+
+ private:
+  struct Edge {
+    size_t producer;
+    size_t consumer;
+    int64_t shared; // loops the two share
+  };
+
+  // Emits `members` (indices, all sharing the loops above `depth`): their
+  // sets sharing the loop at `depth`, in dependence order, each
+  // recursively.
+  void order(const std::vector<size_t>& members, int64_t depth) {
+    if (members.size() == 1) {
+      sorted_.push_back(exprs_[members.front()]);
+      return;
+    }
+    std::unordered_map<size_t, size_t> local;
+    for (size_t k = 0; k < members.size(); ++k) {
+      local[members[k]] = k;
+    }
+    // Components joined by the edges that share the loop at `depth`.
+    std::vector<size_t> parent(members.size());
+    std::iota(parent.begin(), parent.end(), 0);
+    std::function<size_t(size_t)> find = [&](size_t x) {
+      return parent[x] == x ? x : parent[x] = find(parent[x]);
+    };
+    std::vector<std::pair<size_t, size_t>> dependences;
+    for (const Edge& e : edges_) {
+      auto p = local.find(e.producer);
+      auto c = local.find(e.consumer);
+      if (p == local.end() || c == local.end()) {
+        continue;
+      }
+      if (e.shared > depth) {
+        parent[find(p->second)] = find(c->second);
+      } else {
+        dependences.emplace_back(p->second, c->second);
+      }
+    }
+    std::unordered_map<size_t, std::vector<size_t>> components;
+    std::vector<size_t> roots; // by first member, in the given order
+    for (size_t k = 0; k < members.size(); ++k) {
+      auto [it, fresh] = components.try_emplace(find(k));
+      if (fresh) {
+        roots.push_back(find(k));
+      }
+      it->second.push_back(members[k]);
+    }
+    if (roots.size() == 1) {
+      // One set shares this loop too: look one loop deeper. Past every
+      // shared loop the members are their own sets.
+      order(members, depth + 1);
+      return;
+    }
+    // Components in dependence order; among ready ones, the one whose
+    // first expr comes first in the fusion's order.
+    std::unordered_map<size_t, std::unordered_set<size_t>> successors;
+    std::unordered_map<size_t, int64_t> waiting;
+    for (auto [p, c] : dependences) {
+      const size_t a = find(p);
+      const size_t b = find(c);
+      if (a != b && successors[a].insert(b).second) {
+        ++waiting[b];
+      }
+    }
+    auto first = [&](size_t root) { return components.at(root).front(); };
+    auto later = [&](size_t a, size_t b) { return first(a) > first(b); };
+    std::priority_queue<size_t, std::vector<size_t>, decltype(later)> ready(
+        later);
+    for (size_t root : roots) {
+      if (waiting[root] == 0) {
+        ready.push(root);
+      }
+    }
+    size_t emitted = 0;
+    while (!ready.empty()) {
+      const size_t root = ready.top();
+      ready.pop();
+      order(components.at(root), depth + 1);
+      ++emitted;
+      for (size_t next : successors[root]) {
+        if (--waiting[next] == 0) {
+          ready.push(next);
+        }
+      }
+    }
+    FUSER_CHECK(
+        emitted == roots.size(),
+        "The inlining of this fusion leaves no order for its loops: two "
+        "groups of exprs that share a loop at depth ",
+        depth,
+        " each need the other's results first. Inline the producers that "
+        "one of them reads less deeply.");
+  }
+
+  const std::vector<Expr*>& exprs_;
+  std::unordered_map<Expr*, size_t> index_;
+  std::vector<Edge> edges_;
+  std::vector<Expr*> sorted_;
+};
 
 } // namespace
 
@@ -52,91 +181,12 @@ std::vector<Expr*> sortExprsForInlining(const std::vector<Expr*>& exprs) {
   // `exprs` is topologically ordered (Fusion::exprs() is a post-order walk
   // from the outputs).
   std::vector<Expr*> tensor_exprs;
-  std::unordered_set<Expr*> is_tensor_expr;
   for (Expr* expr : exprs) {
     if (writesTensor(expr)) {
       tensor_exprs.push_back(expr);
-      is_tensor_expr.insert(expr);
     }
   }
-  auto producers = [&](Expr* expr) {
-    std::vector<Expr*> result;
-    for (Val* in : expr->inputs()) {
-      Expr* def = in->isA<TensorView>() ? in->definition() : nullptr;
-      if (def != nullptr && is_tensor_expr.count(def)) {
-        result.push_back(def);
-      }
-    }
-    return result;
-  };
-
-  std::vector<Expr*> sorted;
-  std::unordered_set<Expr*> emitted;
-  // Emits `root` with the producers inlined into it (transitively), after
-  // everything they read from other loop nests.
-  std::function<void(Expr*)> emit_group = [&](Expr* root) {
-    if (emitted.count(root)) {
-      return;
-    }
-    std::vector<Expr*> group; // post-order: producers first
-    std::unordered_set<Expr*> in_group;
-    std::function<void(Expr*)> collect = [&](Expr* expr) {
-      if (!in_group.insert(expr).second) {
-        return;
-      }
-      for (Expr* producer : producers(expr)) {
-        if (!emitted.count(producer) && isInlined(producer)) {
-          collect(producer);
-        }
-      }
-      group.push_back(expr);
-    };
-    collect(root);
-    for (Expr* expr : group) {
-      for (Expr* producer : producers(expr)) {
-        if (!in_group.count(producer)) {
-          emit_group(producer);
-        }
-      }
-    }
-    // The group in a topological order that opens shallow loops first: of
-    // the exprs whose producers are out, the one with the smallest
-    // compute-at position goes next (ties: post-order). An expr inlined at
-    // k shares k loops; one that shares fewer placed after it would close
-    // its inner loops before their consumer runs in them.
-    std::vector<bool> placed(group.size(), false);
-    for (size_t n = 0; n < group.size(); ++n) {
-      size_t best = group.size();
-      for (size_t i = 0; i < group.size(); ++i) {
-        if (placed[i]) {
-          continue;
-        }
-        bool ready = true;
-        for (Expr* producer : producers(group[i])) {
-          ready &= !in_group.count(producer) || emitted.count(producer);
-        }
-        if (ready && (best == group.size() ||
-                      computeAt(group[i]) < computeAt(group[best]))) {
-          best = i;
-        }
-      }
-      FUSER_INTERNAL_ASSERT(best < group.size(), "cycle among tensor exprs");
-      placed[best] = true;
-      if (emitted.insert(group[best]).second) {
-        sorted.push_back(group[best]);
-      }
-    }
-  };
-  // Each expr that is not inlined roots a loop nest of its own.
-  for (Expr* expr : tensor_exprs) {
-    if (!isInlined(expr)) {
-      emit_group(expr);
-    }
-  }
-  for (Expr* expr : tensor_exprs) {
-    emit_group(expr);
-  }
-  return sorted;
+  return LoopOrder(tensor_exprs).run();
 }
 
 } // namespace fuser

@@ -67,6 +67,7 @@ Expr* lowerTensorExpr(Expr* expr, const LowerOperand& lowerOperand) {
           lowerOperand(rop->in()), info.dims, info.last_block,
           info.buffer_index);
       reduction->setGroupSize(info.group_size);
+      reduction->setResultInEveryThread(info.result_in_every_thread);
       return reduction;
     }
     return IrBuilder::create<ReductionOp>(

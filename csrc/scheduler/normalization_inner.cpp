@@ -1,0 +1,344 @@
+#include <scheduler/normalization_inner.h>
+
+#include <base/strings_and_math.h>
+#include <ir/all_nodes.h>
+#include <scheduler/persistent_buffers.h>
+#include <scheduler/reduction_layout.h>
+#include <scheduler/utils.h>
+#include <transform/inlining.h>
+#include <transform/propagator.h>
+
+#include <algorithm>
+#include <optional>
+#include <sstream>
+#include <unordered_set>
+
+namespace fuser {
+
+namespace {
+
+int64_t rankOf(TensorView* tv) {
+  return static_cast<int64_t>(
+      TensorDomain::noReductions(tv->getLogicalDomain()).size());
+}
+
+std::vector<int64_t> reducedPositions(ReductionOp* rop) {
+  std::vector<int64_t> positions;
+  const auto& logical = rop->out()->as<TensorView>()->getLogicalDomain();
+  for (size_t p = 0; p < logical.size(); ++p) {
+    if (logical[p]->isReduction()) {
+      positions.push_back(static_cast<int64_t>(p));
+    }
+  }
+  return positions;
+}
+
+// The rewrites before a persistent schedule (doc/normalization.md §1, §5).
+void prepareForPersistence(Fusion* fusion) {
+  scheduler_utils::removeDeadExprs(fusion);
+  broadcastSideInputsFirst(fusion);
+  welfordToTwoPasses(fusion);
+  projectPersistentBuffersToInputs(fusion);
+  multiplyByRowReciprocals(fusion);
+  scheduler_utils::removeDeadExprs(fusion);
+}
+
+// Outputs of the input's rank (written in vectors along the row).
+std::vector<TensorView*> fullRankOutputs(Fusion* fusion, int64_t rank) {
+  std::vector<TensorView*> outs;
+  for (Val* out : fusion->outputs()) {
+    auto* tv = out->as<TensorView>();
+    if (rankOf(tv) == rank) {
+      outs.push_back(tv);
+    }
+  }
+  return outs;
+}
+
+int64_t roundUpToMultiple(int64_t n, int64_t multiple) {
+  return ceilDiv(n, multiple) * multiple;
+}
+
+int64_t pow2Ceil(int64_t n) {
+  int64_t p = 1;
+  while (p < n) {
+    p *= 2;
+  }
+  return p;
+}
+
+constexpr int64_t kMaxThreadsPerRow = 1024;
+// Registers a thread keeps for everything but the persistent buffers.
+constexpr int64_t kOtherRegisters = 32;
+
+// The registers per thread the buffers may take at `threads` per block.
+int64_t bufferRegisterBudget(int64_t threads) {
+  return std::min<int64_t>(255, 65536 / threads) - kOtherRegisters;
+}
+
+// The heuristics, or nullopt with `reason` when the row does not fit.
+std::optional<InnerPersistentParams> innerPersistentHeuristics(
+    Fusion* fusion, RuntimeInfo& runtime_info, std::string* reason) {
+  InnerPersistentParams params;
+  auto* reduced =
+      scheduler_utils::reductionsOf(fusion).front()->out()->as<TensorView>();
+  const int64_t rank = static_cast<int64_t>(reduced->getLogicalDomain().size());
+  const ReductionLayout layout = reductionLayout(
+      fusion, reduced, runtime_info, fullRankOutputs(fusion, rank));
+  if (!layout.inner) {
+    *reason =
+        "the reduced axes are not innermost in memory (an outer "
+        "normalization; no outer persistent scheduler yet)";
+    return std::nullopt;
+  }
+  params.kept_axes = layout.kept_axes;
+  params.reduced_axes = layout.reduced_axes;
+  params.vectorize = layout.vectorize;
+
+  // The buffers of the fusion as schedule() rewrites it.
+  Fusion rewritten(*fusion);
+  prepareForPersistence(&rewritten);
+  int64_t buffer_bytes = 0; // per element of a row
+  for (TensorView* tv : persistentBuffers(&rewritten)) {
+    params.persistent_buffers.push_back(tv->toString());
+    buffer_bytes += dataTypeSize(tv->dtype());
+  }
+  const int64_t v = params.vectorize;
+  const int64_t vectors = ceilDiv(layout.reduced_elements, v);
+  auto threads_for = [&](int64_t batch) { return ceilDiv(vectors, batch); };
+  auto registers_for = [&](int64_t batch) {
+    return ceilDiv(batch * v * buffer_bytes, 4);
+  };
+  auto launched_for = [&](int64_t batch) {
+    const int64_t threads = threads_for(batch);
+    return roundUpToMultiple(threads, std::min<int64_t>(32, pow2Ceil(threads)));
+  };
+  auto fits = [&](int64_t batch) {
+    return registers_for(batch) <= bufferRegisterBudget(launched_for(batch));
+  };
+  // The fewest vectors per thread that a row of up to 1024 threads allows;
+  // then more (up to 32 elements, loads in flight and fewer warps to
+  // combine) while at least two warps share a row.
+  int64_t batch = std::max<int64_t>(1, ceilDiv(vectors, kMaxThreadsPerRow));
+  if (!fits(batch)) {
+    std::stringstream ss;
+    ss << "a row of " << layout.reduced_elements << " elements needs "
+       << registers_for(batch) << " registers per thread for its persistent "
+       << "buffers at " << threads_for(batch) << " threads (the budget is "
+       << bufferRegisterBudget(launched_for(batch))
+       << "); shared-memory persistence is not implemented";
+    *reason = ss.str();
+    return std::nullopt;
+  }
+  while (batch * 2 * v <= 32 && threads_for(batch * 2) >= 64 &&
+         fits(batch * 2)) {
+    batch *= 2;
+  }
+  params.batch = batch;
+  params.threads_x = threads_for(batch);
+  params.persistent_registers = registers_for(batch);
+  // Short rows share a block over TIDy: about 256 threads per block.
+  const int64_t launched_x = launched_for(batch);
+  params.threads_y = std::max<int64_t>(
+      1, std::min<int64_t>(
+             256 / launched_x,
+             pow2Ceil(std::max<int64_t>(1, layout.kept_elements))));
+  return params;
+}
+
+} // namespace
+
+int64_t InnerPersistentParams::paddedMultiple() const {
+  return std::min<int64_t>(32, pow2Ceil(threads_x));
+}
+
+std::string InnerPersistentParams::toString() const {
+  std::stringstream ss;
+  ss << "InnerPersistent: kept [" << joinInts(kept_axes) << "], reduced ["
+     << joinInts(reduced_axes) << "], vectorize " << vectorize << ", batch "
+     << batch << ", threads " << threads_x << " (launched in multiples of "
+     << paddedMultiple() << ") x " << threads_y << ", persistent buffers {";
+  for (size_t i = 0; i < persistent_buffers.size(); ++i) {
+    ss << (i ? ", " : "") << persistent_buffers[i];
+  }
+  ss << "} in " << persistent_registers << " registers per thread";
+  return ss.str();
+}
+
+bool InnerPersistentScheduler::canScheduleCompileTime(
+    Fusion* fusion, std::string* reason) {
+  const std::vector<ReductionOp*> reductions =
+      scheduler_utils::reductionsOf(fusion);
+  if (reductions.empty()) {
+    *reason = "it has no reduction";
+    return false;
+  }
+  auto* first = reductions.front()->out()->as<TensorView>();
+  const int64_t rank = static_cast<int64_t>(first->getLogicalDomain().size());
+  const std::vector<int64_t> reduced = reducedPositions(reductions.front());
+  for (ReductionOp* rop : reductions) {
+    auto* out = rop->out()->as<TensorView>();
+    if (static_cast<int64_t>(out->getLogicalDomain().size()) != rank ||
+        reducedPositions(rop) != reduced) {
+      *reason = out->toString() + " reduces other axes than " +
+                first->toString() + " (one set of normalized axes)";
+      return false;
+    }
+  }
+  const auto n_reduced = static_cast<int64_t>(reduced.size());
+  for (Expr* expr : fusion->exprs()) {
+    if (expr->isA<ViewOp>()) {
+      *reason = "it reshapes (ViewOp)";
+      return false;
+    }
+    for (Val* out : expr->outputs()) {
+      auto* tv = dynamic_cast<TensorView*>(out);
+      if (tv == nullptr) {
+        continue;
+      }
+      // The input's shape, the reduced one, or the normalized axes alone
+      // (a weight before its broadcast).
+      const int64_t r = rankOf(tv);
+      if (r != rank && r != rank - n_reduced && r != n_reduced) {
+        *reason = tv->toString() + " has rank " + std::to_string(r) +
+                  ", neither the input's, the reduced one's nor the "
+                  "normalized axes'";
+        return false;
+      }
+    }
+  }
+  for (Val* out : fusion->outputs()) {
+    if (out->as<TensorView>()->hasAllocation()) {
+      *reason = "output " + out->toString() + " has an allocation domain";
+      return false;
+    }
+  }
+  return scheduler_utils::isUnscheduled(fusion, reason);
+}
+
+bool InnerPersistentScheduler::canScheduleRunTime(
+    Fusion* fusion, RuntimeInfo& runtime_info, std::string* reason) {
+  auto* in =
+      scheduler_utils::reductionsOf(fusion).front()->in()->as<TensorView>();
+  if (runtime_info.numel(in) == 0) {
+    *reason = "the reduction's input is empty";
+    return false;
+  }
+  return innerPersistentHeuristics(fusion, runtime_info, reason).has_value();
+}
+
+std::unique_ptr<HeuristicParams> InnerPersistentScheduler::computeHeuristics(
+    Fusion* fusion, RuntimeInfo& runtime_info) {
+  std::string reason;
+  auto params = innerPersistentHeuristics(fusion, runtime_info, &reason);
+  FUSER_INTERNAL_ASSERT(
+      params.has_value(),
+      "computeHeuristics after the run-time check: ", reason);
+  return std::make_unique<InnerPersistentParams>(*params);
+}
+
+void InnerPersistentScheduler::schedule(
+    Fusion* fusion, const HeuristicParams& hp) {
+  const auto& params = dynamic_cast<const InnerPersistentParams&>(hp);
+  FusionGuard fg(fusion);
+  prepareForPersistence(fusion);
+  const std::vector<TensorView*> input_caches =
+      scheduler_utils::cacheInputsReadOnce(
+          fusion, scheduler_utils::reductionsOf(fusion)
+                      .front()
+                      ->out()
+                      ->as<TensorView>());
+  scheduler_utils::cacheAndForkOutputs(fusion, /*unroll=*/true);
+  // A reference is a reduction's input: a tensor of the row's shape with
+  // every axis an iteration, so that propagation from it reaches every
+  // tensor of that shape with the whole schedule (from a reduction, the
+  // reduced axes would reach the tensors after it only through their
+  // broadcasts, which carry nothing). Tensors that no propagation from the
+  // first reached (a part of the fusion that shares no tensor with it)
+  // take the next reduction's input.
+  const bool has_kept = !params.kept_axes.empty();
+  const int64_t batch_axis = has_kept ? 2 : 0;
+  const int64_t tx = batch_axis + 1;
+  const int64_t vec = batch_axis + 2;
+  std::vector<TensorView*> references;
+  for (ReductionOp* rop : scheduler_utils::reductionsOf(fusion)) {
+    auto* reference = rop->in()->as<TensorView>();
+    if (reference->getLoopDomain() != reference->getLogicalDomain()) {
+      continue; // reached from an earlier reference
+    }
+    FUSER_INTERNAL_ASSERT(
+        !reference->isFusionInput(), "the reduction reads an uncached input");
+    mergeReductionAxes(reference, params.kept_axes, params.reduced_axes);
+    // [K, R] -> [K/ty, ty, batch, tx, v]
+    const int64_t r = has_kept ? 1 : 0;
+    reference->split(r, params.vectorize);
+    reference->split(r, params.batch, /*inner_split=*/false);
+    if (has_kept) {
+      reference->split(0, params.threads_y);
+      reference->axis(0)->parallelize(ParallelType::BIDx);
+      reference->axis(1)->parallelize(ParallelType::TIDy);
+    }
+    reference->axis(tx)->parallelize(ParallelType::TIDx);
+    reference->axis(tx)->padToMultipleOf(params.paddedMultiple());
+    reference->axis(tx)->setExtentBound(
+        ceilDiv(params.threads_x, params.paddedMultiple()) *
+        params.paddedMultiple());
+    reference->axis(batch_axis)->parallelize(ParallelType::Unroll);
+    TransformPropagator propagator(reference);
+    MaxLogicalDomainInfoSpanningTree(reference).traverse(&propagator);
+    references.push_back(reference);
+  }
+
+  // Each reduction, now split alike, reduces its thread's batch of
+  // vectors first.
+  for (ReductionOp* rop : scheduler_utils::reductionsOf(fusion)) {
+    rop->out()->as<TensorView>()->rFactor({batch_axis, vec});
+  }
+  for (TensorView* reference : references) {
+    scheduler_utils::parallelizeAllLike(
+        reference, {},
+        {ParallelType::BIDx, ParallelType::TIDy, ParallelType::TIDx,
+         ParallelType::Unroll});
+  }
+  const int64_t n_dims = references.front()->nDims();
+
+  // Vector loads of the inputs and stores of the outputs of the row's
+  // shape (copies only).
+  if (params.vectorize > 1) {
+    auto vectorize_last = [&](TensorView* tv) {
+      IterDomain* last = tv->axis(-1);
+      if (tv->nDims() == n_dims && last->isIteration() &&
+          last->extent()->isConstInt() &&
+          last->extent()->constIntValue() == params.vectorize) {
+        last->parallelize(ParallelType::Vectorize);
+      }
+    };
+    for (TensorView* cache : input_caches) {
+      vectorize_last(cache);
+    }
+    for (Val* out : fusion->outputs()) {
+      vectorize_last(out->as<TensorView>());
+    }
+  }
+  // One value per row (a statistic's broadcast, rsqrt(var + eps), a
+  // reciprocal) is computed once per row, at the row's loops, not for
+  // each element the loops below it visit.
+  std::vector<TensorView*> per_element;
+  std::vector<TensorView*> per_row;
+  for (TensorView* tv : fusion->allTvs()) {
+    const auto& loop = tv->getLoopDomain();
+    const bool row_value =
+        !tv->isFusionInput() && !tv->isFusionOutput() &&
+        static_cast<int64_t>(loop.size()) == n_dims &&
+        std::all_of(loop.begin() + batch_axis, loop.end(), [](IterDomain* id) {
+          return id->isBroadcast();
+        });
+    (row_value ? per_row : per_element).push_back(tv);
+  }
+  inlineMost(per_element);
+  for (TensorView* tv : per_row) {
+    tv->inlineAt(batch_axis, /*best_effort=*/true);
+  }
+}
+
+} // namespace fuser

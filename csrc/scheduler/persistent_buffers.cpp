@@ -1,0 +1,391 @@
+#include <scheduler/persistent_buffers.h>
+
+#include <ir/all_nodes.h>
+#include <ops/all_ops.h>
+#include <scheduler/utils.h>
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace fuser {
+
+namespace {
+
+// `from` and every tensor it is computed from.
+std::unordered_set<Val*> upstreamOf(Val* from) {
+  std::unordered_set<Val*> seen = {from};
+  std::vector<Val*> stack = {from};
+  while (!stack.empty()) {
+    Val* v = stack.back();
+    stack.pop_back();
+    if (Expr* def = v->definition()) {
+      for (Val* in : def->inputs()) {
+        if (in->isA<TensorView>() && seen.insert(in).second) {
+          stack.push_back(in);
+        }
+      }
+    }
+  }
+  return seen;
+}
+
+int64_t rankOf(TensorView* tv) {
+  return static_cast<int64_t>(
+      TensorDomain::noReductions(tv->getLogicalDomain()).size());
+}
+
+// The same pointwise expr as `expr` over `inputs`, or nullptr for another
+// kind of expr.
+Val* rebuild(Expr* expr, const std::vector<Val*>& inputs) {
+  if (auto* uop = dynamic_cast<UnaryOp*>(expr)) {
+    if (uop->opType() == UnaryOpType::Cast) {
+      return castOp(uop->out()->dtype(), inputs[0]);
+    }
+    return unaryOp(uop->opType(), inputs[0]);
+  }
+  if (auto* bop = dynamic_cast<BinaryOp*>(expr)) {
+    return binaryOp(bop->opType(), inputs[0], inputs[1]);
+  }
+  if (auto* top = dynamic_cast<TernaryOp*>(expr)) {
+    if (top->opType() == TernaryOpType::Where) {
+      return where(inputs[0], inputs[1], inputs[2]);
+    }
+    return nullptr;
+  }
+  if (auto* bcast = dynamic_cast<BroadcastOp*>(expr)) {
+    return broadcast(
+        inputs[0]->as<TensorView>(), bcast->getBroadcastDimFlags());
+  }
+  if (auto* ldst = dynamic_cast<LoadStoreOp*>(expr)) {
+    if (ldst->opType() == LoadStoreOpType::Set &&
+        inputs[0]->isA<TensorView>()) {
+      return set(inputs[0]->as<TensorView>());
+    }
+  }
+  return nullptr;
+}
+
+// Rebuilds tensors from fusion inputs and reduction results (`available`)
+// through pointwise exprs; tensors it cannot rebuild stay themselves.
+class Recomputer {
+ public:
+  explicit Recomputer(std::unordered_set<Val*> available)
+      : available_(std::move(available)) {}
+
+  // Whether `tv` can be rebuilt; adds to `out` the fusion inputs of
+  // `rank` that rebuilding it reads (those a persistent kernel would
+  // then hold).
+  bool inputsOf(TensorView* tv, int64_t rank, std::vector<TensorView*>* out) {
+    if (tv->isFusionInput()) {
+      if (rankOf(tv) == rank &&
+          std::find(out->begin(), out->end(), tv) == out->end()) {
+        out->push_back(tv);
+      }
+      return true;
+    }
+    if (available_.count(tv)) {
+      return true;
+    }
+    Expr* def = tv->definition();
+    if (!isPointwise(def)) {
+      return false;
+    }
+    for (Val* in : def->inputs()) {
+      if (auto* in_tv = dynamic_cast<TensorView*>(in)) {
+        if (!inputsOf(in_tv, rank, out)) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  // Rebuilt tensors are shared within one consumer only: shared by two,
+  // one computed after a later reduction than the other, a rebuilt
+  // tensor would itself be held across that reduction.
+  void forget() {
+    memo_.clear();
+  }
+
+  Val* rebuilt(TensorView* tv) {
+    if (tv->isFusionInput() || available_.count(tv)) {
+      return tv;
+    }
+    if (auto it = memo_.find(tv); it != memo_.end()) {
+      return it->second;
+    }
+    Expr* def = tv->definition();
+    std::vector<Val*> inputs;
+    for (Val* in : def->inputs()) {
+      auto* in_tv = dynamic_cast<TensorView*>(in);
+      inputs.push_back(in_tv != nullptr ? rebuilt(in_tv) : in);
+    }
+    Val* result = rebuild(def, inputs);
+    FUSER_INTERNAL_ASSERT(
+        result != nullptr && result->dtype() == tv->dtype(), "rebuilding ",
+        tv->toString());
+    memo_[tv] = result;
+    return result;
+  }
+
+ private:
+  // Cheap to compute again: no transcendental function (recomputing
+  // softmax's exp(x - max) would double its work).
+  static bool isPointwise(Expr* expr) {
+    if (auto* uop = dynamic_cast<UnaryOp*>(expr)) {
+      switch (uop->opType()) {
+        case UnaryOpType::Cast:
+        case UnaryOpType::Neg:
+        case UnaryOpType::Abs:
+        case UnaryOpType::Relu:
+          return true;
+        default:
+          return false;
+      }
+    }
+    return expr->isA<UnaryOp>() || expr->isA<BinaryOp>() ||
+           (expr->isA<TernaryOp>() &&
+            expr->as<TernaryOp>()->opType() == TernaryOpType::Where) ||
+           expr->isA<BroadcastOp>() ||
+           (expr->isA<LoadStoreOp>() &&
+            expr->as<LoadStoreOp>()->opType() == LoadStoreOpType::Set);
+  }
+
+  std::unordered_set<Val*> available_;
+  std::unordered_map<TensorView*, Val*> memo_;
+};
+
+} // namespace
+
+bool constantAlongReducedAxes(TensorView* tv, ReductionOp* rop) {
+  const auto& reduced = rop->out()->as<TensorView>()->getLogicalDomain();
+  const auto& logical = tv->getLogicalDomain();
+  if (logical.size() != reduced.size()) {
+    return true;
+  }
+  for (size_t p = 0; p < reduced.size(); ++p) {
+    if (reduced[p]->isReduction() && !logical[p]->isBroadcast() &&
+        !logical[p]->isReduction()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::vector<TensorView*> persistentBuffers(Fusion* fusion) {
+  std::vector<TensorView*> buffers;
+  for (ReductionOp* rop : scheduler_utils::reductionsOf(fusion)) {
+    const std::unordered_set<Val*> up = upstreamOf(rop->in());
+    const std::unordered_set<Val*> down =
+        scheduler_utils::downstreamOf(fusion, rop->out());
+    for (Val* v : up) {
+      auto* tv = v->as<TensorView>();
+      if (constantAlongReducedAxes(tv, rop)) {
+        continue; // one value per row, not a row
+      }
+      for (Expr* use : tv->uses()) {
+        Val* out = use->output(0);
+        if (use == rop || up.count(out) || !out->isA<TensorView>()) {
+          continue;
+        }
+        const std::unordered_set<Val*> after =
+            scheduler_utils::downstreamOf(fusion, out);
+        const bool meets = std::any_of(
+            after.begin(), after.end(), [&](Val* a) { return down.count(a); });
+        if (meets &&
+            std::find(buffers.begin(), buffers.end(), tv) == buffers.end()) {
+          buffers.push_back(tv);
+        }
+      }
+    }
+  }
+  return buffers;
+}
+
+void projectPersistentBuffersToInputs(Fusion* fusion) {
+  FusionGuard fg(fusion);
+  const std::vector<ReductionOp*> reductions =
+      scheduler_utils::reductionsOf(fusion);
+  if (reductions.empty()) {
+    return;
+  }
+  const int64_t rank = static_cast<int64_t>(
+      reductions.front()->out()->as<TensorView>()->getLogicalDomain().size());
+  std::unordered_set<Val*> results;
+  for (ReductionOp* rop : reductions) {
+    for (Val* v : scheduler_utils::downstreamOf(fusion, rop->out())) {
+      results.insert(v);
+    }
+  }
+  for (ReductionOp* rop : reductions) {
+    const std::unordered_set<Val*> up = upstreamOf(rop->in());
+    const std::unordered_set<Val*> down =
+        scheduler_utils::downstreamOf(fusion, rop->out());
+    // Available after this reduction: the results of reductions, and what
+    // derives from them, except what this one reduces, unless it is one
+    // value per row (softmax's exp(x - max) derives from max but is
+    // summed; max and its broadcast are available).
+    std::unordered_set<Val*> available;
+    for (Val* v : results) {
+      if (!up.count(v) || constantAlongReducedAxes(v->as<TensorView>(), rop)) {
+        available.insert(v);
+      }
+    }
+    Recomputer recomputer(std::move(available));
+    // The exprs after the reduction that read a tensor from before it.
+    for (Expr* expr : fusion->exprs()) {
+      const auto& ins = expr->inputs();
+      if (std::none_of(ins.begin(), ins.end(), [&](Val* v) {
+            return down.count(v) != 0;
+          })) {
+        continue;
+      }
+      const std::vector<Val*> operands(ins.begin(), ins.end());
+      recomputer.forget();
+      for (Val* in : operands) {
+        auto* tv = dynamic_cast<TensorView*>(in);
+        if (tv == nullptr || tv->isFusionInput() || !up.count(tv) ||
+            down.count(tv)) {
+          continue;
+        }
+        std::vector<TensorView*> needed;
+        if (!recomputer.inputsOf(tv, rank, &needed)) {
+          continue;
+        }
+        int64_t needed_bytes = 0;
+        for (TensorView* input : needed) {
+          needed_bytes += dataTypeSize(input->dtype());
+        }
+        // Worth it only when the inputs are smaller than the tensor (bf16
+        // for a float): recomputing from an input of its size saves no
+        // register and repeats the work (softmax's exp).
+        if (needed_bytes >= dataTypeSize(tv->dtype())) {
+          continue;
+        }
+        fusion->replaceInput(expr, tv, recomputer.rebuilt(tv));
+      }
+    }
+  }
+}
+
+void multiplyByRowReciprocals(Fusion* fusion) {
+  FusionGuard fg(fusion);
+  const std::vector<ReductionOp*> reductions =
+      scheduler_utils::reductionsOf(fusion);
+  if (reductions.empty()) {
+    return;
+  }
+  ReductionOp* rop = reductions.front();
+  for (Expr* expr : fusion->exprs()) {
+    auto* bop = dynamic_cast<BinaryOp*>(expr);
+    if (bop == nullptr || bop->opType() != BinaryOpType::Div ||
+        !isFloatingPointType(bop->out()->dtype())) {
+      continue;
+    }
+    auto* lhs = dynamic_cast<TensorView*>(bop->lhs());
+    auto* rhs = dynamic_cast<TensorView*>(bop->rhs());
+    if (lhs == nullptr || rhs == nullptr || rhs->dtype() != lhs->dtype() ||
+        constantAlongReducedAxes(lhs, rop) ||
+        !constantAlongReducedAxes(rhs, rop)) {
+      continue;
+    }
+    Val* product = mul(lhs, reciprocal(rhs));
+    const std::vector<Expr*> uses = bop->out()->uses();
+    for (Expr* use : uses) {
+      fusion->replaceInput(use, bop->out(), product);
+    }
+    if (fusion->isOutput(bop->out())) {
+      fusion->replaceOutput(bop->out(), product);
+    }
+  }
+}
+
+void welfordToTwoPasses(Fusion* fusion) {
+  FusionGuard fg(fusion);
+  for (ReductionOp* rop : scheduler_utils::reductionsOf(fusion)) {
+    auto* init = dynamic_cast<UnaryOp*>(rop->in()->definition());
+    if (rop->opType() != ReductionOpType::Welford || init == nullptr ||
+        init->opType() != UnaryOpType::WelfordInit) {
+      continue;
+    }
+    auto* x = init->in()->as<TensorView>();
+    const auto& logical = rop->out()->as<TensorView>()->getLogicalDomain();
+    std::vector<int64_t> axes;
+    std::vector<bool> flags;
+    Val* count = nullptr;
+    for (size_t p = 0; p < logical.size(); ++p) {
+      flags.push_back(logical[p]->isReduction());
+      if (logical[p]->isReduction()) {
+        axes.push_back(static_cast<int64_t>(p));
+        count = count == nullptr
+                    ? logical[p]->extent()
+                    : IrBuilder::mulExpr(count, logical[p]->extent());
+      }
+    }
+    TensorView* mean = div(sum(x, axes), castOp(x->dtype(), count));
+    TensorView* deviation = sub(x, broadcast(mean, flags));
+    TensorView* var_sum = sum(mul(deviation, deviation), axes);
+    // The count as a tensor of the statistics' shape (both branches are
+    // the count: no element's value matters).
+    TensorView* n = where(
+        eq(mean, mean), castOp(DataType::Int, count),
+        castOp(DataType::Int, count));
+    const std::vector<Expr*> conversions = rop->out()->uses();
+    for (Expr* use : conversions) {
+      auto* uop = dynamic_cast<UnaryOp*>(use);
+      FUSER_INTERNAL_ASSERT(uop != nullptr, "a Welford state's use");
+      TensorView* replacement = uop->opType() == UnaryOpType::WelfordAvg ? mean
+                                : uop->opType() == UnaryOpType::WelfordVarSum
+                                    ? var_sum
+                                    : n;
+      Val* old = uop->out();
+      const std::vector<Expr*> uses = old->uses();
+      for (Expr* u : uses) {
+        fusion->replaceInput(u, old, replacement);
+      }
+      if (fusion->isOutput(old)) {
+        fusion->replaceOutput(old, replacement);
+      }
+    }
+  }
+}
+
+void broadcastSideInputsFirst(Fusion* fusion) {
+  FusionGuard fg(fusion);
+  for (Expr* expr : fusion->exprs()) {
+    auto* bcast = dynamic_cast<BroadcastOp*>(expr);
+    if (bcast == nullptr || fusion->isOutput(bcast->out())) {
+      continue;
+    }
+    // The unary chain from a fusion input to the broadcast, each link
+    // read only by the next.
+    std::vector<Expr*> chain;
+    auto* tv = bcast->in()->as<TensorView>();
+    while (!tv->isFusionInput()) {
+      Expr* def = tv->definition();
+      const bool unary =
+          def->isA<UnaryOp>() ||
+          (def->isA<LoadStoreOp>() &&
+           def->as<LoadStoreOp>()->opType() == LoadStoreOpType::Set);
+      if (!unary || tv->uses().size() != 1 || fusion->isOutput(tv)) {
+        break;
+      }
+      chain.push_back(def);
+      tv = def->input(0)->as<TensorView>();
+    }
+    if (chain.empty() || !tv->isFusionInput()) {
+      continue;
+    }
+    Val* value = broadcast(tv, bcast->getBroadcastDimFlags());
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      value = rebuild(*it, {value});
+    }
+    const std::vector<Expr*> uses = bcast->out()->uses();
+    for (Expr* use : uses) {
+      fusion->replaceInput(use, bcast->out(), value);
+    }
+  }
+}
+
+} // namespace fuser

@@ -1,0 +1,550 @@
+// The inner persistent scheduler (csrc/scheduler/normalization_inner.h,
+// doc/normalization.md): which fusions it takes and with what parameters,
+// its kernels compiled with NVRTC and run on the kernel-IR interpreter on
+// the CPU, and on the GPU every case against ATen, as one kernel.
+#include <codegen/codegen.h>
+#include <ops/normalization.h>
+#include <runtime/fusion_executor_cache.h>
+#include <scheduler/normalization_inner.h>
+#include <scheduler/persistent_buffers.h>
+#include <tests/cpp/reduction_harness.h>
+
+#include <gmock/gmock.h>
+
+namespace fuser {
+
+using ::testing::HasSubstr;
+
+class NormalizationTest : public FuserIrTest {
+ protected:
+  void SetUp() override {
+    FuserIrTest::SetUp();
+    at::manual_seed(0);
+  }
+};
+class NormalizationGpuTest : public FuserTest {
+ protected:
+  void SetUp() override {
+    FuserTest::SetUp();
+    at::manual_seed(0);
+  }
+};
+
+namespace {
+
+Val* eps() {
+  return IrBuilder::create<Val>(1e-5);
+}
+
+at::ScalarType atenType(DataType dtype) {
+  return dtype == DataType::Float      ? at::kFloat
+         : dtype == DataType::BFloat16 ? at::kBFloat16
+         : dtype == DataType::Half     ? at::kHalf
+                                       : at::kDouble;
+}
+
+// A fusion over inputs of `shapes` (all of `dtype`, contiguous unless a
+// given tensor says otherwise) and the outputs `build` adds.
+struct NormCase {
+  std::string name;
+  std::unique_ptr<Fusion> fusion;
+  std::vector<at::Tensor> inputs; // on the CPU
+  SchedulerType expected = SchedulerType::InnerPersistent;
+};
+
+using Build = std::function<void(Fusion*, const std::vector<TensorView*>&)>;
+
+NormCase normCase(
+    std::string name, const std::vector<at::Tensor>& inputs, const Build& build,
+    bool symbolic = false) {
+  NormCase c;
+  c.name = std::move(name);
+  c.fusion = std::make_unique<Fusion>();
+  FusionGuard fg(c.fusion.get());
+  std::vector<TensorView*> tvs;
+  for (const at::Tensor& t : inputs) {
+    const DataType dtype = t.scalar_type() == at::kFloat ? DataType::Float
+                           : t.scalar_type() == at::kBFloat16
+                               ? DataType::BFloat16
+                           : t.scalar_type() == at::kHalf ? DataType::Half
+                                                          : DataType::Double;
+    tvs.push_back(
+        symbolic ? makeSymbolicTensor(t.dim(), dtype)
+                 : makeContigTensor(t.dim(), dtype));
+    c.fusion->addInput(tvs.back());
+  }
+  build(c.fusion.get(), tvs);
+  c.inputs = inputs;
+  return c;
+}
+
+std::string shapeName(const std::vector<int64_t>& shape) {
+  std::string name = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    name += (i ? ", " : "") + std::to_string(shape[i]);
+  }
+  return name + "]";
+}
+
+at::Tensor randn(const std::vector<int64_t>& shape, DataType dtype) {
+  return at::randn(shape).to(atenType(dtype));
+}
+
+Build softmaxOf(int64_t dim) {
+  return [dim](Fusion* f, const std::vector<TensorView*>& in) {
+    f->addOutput(softmax(in[0], dim));
+  };
+}
+
+Build layerNormOf(bool affine, bool statistics) {
+  return [=](Fusion* f, const std::vector<TensorView*>& in) {
+    // Only the number of normalized axes matters to the op.
+    ForwardNormResult r = layer_norm(
+        in[0], {1}, affine ? in[1] : nullptr, affine ? in[2] : nullptr, eps());
+    f->addOutput(r.output);
+    if (statistics) {
+      f->addOutput(r.mean);
+      f->addOutput(r.invstd);
+    }
+  };
+}
+
+Build rmsNormOf(bool weighted) {
+  return [=](Fusion* f, const std::vector<TensorView*>& in) {
+    f->addOutput(
+        rms_norm(in[0], {1}, weighted ? in[1] : nullptr, eps()).output);
+  };
+}
+
+std::vector<NormCase> everyCase() {
+  std::vector<NormCase> cases;
+  const DataType f32 = DataType::Float;
+  const DataType bf16 = DataType::BFloat16;
+  // Softmax over hidden sizes from short rows (several per block) to
+  // 16384, odd ones (1000: vectors of 4 with a padded warp; 4097: no
+  // vectors), half precision, size-1 and 3-D shapes.
+  for (auto [rows, hidden] : std::vector<std::pair<int64_t, int64_t>>{
+           {300, 96},
+           {128, 1024},
+           {64, 4096},
+           {32, 8192},
+           {16, 16384},
+           {33, 1000},
+           {16, 4097},
+           {1, 2048},
+           {5, 7}}) {
+    cases.push_back(normCase(
+        "softmax " + shapeName({rows, hidden}), {randn({rows, hidden}, f32)},
+        softmaxOf(1)));
+  }
+  cases.push_back(normCase(
+      "softmax bf16 [64, 4096]", {randn({64, 4096}, bf16)}, softmaxOf(1)));
+  cases.push_back(normCase(
+      "softmax half [32, 2048]", {randn({32, 2048}, DataType::Half)},
+      softmaxOf(1)));
+  cases.push_back(normCase(
+      "softmax 3-D [4, 1, 3, 512]", {randn({4, 1, 3, 512}, f32)},
+      softmaxOf(3)));
+  cases.push_back(normCase(
+      "log_softmax [64, 1024]", {randn({64, 1024}, f32)},
+      [](Fusion* f, const std::vector<TensorView*>& in) {
+        f->addOutput(log_softmax(in[0], 1));
+      }));
+  // Layer norm with weight and bias, and with its statistics as outputs.
+  for (auto [dtype, hidden] : std::vector<std::pair<DataType, int64_t>>{
+           {f32, 1024}, {bf16, 4096}, {bf16, 5120}, {f32, 12288}}) {
+    cases.push_back(normCase(
+        std::string("layer_norm ") + (dtype == f32 ? "f32 " : "bf16 ") +
+            shapeName({48, hidden}),
+        {randn({48, hidden}, dtype), randn({hidden}, dtype),
+         randn({hidden}, dtype)},
+        layerNormOf(true, false)));
+  }
+  // 1000 threads, launched as 1024: the kernel declares its block size.
+  cases.push_back(normCase(
+      "layer_norm f32 [8, 20000]",
+      {randn({8, 20000}, f32), randn({20000}, f32), randn({20000}, f32)},
+      layerNormOf(true, false)));
+  cases.push_back(normCase(
+      "layer_norm with mean and invstd outputs", {randn({40, 2048}, f32)},
+      layerNormOf(false, true)));
+  for (auto [dtype, hidden] : std::vector<std::pair<DataType, int64_t>>{
+           {bf16, 4096}, {f32, 8192}, {bf16, 1000}}) {
+    cases.push_back(normCase(
+        std::string("rms_norm ") + (dtype == f32 ? "f32 " : "bf16 ") +
+            shapeName({48, hidden}),
+        {randn({48, hidden}, dtype), randn({hidden}, dtype)}, rmsNormOf(true)));
+  }
+  // Backward passes for the input gradient.
+  cases.push_back(normCase(
+      "softmax_backward [64, 2048]",
+      {randn({64, 2048}, f32), at::softmax(at::randn({64, 2048}), 1)},
+      [](Fusion* f, const std::vector<TensorView*>& in) {
+        f->addOutput(softmax_backward(in[0], in[1], 1));
+      }));
+  {
+    at::Tensor x = at::randn({64, 1024});
+    at::Tensor mean = x.mean({1});
+    at::Tensor invstd = at::rsqrt(x.var({1}, false) + 1e-5);
+    cases.push_back(normCase(
+        "layer_norm_backward input gradient [64, 1024]",
+        {at::randn({64, 1024}), x, mean, invstd, at::randn({1024})},
+        [](Fusion* f, const std::vector<TensorView*>& in) {
+          f->addOutput(layer_norm_backward(
+                           in[0], in[1], {1}, in[2], in[3], in[4], nullptr)
+                           .grad_input);
+        }));
+    cases.push_back(normCase(
+        "rms_norm_backward input gradient [64, 1024]",
+        {at::randn({64, 1024}), x, invstd, at::randn({1024})},
+        [](Fusion* f, const std::vector<TensorView*>& in) {
+          f->addOutput(
+              rms_norm_backward(in[0], in[1], {1}, in[2], in[3]).grad_input);
+        }));
+  }
+  // A tensor read after the reduction through an expr that does not
+  // depend on it ((x + bias) - sum(x)), and parts of one fusion that share
+  // no tensor (x's normalizations and the gradient of (dy, y)).
+  cases.push_back(normCase(
+      "(x + bias) - sum(x)", {randn({31, 47}, f32), randn({47}, f32)},
+      [](Fusion* f, const std::vector<TensorView*>& in) {
+        TensorView* biased = add(in[0], broadcast(in[1], {true, false}));
+        f->addOutput(sub(biased, broadcast(sum(in[0], {1}), {false, true})));
+      }));
+  cases.push_back(normCase(
+      "five normalizations in one fusion",
+      {randn({64, 1000}, f32), randn({64, 1000}, f32),
+       at::softmax(at::randn({64, 1000}), 1), randn({1000}, f32),
+       randn({1000}, f32)},
+      [](Fusion* f, const std::vector<TensorView*>& in) {
+        f->addOutput(softmax(in[0], 1));
+        f->addOutput(log_softmax(in[0], 1));
+        f->addOutput(softmax_backward(in[1], in[2], 1));
+        f->addOutput(layer_norm(in[0], {1}, in[3], in[4], eps()).output);
+        f->addOutput(rms_norm(in[0], {1}, in[3], eps()).output);
+      }));
+  // Non-contiguous inputs: gaps between rows, a strided row, an offset.
+  const std::vector<at::Tensor> views = {
+      at::randn({64, 1100}).slice(1, 0, 1024),
+      at::randn({64, 2048}).slice(1, 0, 2048, 2),
+      at::randn({65, 1025}).slice(0, 1).slice(1, 1)};
+  for (size_t v = 0; v < views.size(); ++v) {
+    cases.push_back(normCase(
+        "softmax of non-contiguous view " + std::to_string(v), {views[v]},
+        softmaxOf(1), /*symbolic=*/true));
+  }
+  // The seed's layout: [M, N] allocated as [M/4, 4, N].
+  {
+    NormCase c = normCase(
+        "softmax, split allocation", {at::randn({64, 1024})}, softmaxOf(1));
+    FusionGuard fg(c.fusion.get());
+    auto* in = c.fusion->inputs()[0]->as<TensorView>();
+    auto [outer, inner] = IterDomain::split(
+        in->axis(0), IrBuilder::create<Val>(int64_t(4), DataType::Index), true);
+    in->setAllocationDomain({outer, inner, in->axis(1)}, true);
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+// Schedules a copy of `c` for its inputs; the kernel must compile.
+std::unique_ptr<HeuristicParams> scheduleAndCompile(
+    const NormCase& c, SchedulerType* type, std::string* rejections) {
+  Fusion copy(*c.fusion);
+  std::vector<c10::IValue> inputs(c.inputs.begin(), c.inputs.end());
+  RuntimeInfo info = makeRuntimeInfo(&copy, inputs, /*require_cuda=*/false);
+  SchedulerChoice choice = chooseScheduler(&copy, info);
+  *type = choice.scheduler->type();
+  for (const std::string& r : choice.rejections) {
+    *rejections += r + "\n";
+  }
+  auto params = choice.scheduler->computeHeuristics(&copy, info);
+  if (*type == SchedulerType::InnerPersistent) {
+    choice.scheduler->schedule(&copy, *params);
+    const std::string code = generateCudaKernel(&copy, DataType::Int32);
+    EXPECT_THAT(code, HasSubstr("blockAllReduce"));
+    EXPECT_NO_THROW(compileToCubin(code, "fuser_kernel", 90, true))
+        << params->toString();
+  }
+  return params;
+}
+
+const InnerPersistentParams& persistentParams(const HeuristicParams& p) {
+  return dynamic_cast<const InnerPersistentParams&>(p);
+}
+
+} // namespace
+
+// ---- The rewrites before a persistent schedule (persistent_buffers.h),
+// before and after.
+
+namespace {
+
+int64_t countExprs(Fusion* f, const std::function<bool(Expr*)>& pred) {
+  int64_t n = 0;
+  for (Expr* e : f->exprs()) {
+    n += pred(e) ? 1 : 0;
+  }
+  return n;
+}
+
+std::vector<std::string> bufferNames(Fusion* f) {
+  std::vector<std::string> names;
+  for (TensorView* tv : persistentBuffers(f)) {
+    names.push_back("T" + std::to_string(tv->name()));
+  }
+  return names;
+}
+
+} // namespace
+
+TEST_F(NormalizationTest, BufferProjectionHoldsTheSmallerInput) {
+  for (DataType dtype : {DataType::Float, DataType::BFloat16}) {
+    Fusion f;
+    FusionGuard fg(&f);
+    TensorView* x = makeContigTensor(2, dtype);
+    f.addInput(x);
+    f.addOutput(softmax(x, 1));
+    // Before: the input in float (for its max) and exp(x - max) (for its
+    // sum) are held.
+    const std::vector<TensorView*> before = persistentBuffers(&f);
+    ASSERT_EQ(before.size(), 2u);
+    projectPersistentBuffersToInputs(&f);
+    const std::vector<TensorView*> after = persistentBuffers(&f);
+    ASSERT_EQ(after.size(), 2u);
+    if (dtype == DataType::Float) {
+      // Recomputing from an input of the same size saves nothing.
+      EXPECT_EQ(bufferNames(&f), std::vector<std::string>({"T0", "T4"}));
+    } else {
+      // The bf16 input replaces its float cast; exp is not recomputed.
+      EXPECT_TRUE(after[0]->isFusionInput() || after[1]->isFusionInput());
+      int64_t exps = countExprs(&f, [](Expr* e) {
+        auto* u = dynamic_cast<UnaryOp*>(e);
+        return u != nullptr && u->opType() == UnaryOpType::Exp;
+      });
+      EXPECT_EQ(exps, 1);
+    }
+  }
+}
+
+TEST_F(NormalizationTest, RowDivisionsBecomeReciprocalProducts) {
+  Fusion f;
+  FusionGuard fg(&f);
+  TensorView* x = makeContigTensor(2);
+  f.addInput(x);
+  f.addOutput(softmax(x, 1));
+  auto divides = [](Expr* e) {
+    auto* b = dynamic_cast<BinaryOp*>(e);
+    return b != nullptr && b->opType() == BinaryOpType::Div;
+  };
+  ASSERT_EQ(countExprs(&f, divides), 1);
+  multiplyByRowReciprocals(&f);
+  EXPECT_EQ(countExprs(&f, divides), 0);
+  auto* out = f.outputs()[0]->as<TensorView>();
+  auto* mul_op = dynamic_cast<BinaryOp*>(out->definition());
+  ASSERT_NE(mul_op, nullptr);
+  EXPECT_EQ(mul_op->opType(), BinaryOpType::Mul);
+  auto* rcp = dynamic_cast<UnaryOp*>(mul_op->rhs()->definition());
+  ASSERT_NE(rcp, nullptr);
+  EXPECT_EQ(rcp->opType(), UnaryOpType::Reciprocal);
+}
+
+TEST_F(NormalizationTest, WelfordOverAHeldRowBecomesTwoSums) {
+  Fusion f;
+  FusionGuard fg(&f);
+  TensorView* x = makeContigTensor(2);
+  f.addInput(x);
+  ForwardNormResult r = layer_norm(x, {1}, nullptr, nullptr, eps());
+  f.addOutput(r.output);
+  f.addOutput(r.mean);
+  auto welfords = [](Expr* e) {
+    auto* rop = dynamic_cast<ReductionOp*>(e);
+    return rop != nullptr && rop->opType() == ReductionOpType::Welford;
+  };
+  auto sums = [](Expr* e) {
+    auto* rop = dynamic_cast<ReductionOp*>(e);
+    return rop != nullptr && rop->opType() == ReductionOpType::Sum;
+  };
+  ASSERT_EQ(countExprs(&f, welfords), 1);
+  welfordToTwoPasses(&f);
+  EXPECT_EQ(countExprs(&f, welfords), 0);
+  EXPECT_EQ(countExprs(&f, sums), 2);
+}
+
+TEST_F(NormalizationTest, SideInputsAreBroadcastBeforeTheirCasts) {
+  Fusion f;
+  FusionGuard fg(&f);
+  TensorView* x = makeContigTensor(2, DataType::BFloat16);
+  TensorView* w = makeContigTensor(1, DataType::BFloat16);
+  f.addInput(x);
+  f.addInput(w);
+  f.addOutput(rms_norm(x, {1}, w, eps()).output);
+  auto cast_of_w = [w](Expr* e) {
+    auto* u = dynamic_cast<UnaryOp*>(e);
+    return u != nullptr && u->opType() == UnaryOpType::Cast && u->in() == w;
+  };
+  ASSERT_EQ(countExprs(&f, cast_of_w), 1);
+  broadcastSideInputsFirst(&f);
+  EXPECT_EQ(countExprs(&f, cast_of_w), 0);
+  // w is read by its broadcast only (the old cast is dead code).
+  auto reads_w = [w](Expr* e) {
+    return std::find(e->inputs().begin(), e->inputs().end(), w) !=
+           e->inputs().end();
+  };
+  EXPECT_EQ(countExprs(&f, reads_w), 1);
+  EXPECT_EQ(
+      countExprs(
+          &f, [&](Expr* e) { return reads_w(e) && e->isA<BroadcastOp>(); }),
+      1);
+}
+
+TEST_F(NormalizationTest, SoftmaxHoldsItsRowInRegisters) {
+  NormCase c = normCase("softmax", {at::randn({1024, 8192})}, softmaxOf(1));
+  SchedulerType type;
+  std::string rejections;
+  auto params = scheduleAndCompile(c, &type, &rejections);
+  ASSERT_EQ(type, SchedulerType::InnerPersistent) << rejections;
+  const auto& p = persistentParams(*params);
+  // 8192 floats: vectors of 4, 8 per thread, 256 threads per row; the
+  // input (for its max) and exp(x - max) (for its sum) are held.
+  EXPECT_EQ(p.vectorize, 4);
+  EXPECT_EQ(p.batch, 8);
+  EXPECT_EQ(p.threads_x, 256);
+  EXPECT_EQ(p.threads_y, 1);
+  EXPECT_EQ(p.persistent_buffers.size(), 2u) << p.toString();
+  EXPECT_EQ(p.persistent_registers, 64);
+}
+
+TEST_F(NormalizationTest, ShortRowsShareABlockAndOddRowsPadTheWarp) {
+  {
+    NormCase c = normCase("short", {at::randn({4096, 96})}, softmaxOf(1));
+    SchedulerType type;
+    std::string rejections;
+    const auto& p =
+        persistentParams(*scheduleAndCompile(c, &type, &rejections));
+    // 24 vectors: one per thread, in segments of 32 lanes, 8 rows a block.
+    EXPECT_EQ(p.batch, 1);
+    EXPECT_EQ(p.threads_x, 24);
+    EXPECT_EQ(p.paddedMultiple(), 32);
+    EXPECT_EQ(p.threads_y, 8);
+  }
+  {
+    NormCase c = normCase("odd", {at::randn({64, 1000})}, softmaxOf(1));
+    SchedulerType type;
+    std::string rejections;
+    const auto& p =
+        persistentParams(*scheduleAndCompile(c, &type, &rejections));
+    // 250 vectors of 4: 2 per thread, 125 threads launched as 128.
+    EXPECT_EQ(p.batch, 2);
+    EXPECT_EQ(p.threads_x, 125);
+    EXPECT_EQ(p.paddedMultiple(), 32);
+  }
+}
+
+TEST_F(NormalizationTest, OuterNormalizationsAndHugeRowsFallBackToATen) {
+  const std::vector<std::pair<NormCase, std::string>> declined = [] {
+    std::vector<std::pair<NormCase, std::string>> v;
+    v.emplace_back(
+        normCase("outer", {at::randn({4096, 64})}, softmaxOf(0)),
+        "not innermost in memory");
+    v.emplace_back(
+        normCase("huge row", {at::randn({2, 1 << 20})}, softmaxOf(1)),
+        "shared-memory persistence is not implemented");
+    return v;
+  }();
+  for (const auto& [c, reason] : declined) {
+    SchedulerType type;
+    std::string rejections;
+    scheduleAndCompile(c, &type, &rejections);
+    EXPECT_EQ(type, SchedulerType::ExprEval) << c.name;
+    EXPECT_THAT(rejections, HasSubstr("InnerPersistent (run time): "))
+        << c.name;
+    EXPECT_THAT(rejections, HasSubstr(reason)) << c.name;
+  }
+}
+
+TEST_F(NormalizationTest, EveryCaseCompiles) {
+  for (const NormCase& c : everyCase()) {
+    SCOPED_TRACE(c.name);
+    SchedulerType type;
+    std::string rejections;
+    EXPECT_NO_THROW(scheduleAndCompile(c, &type, &rejections));
+    EXPECT_EQ(type, c.expected) << rejections;
+  }
+}
+
+// The index math, padding predicates and all-reduces of the kernels on the
+// interpreter: every output element written once, with the value of its
+// row (reduction_harness.h; one input, exact in double).
+TEST_F(NormalizationTest, KernelsNormalizeEveryRowOnTheInterpreter) {
+  auto softmax_over = [](int64_t dim) {
+    return [dim](Fusion* f, TensorView* in) { f->addOutput(softmax(in, dim)); };
+  };
+  const std::vector<std::pair<InterpretedCase, std::string>> cases = {
+      {{"softmax, padded warp", {1, 1000}, softmax_over(1)},
+       "threads 125 (launched in multiples of 32)"},
+      {{"softmax, 4 vectors per thread", {1, 1024}, softmax_over(1)},
+       "batch 4"},
+      {{"softmax, short rows share a block", {20, 64}, softmax_over(1)},
+       "x 16"},
+      {{"softmax, rows below a warp", {9, 3, 24}, softmax_over(2)},
+       "launched in multiples of 8"},
+      {{"softmax, no vectors", {4, 130}, softmax_over(1)}, "vectorize 2"},
+      {{"log_softmax",
+        {2, 512},
+        [](Fusion* f, TensorView* in) { f->addOutput(log_softmax(in, 1)); }},
+       ""},
+      {{"rms_norm",
+        {1, 768},
+        [](Fusion* f, TensorView* in) {
+          f->addOutput(rms_norm(in, {1}, nullptr, eps()).output);
+        }},
+       ""},
+      {{"softmax, split allocation", {8, 100}, softmax_over(1), {}, true}, ""},
+  };
+  for (const auto& [ic, expected_params] : cases) {
+    std::string params;
+    const std::string failure =
+        interpret(ic, &params, SchedulerType::InnerPersistent);
+    EXPECT_EQ(failure, "") << ic.name << "\n  " << params;
+    EXPECT_THAT(params, HasSubstr(expected_params)) << ic.name;
+  }
+}
+
+// Each case runs twice (compile, then a cache hit), as one kernel.
+TEST_F(NormalizationGpuTest, EveryCaseMatchesATen) {
+  for (const NormCase& c : everyCase()) {
+    SCOPED_TRACE(c.name);
+    std::vector<c10::IValue> inputs;
+    for (const at::Tensor& t : c.inputs) {
+      inputs.push_back(onDevice(t));
+    }
+    FusionExecutorCache fec(std::make_unique<Fusion>(*c.fusion));
+    for (int run = 0; run < 2; ++run) {
+      std::vector<at::Tensor> outputs = fec.runFusionWithInputs(inputs);
+      const auto* runtime = fec.getMostRecentKernelRuntime();
+      EXPECT_EQ(runtime->schedulerType(), c.expected);
+      EXPECT_FALSE(runtime->isSegmented());
+      testValidate(
+          fec.fusion(), outputs, inputs, __LINE__, __FILE__,
+          c.name + ", run " + std::to_string(run));
+    }
+  }
+}
+
+// 2^31 + 4096 elements: the kernel indexes in 64 bits.
+TEST_F(NormalizationGpuTest, InputAbove2To31Elements) {
+  NormCase c = normCase(
+      "rms_norm of 2^31 + 4096 elements",
+      {at::randn({(int64_t{1} << 19) + 1, 4096}, at::kCUDA).to(at::kBFloat16)},
+      rmsNormOf(false));
+  std::vector<c10::IValue> inputs(c.inputs.begin(), c.inputs.end());
+  FusionExecutorCache fec(std::make_unique<Fusion>(*c.fusion));
+  std::vector<at::Tensor> outputs = fec.runFusionWithInputs(inputs);
+  EXPECT_EQ(
+      fec.getMostRecentKernelRuntime()->schedulerType(),
+      SchedulerType::InnerPersistent);
+  testValidate(fec.fusion(), outputs, inputs, __LINE__, __FILE__);
+}
+
+} // namespace fuser
