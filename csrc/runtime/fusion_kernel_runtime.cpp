@@ -20,6 +20,7 @@ FusionKernelRuntime::FusionKernelRuntime(
   // gives the extents of the intermediates.
   ExpressionEvaluator ee;
   bindFusionInputs(complete, inputs, ee, /*require_cuda=*/true);
+  checkJoinedInputExtents(complete, ee);
 
   // Slots: the fusion inputs, then every value a segment writes.
   std::unordered_map<const Val*, size_t> slot;

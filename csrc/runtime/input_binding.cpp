@@ -1,5 +1,6 @@
 #include <runtime/input_binding.h>
 
+#include <id_model/id_model.h>
 #include <ir/all_nodes.h>
 #include <ir/domain_traversal.h>
 #include <layout/vectorization.h>
@@ -11,6 +12,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 
@@ -227,6 +229,42 @@ void bindFusionInputs(
       value = ScalarValue(value.asBool());
     }
     ee.bind(scalar, value);
+  }
+}
+
+void checkJoinedInputExtents(Fusion* fusion, ExpressionEvaluator& ee) {
+  IdModel id_model(fusion);
+  struct Seen {
+    size_t input;
+    size_t axis;
+    int64_t size;
+  };
+  std::unordered_map<IterDomain*, Seen> seen;
+  for (size_t i = 0; i < fusion->inputs().size(); ++i) {
+    auto* tv = dynamic_cast<TensorView*>(fusion->inputs()[i]);
+    if (tv == nullptr) {
+      continue;
+    }
+    const auto logical = TensorDomain::noReductions(tv->getLogicalDomain());
+    for (size_t j = 0; j < logical.size(); ++j) {
+      IterDomain* id = logical[j];
+      auto size = id->isBroadcast() ? std::nullopt : ee.evaluate(id->extent());
+      if (!size) {
+        continue;
+      }
+      auto [it, fresh] =
+          seen.emplace(id_model.exactGroup(id), Seen{i, j, size->asInt()});
+      const Seen& other = it->second;
+      FUSER_CHECK(
+          fresh || other.size == size->asInt(), "Input ", i, " (",
+          tv->toString(), ") has size ", size->asInt(), " along axis ", j,
+          ", but input ", other.input, " (",
+          fusion->inputs()[other.input]->toString(), ") has size ", other.size,
+          " along axis ", other.axis,
+          ", and the fusion combines the two axes. Pass tensors whose sizes "
+          "agree there, or give one of them size 1 and declare that axis a "
+          "broadcast.");
+    }
   }
 }
 

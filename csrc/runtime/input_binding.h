@@ -59,6 +59,13 @@ void bindFusionInputs(
     Fusion* fusion, const std::vector<c10::IValue>& inputs,
     ExpressionEvaluator& ee, bool require_cuda = true);
 
+// After bindFusionInputs: the axes of different inputs that the fusion's
+// ops join (exact-mapped: x [M, N] times a weight [N] broadcast over the
+// rows) must have one size; a mismatch is a user error naming both inputs
+// and axes. (A kernel would bound each input by its own size and compute
+// the rest from nothing.) Run once per input signature, on a cache miss.
+void checkJoinedInputExtents(Fusion* fusion, ExpressionEvaluator& ee);
+
 // Binds the inputs (bindFusionInputs) and records what the schedulers may
 // know about this run: extents, each tensor input's allocation sizes and
 // strides, and the alignment of its data pointer (doc/design.md §6).

@@ -527,3 +527,32 @@ TEST_F(RuntimeBindingGpuTest, CudaInputsAndOutputs) {
 }
 
 } // namespace fuser
+
+namespace fuser {
+
+// x [4, 8] times a weight of 6 broadcast over the rows: the fusion joins
+// the weight's axis with x's second, so their sizes must agree (a kernel
+// would read 6 weights for 8 columns).
+TEST_F(RuntimeBindingTest, JoinedAxesOfDifferentSizesAreAUserError) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = makeContigTensor(2);
+  TensorView* w = makeContigTensor(1);
+  fusion.addInput(x);
+  fusion.addInput(w);
+  fusion.addOutput(mul(x, broadcast(w, {true, false})));
+  std::vector<c10::IValue> bad = {at::randn({4, 8}), at::randn({6})};
+  ExpressionEvaluator ee;
+  bindFusionInputs(&fusion, bad, ee, /*require_cuda=*/false);
+  EXPECT_THAT(
+      [&] { checkJoinedInputExtents(&fusion, ee); },
+      ThrowsMessage<UserError>(AllOf(
+          HasSubstr("Input 1 (T1"), HasSubstr("has size 6 along axis 0"),
+          HasSubstr("input 0 (T0"), HasSubstr("has size 8 along axis 1"))));
+  std::vector<c10::IValue> good = {at::randn({4, 8}), at::randn({8})};
+  ExpressionEvaluator ee_good;
+  bindFusionInputs(&fusion, good, ee_good, /*require_cuda=*/false);
+  EXPECT_NO_THROW(checkJoinedInputExtents(&fusion, ee_good));
+}
+
+} // namespace fuser
