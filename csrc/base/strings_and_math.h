@@ -1,5 +1,6 @@
-// Small helpers every layer shares: integer ceiling division and joining
-// numbers for messages and printed parameters.
+// Small helpers every layer shares: integer ceiling division, powers of
+// two around a count, and joining numbers for messages and printed
+// parameters.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,22 @@ namespace fuser {
 
 inline int64_t ceilDiv(int64_t a, int64_t b) {
   return (a + b - 1) / b;
+}
+
+// The smallest power of two >= n, and the largest <= n (1 for n <= 1).
+inline int64_t pow2Ceil(int64_t n) {
+  int64_t p = 1;
+  while (p < n) {
+    p *= 2;
+  }
+  return p;
+}
+inline int64_t pow2Floor(int64_t n) {
+  int64_t p = 1;
+  while (p * 2 <= n) {
+    p *= 2;
+  }
+  return p;
 }
 
 // "1 2 3" (or with another separator).

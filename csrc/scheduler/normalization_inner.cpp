@@ -59,14 +59,6 @@ int64_t roundUpToMultiple(int64_t n, int64_t multiple) {
   return ceilDiv(n, multiple) * multiple;
 }
 
-int64_t pow2Ceil(int64_t n) {
-  int64_t p = 1;
-  while (p < n) {
-    p *= 2;
-  }
-  return p;
-}
-
 constexpr int64_t kMaxThreadsPerRow = 1024;
 // Registers a thread keeps for everything but the persistent buffers.
 constexpr int64_t kOtherRegisters = 32;

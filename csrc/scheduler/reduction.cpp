@@ -24,22 +24,6 @@ ReductionOp* theReduction(Fusion* fusion) {
   return reductions.size() == 1 ? reductions.front() : nullptr;
 }
 
-int64_t pow2Ceil(int64_t n) {
-  int64_t p = 1;
-  while (p < n) {
-    p *= 2;
-  }
-  return p;
-}
-
-int64_t pow2Floor(int64_t n) {
-  int64_t p = 1;
-  while (p * 2 <= n) {
-    p *= 2;
-  }
-  return p;
-}
-
 } // namespace
 
 std::string ReductionParams::toString() const {
