@@ -17,11 +17,6 @@ namespace fuser {
 
 namespace {
 
-int64_t rankOf(TensorView* tv) {
-  return static_cast<int64_t>(
-      TensorDomain::noReductions(tv->getLogicalDomain()).size());
-}
-
 std::vector<int64_t> reducedPositions(ReductionOp* rop) {
   std::vector<int64_t> positions;
   const auto& logical = rop->out()->as<TensorView>()->getLogicalDomain();
@@ -48,15 +43,22 @@ std::vector<TensorView*> fullRankOutputs(Fusion* fusion, int64_t rank) {
   std::vector<TensorView*> outs;
   for (Val* out : fusion->outputs()) {
     auto* tv = out->as<TensorView>();
-    if (rankOf(tv) == rank) {
+    if (scheduler_utils::rankOf(tv) == rank) {
       outs.push_back(tv);
     }
   }
   return outs;
 }
 
-int64_t roundUpToMultiple(int64_t n, int64_t multiple) {
-  return ceilDiv(n, multiple) * multiple;
+// A row's threads launch in whole warps, or in the power of two above
+// their count below a warp (doc/normalization.md §3).
+int64_t paddedMultipleOf(int64_t threads) {
+  return std::min<int64_t>(32, pow2Ceil(threads));
+}
+
+int64_t launchedThreads(int64_t threads) {
+  return ceilDiv(threads, paddedMultipleOf(threads)) *
+         paddedMultipleOf(threads);
 }
 
 constexpr int64_t kMaxThreadsPerRow = 1024;
@@ -102,8 +104,7 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
     return ceilDiv(batch * v * buffer_bytes, 4);
   };
   auto launched_for = [&](int64_t batch) {
-    const int64_t threads = threads_for(batch);
-    return roundUpToMultiple(threads, std::min<int64_t>(32, pow2Ceil(threads)));
+    return launchedThreads(threads_for(batch));
   };
   auto fits = [&](int64_t batch) {
     return registers_for(batch) <= bufferRegisterBudget(launched_for(batch));
@@ -141,7 +142,7 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
 } // namespace
 
 int64_t InnerPersistentParams::paddedMultiple() const {
-  return std::min<int64_t>(32, pow2Ceil(threads_x));
+  return paddedMultipleOf(threads_x);
 }
 
 std::string InnerPersistentParams::toString() const {
@@ -190,7 +191,7 @@ bool InnerPersistentScheduler::canScheduleCompileTime(
       }
       // The input's shape, the reduced one, or the normalized axes alone
       // (a weight before its broadcast).
-      const int64_t r = rankOf(tv);
+      const int64_t r = scheduler_utils::rankOf(tv);
       if (r != rank && r != rank - n_reduced && r != n_reduced) {
         *reason = tv->toString() + " has rank " + std::to_string(r) +
                   ", neither the input's, the reduced one's nor the "
@@ -272,9 +273,7 @@ void InnerPersistentScheduler::schedule(
     }
     reference->axis(tx)->parallelize(ParallelType::TIDx);
     reference->axis(tx)->padToMultipleOf(params.paddedMultiple());
-    reference->axis(tx)->setExtentBound(
-        ceilDiv(params.threads_x, params.paddedMultiple()) *
-        params.paddedMultiple());
+    reference->axis(tx)->setExtentBound(launchedThreads(params.threads_x));
     reference->axis(batch_axis)->parallelize(ParallelType::Unroll);
     TransformPropagator propagator(reference);
     MaxLogicalDomainInfoSpanningTree(reference).traverse(&propagator);

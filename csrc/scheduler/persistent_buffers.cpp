@@ -12,29 +12,6 @@ namespace fuser {
 
 namespace {
 
-// `from` and every tensor it is computed from.
-std::unordered_set<Val*> upstreamOf(Val* from) {
-  std::unordered_set<Val*> seen = {from};
-  std::vector<Val*> stack = {from};
-  while (!stack.empty()) {
-    Val* v = stack.back();
-    stack.pop_back();
-    if (Expr* def = v->definition()) {
-      for (Val* in : def->inputs()) {
-        if (in->isA<TensorView>() && seen.insert(in).second) {
-          stack.push_back(in);
-        }
-      }
-    }
-  }
-  return seen;
-}
-
-int64_t rankOf(TensorView* tv) {
-  return static_cast<int64_t>(
-      TensorDomain::noReductions(tv->getLogicalDomain()).size());
-}
-
 // The same pointwise expr as `expr` over `inputs`, or nullptr for another
 // kind of expr.
 Val* rebuild(Expr* expr, const std::vector<Val*>& inputs) {
@@ -67,7 +44,8 @@ Val* rebuild(Expr* expr, const std::vector<Val*>& inputs) {
 }
 
 // Rebuilds tensors from fusion inputs and reduction results (`available`)
-// through pointwise exprs; tensors it cannot rebuild stay themselves.
+// through exprs cheap to compute again; tensors it cannot rebuild stay
+// themselves.
 class Recomputer {
  public:
   explicit Recomputer(std::unordered_set<Val*> available)
@@ -78,7 +56,7 @@ class Recomputer {
   // then hold).
   bool inputsOf(TensorView* tv, int64_t rank, std::vector<TensorView*>* out) {
     if (tv->isFusionInput()) {
-      if (rankOf(tv) == rank &&
+      if (scheduler_utils::rankOf(tv) == rank &&
           std::find(out->begin(), out->end(), tv) == out->end()) {
         out->push_back(tv);
       }
@@ -88,7 +66,7 @@ class Recomputer {
       return true;
     }
     Expr* def = tv->definition();
-    if (!isPointwise(def)) {
+    if (!isCheapToRecompute(def)) {
       return false;
     }
     for (Val* in : def->inputs()) {
@@ -132,7 +110,7 @@ class Recomputer {
  private:
   // Cheap to compute again: no transcendental function (recomputing
   // softmax's exp(x - max) would double its work).
-  static bool isPointwise(Expr* expr) {
+  static bool isCheapToRecompute(Expr* expr) {
     if (auto* uop = dynamic_cast<UnaryOp*>(expr)) {
       switch (uop->opType()) {
         case UnaryOpType::Cast:
@@ -144,7 +122,7 @@ class Recomputer {
           return false;
       }
     }
-    return expr->isA<UnaryOp>() || expr->isA<BinaryOp>() ||
+    return expr->isA<BinaryOp>() ||
            (expr->isA<TernaryOp>() &&
             expr->as<TernaryOp>()->opType() == TernaryOpType::Where) ||
            expr->isA<BroadcastOp>() ||
@@ -155,6 +133,17 @@ class Recomputer {
   std::unordered_set<Val*> available_;
   std::unordered_map<TensorView*, Val*> memo_;
 };
+
+// Every use of `old` (and its place among the outputs) reads `replacement`.
+void replaceUses(Fusion* fusion, Val* old, Val* replacement) {
+  const std::vector<Expr*> uses = old->uses();
+  for (Expr* use : uses) {
+    fusion->replaceInput(use, old, replacement);
+  }
+  if (fusion->isOutput(old)) {
+    fusion->replaceOutput(old, replacement);
+  }
+}
 
 } // namespace
 
@@ -176,7 +165,7 @@ bool constantAlongReducedAxes(TensorView* tv, ReductionOp* rop) {
 std::vector<TensorView*> persistentBuffers(Fusion* fusion) {
   std::vector<TensorView*> buffers;
   for (ReductionOp* rop : scheduler_utils::reductionsOf(fusion)) {
-    const std::unordered_set<Val*> up = upstreamOf(rop->in());
+    const std::unordered_set<Val*> up = scheduler_utils::upstreamOf(rop->in());
     const std::unordered_set<Val*> down =
         scheduler_utils::downstreamOf(fusion, rop->out());
     for (Val* v : up) {
@@ -219,7 +208,7 @@ void projectPersistentBuffersToInputs(Fusion* fusion) {
     }
   }
   for (ReductionOp* rop : reductions) {
-    const std::unordered_set<Val*> up = upstreamOf(rop->in());
+    const std::unordered_set<Val*> up = scheduler_utils::upstreamOf(rop->in());
     const std::unordered_set<Val*> down =
         scheduler_utils::downstreamOf(fusion, rop->out());
     // Available after this reduction: the results of reductions, and what
@@ -290,14 +279,7 @@ void multiplyByRowReciprocals(Fusion* fusion) {
         !constantAlongReducedAxes(rhs, rop)) {
       continue;
     }
-    Val* product = mul(lhs, reciprocal(rhs));
-    const std::vector<Expr*> uses = bop->out()->uses();
-    for (Expr* use : uses) {
-      fusion->replaceInput(use, bop->out(), product);
-    }
-    if (fusion->isOutput(bop->out())) {
-      fusion->replaceOutput(bop->out(), product);
-    }
+    replaceUses(fusion, bop->out(), mul(lhs, reciprocal(rhs)));
   }
 }
 
@@ -339,14 +321,7 @@ void welfordToTwoPasses(Fusion* fusion) {
                                 : uop->opType() == UnaryOpType::WelfordVarSum
                                     ? var_sum
                                     : n;
-      Val* old = uop->out();
-      const std::vector<Expr*> uses = old->uses();
-      for (Expr* u : uses) {
-        fusion->replaceInput(u, old, replacement);
-      }
-      if (fusion->isOutput(old)) {
-        fusion->replaceOutput(old, replacement);
-      }
+      replaceUses(fusion, uop->out(), replacement);
     }
   }
 }
@@ -381,10 +356,7 @@ void broadcastSideInputsFirst(Fusion* fusion) {
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
       value = rebuild(*it, {value});
     }
-    const std::vector<Expr*> uses = bcast->out()->uses();
-    for (Expr* use : uses) {
-      fusion->replaceInput(use, bcast->out(), value);
-    }
+    replaceUses(fusion, bcast->out(), value);
   }
 }
 

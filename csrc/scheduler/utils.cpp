@@ -8,6 +8,28 @@
 
 namespace fuser::scheduler_utils {
 
+int64_t rankOf(const TensorView* tv) {
+  return static_cast<int64_t>(
+      TensorDomain::noReductions(tv->getLogicalDomain()).size());
+}
+
+std::unordered_set<Val*> upstreamOf(Val* from) {
+  std::unordered_set<Val*> seen = {from};
+  std::vector<Val*> stack = {from};
+  while (!stack.empty()) {
+    Val* v = stack.back();
+    stack.pop_back();
+    if (Expr* def = v->definition()) {
+      for (Val* in : def->inputs()) {
+        if (in->isA<TensorView>() && seen.insert(in).second) {
+          stack.push_back(in);
+        }
+      }
+    }
+  }
+  return seen;
+}
+
 std::vector<ReductionOp*> reductionsOf(Fusion* fusion) {
   std::vector<ReductionOp*> found;
   for (Expr* expr : fusion->exprs()) {

@@ -12,6 +12,12 @@
 
 namespace fuser::scheduler_utils {
 
+// The number of logical axes of `tv`, reductions left out.
+int64_t rankOf(const TensorView* tv);
+
+// `from` and every tensor it is computed from.
+std::unordered_set<Val*> upstreamOf(Val* from);
+
 // The fusion's reductions, in expr order.
 std::vector<ReductionOp*> reductionsOf(Fusion* fusion);
 

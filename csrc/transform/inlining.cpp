@@ -23,72 +23,52 @@ std::vector<TensorView*> consumersOf(TensorView* tv) {
   return consumers;
 }
 
-// Whether `tv` is computed from `ancestor` (through any chain of uses).
-bool dependsOn(TensorView* tv, TensorView* ancestor) {
-  std::vector<TensorView*> stack = {ancestor};
-  std::unordered_set<TensorView*> seen;
+// `tv` and every tensor computed from it.
+std::unordered_set<TensorView*> descendantsOf(TensorView* tv) {
+  std::unordered_set<TensorView*> seen = {tv};
+  std::vector<TensorView*> stack = {tv};
   while (!stack.empty()) {
     TensorView* current = stack.back();
     stack.pop_back();
     for (TensorView* consumer : consumersOf(current)) {
-      if (consumer == tv) {
-        return true;
-      }
       if (seen.insert(consumer).second) {
         stack.push_back(consumer);
       }
     }
   }
-  return false;
+  return seen;
 }
 
 // Whether `tv` or a tensor computed from it is also computed from
 // `reducing`: then `tv` runs in the loops of an expr after the reduction
 // (x - broadcast(sum(x)), or (x + bias) - broadcast(sum(x)), where x + bias
-// itself does not depend on the sum but is inlined into what does).
+// itself does not depend on the sum but is inlined into what does). Not
+// when `tv` feeds the reduction: it runs before it.
 bool meetsResultOf(TensorView* tv, TensorView* reducing) {
-  if (tv == reducing || dependsOn(tv, reducing)) {
+  const std::unordered_set<TensorView*> after = descendantsOf(reducing);
+  if (after.count(tv)) {
     return true;
   }
-  if (dependsOn(reducing, tv)) {
-    return false; // `tv` feeds the reduction: it runs before it
-  }
-  std::vector<TensorView*> stack = {tv};
-  std::unordered_set<TensorView*> seen = {tv};
-  while (!stack.empty()) {
-    TensorView* current = stack.back();
-    stack.pop_back();
-    for (TensorView* consumer : consumersOf(current)) {
-      if (!seen.insert(consumer).second) {
-        continue;
-      }
-      if (dependsOn(consumer, reducing)) {
-        return true;
-      }
-      stack.push_back(consumer);
-    }
-  }
-  return false;
+  const std::unordered_set<TensorView*> from_tv = descendantsOf(tv);
+  return !from_tv.count(reducing) &&
+         std::any_of(from_tv.begin(), from_tv.end(), [&](TensorView* d) {
+           return after.count(d) != 0;
+         });
 }
 
 // `tv` and the tensors computed from it that a reduction defines.
 std::vector<TensorView*> reductionsFrom(TensorView* tv) {
   std::vector<TensorView*> found;
-  std::vector<TensorView*> stack = {tv};
-  std::unordered_set<TensorView*> seen = {tv};
-  while (!stack.empty()) {
-    TensorView* current = stack.back();
-    stack.pop_back();
-    if (current->definition() != nullptr &&
-        current->definition()->isA<ReductionOp>()) {
-      found.push_back(current);
-    }
-    for (TensorView* consumer : consumersOf(current)) {
-      if (seen.insert(consumer).second) {
-        stack.push_back(consumer);
-      }
+  for (TensorView* d : descendantsOf(tv)) {
+    if (d->definition() != nullptr && d->definition()->isA<ReductionOp>()) {
+      found.push_back(d);
     }
   }
+  // In creation order, so that the reason reported does not depend on
+  // pointer hashing.
+  std::sort(found.begin(), found.end(), [](TensorView* a, TensorView* b) {
+    return a->name() < b->name();
+  });
   return found;
 }
 
