@@ -51,26 +51,46 @@ GpuLower* GpuLower::current() {
 
 void GpuLower::bindParameterExtents() {
   FusionGuard fg(fusion());
-  for (size_t p = 0; p < kernel_->parameters.size(); ++p) {
-    auto* tv = dynamic_cast<TensorView*>(kernel_->parameters[p]);
-    if (tv == nullptr) {
-      continue;
-    }
-    const auto logical = TensorDomain::noReductions(tv->getLogicalDomain());
-    for (size_t j = 0; j < logical.size(); ++j) {
-      Val* extent = logical[j]->extent();
-      if (extent->isConst() || extent->definition() != nullptr ||
-          extent_substitutions_.count(extent)) {
+  // Symbolic extents first; then extents computed from scalars no
+  // parameter gives (a segment's input viewed by a reshape in another
+  // segment has extents over the complete fusion's sizes), which stand for
+  // themselves.
+  for (bool derived : {false, true}) {
+    for (size_t p = 0; p < kernel_->parameters.size(); ++p) {
+      auto* tv = dynamic_cast<TensorView*>(kernel_->parameters[p]);
+      if (tv == nullptr) {
         continue;
       }
-      Val* named = IrBuilder::create<kir::NamedScalar>(
-          "T" + std::to_string(tv->name()) + ".logical_size[" +
-              std::to_string(j) + "]",
-          DataType::Index);
-      extent_substitutions_[extent] = named;
-      kernel_->parameter_extents.push_back({named, p, j});
+      const auto logical = TensorDomain::noReductions(tv->getLogicalDomain());
+      for (size_t j = 0; j < logical.size(); ++j) {
+        Val* extent = logical[j]->extent();
+        if (extent->isConst() || extent_substitutions_.count(extent) ||
+            (extent->definition() != nullptr) != derived ||
+            (derived && computableFromParameters(extent))) {
+          continue;
+        }
+        Val* named = IrBuilder::create<kir::NamedScalar>(
+            "T" + std::to_string(tv->name()) + ".logical_size[" +
+                std::to_string(j) + "]",
+            DataType::Index);
+        extent_substitutions_[extent] = named;
+        kernel_->parameter_extents.push_back({named, p, j});
+      }
     }
   }
+}
+
+bool GpuLower::computableFromParameters(const Val* value) const {
+  if (value->isConst() || extent_substitutions_.count(value)) {
+    return true;
+  }
+  Expr* def = value->definition();
+  if (def == nullptr) {
+    return false;
+  }
+  return std::all_of(
+      def->inputs().begin(), def->inputs().end(),
+      [this](const Val* in) { return computableFromParameters(in); });
 }
 
 Val* GpuLower::resolveExtent(Val* value) {

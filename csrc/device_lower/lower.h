@@ -154,6 +154,8 @@ class GpuLower {
 
  private:
   void bindParameterExtents();
+  // Whether `value` is a constant or computed from substituted extents.
+  bool computableFromParameters(const Val* value) const;
   // The analyses every pass may read.
   void analyze();
 

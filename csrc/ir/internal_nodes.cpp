@@ -1,9 +1,9 @@
 #include <ir/internal_nodes.h>
 
-#include <ir/dispatch.h>
 #include <fusion.h>
 #include <ir/builder.h>
 #include <ir/cloner.h>
+#include <ir/dispatch.h>
 
 #include <sstream>
 
@@ -259,9 +259,12 @@ Statement* ReductionOp::cloneWith(IrCloner& cloner) const {
 }
 
 // ---------------------------------------------------------------- ViewOp
-ViewOp::ViewOp(Val* out, Val* in) {
+ViewOp::ViewOp(Val* out, Val* in, const std::vector<Val*>& sizes) {
   addOutput(out);
   addInput(in);
+  for (Val* size : sizes) {
+    addInput(size);
+  }
 }
 
 std::string ViewOp::toString(int indent_size) const {
@@ -274,7 +277,8 @@ void ViewOp::accept(OptOutDispatch& visitor) {
 
 Statement* ViewOp::cloneWith(IrCloner& cloner) const {
   return IrBuilder::createInContainer<ViewOp>(
-      cloner.target(), cloner.clone(out()), cloner.clone(in()));
+      cloner.target(), cloner.clone(out()), cloner.clone(in()),
+      cloner.clone(sizes()));
 }
 
 } // namespace fuser

@@ -192,15 +192,21 @@ class ReductionOp : public Expr {
 
 // Reshape: the output's root mirrors the input's logical domain; its logical
 // domain is derived from root by Split/Merge exprs.
+// reshape: `out` views `in` with the sizes `sizes` asked for (integer
+// scalars, inputs after `in`); the product must be `in`'s element count,
+// which the evaluator checks (ops/alias.h).
 class ViewOp : public Expr {
  public:
-  ViewOp(Val* out, Val* in);
+  ViewOp(Val* out, Val* in, const std::vector<Val*>& sizes);
 
   Val* out() const {
     return output(0);
   }
   Val* in() const {
     return input(0);
+  }
+  std::vector<Val*> sizes() const {
+    return {inputs().begin() + 1, inputs().end()};
   }
 
   std::string getOpString() const override {

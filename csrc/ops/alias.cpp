@@ -100,58 +100,27 @@ TensorView* transpose(TensorView* tv, int64_t dim0, int64_t dim1) {
   return permute(tv, new2old);
 }
 
-TensorView* reshape(TensorView* tv, const std::vector<int64_t>& new_sizes) {
-  checkTensor(tv, "reshape");
-  const auto inputs = TensorDomain::noReductions(tv->getLogicalDomain());
-  int64_t numel = 1;
-  for (IterDomain* id : inputs) {
-    FUSER_CHECK(
-        id->extent()->isConstInt(), "reshape of ", tv->toString(),
-        ": needs known extents, but ", id->toString(),
-        " is symbolic. Use makeContigConcreteTensor for the input.");
-    numel *= id->extent()->constIntValue();
-  }
-  std::vector<int64_t> sizes = new_sizes;
-  int64_t infer_at = -1;
-  int64_t known = 1;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    if (sizes[i] == -1) {
-      FUSER_CHECK(
-          infer_at == -1, "reshape of ", tv->toString(),
-          ": only one size may be -1.");
-      infer_at = static_cast<int64_t>(i);
-    } else {
-      FUSER_CHECK(
-          sizes[i] > 0, "reshape of ", tv->toString(), ": size ", sizes[i],
-          " at position ", i, " must be positive or -1.");
-      known *= sizes[i];
-    }
-  }
-  if (infer_at >= 0) {
-    FUSER_CHECK(
-        known > 0 && numel % known == 0, "reshape of ", tv->toString(),
-        " with ", numel, " elements: cannot infer -1 from the other sizes.");
-    sizes[static_cast<size_t>(infer_at)] = numel / known;
-    known = numel;
-  }
-  FUSER_CHECK(
-      known == numel, "reshape of ", tv->toString(), ": ", numel,
-      " elements cannot be viewed with ", known, " elements.");
-  FUSER_CHECK(!sizes.empty(), "reshape to rank 0 is not supported.");
+namespace {
 
+// The view of `tv` with logical sizes `sizes` (every one known, none -1):
+// its root mirrors tv's logical domain, merged into one axis, from which
+// the new axes split off from the innermost outwards. `requested` are the
+// sizes as asked (the ViewOp's inputs, checked when it runs).
+TensorView* viewAs(
+    TensorView* tv, const std::vector<Val*>& sizes,
+    const std::vector<Val*>& requested) {
+  const auto inputs = TensorDomain::noReductions(tv->getLogicalDomain());
+  FUSER_CHECK(!inputs.empty(), "reshape of a rank-0 tensor.");
+  FUSER_CHECK(!sizes.empty(), "reshape to rank 0 is not supported.");
   std::vector<IterDomain*> root = ops::freshCopies(inputs);
-  // Merge everything into one axis, then split off the new axes from the
-  // innermost outwards.
-  IterDomain* merged = root.empty() ? nullptr : root[0];
+  IterDomain* merged = root[0];
   for (size_t i = 1; i < root.size(); ++i) {
     merged = IterDomain::merge(merged, root[i]);
   }
-  FUSER_CHECK(merged != nullptr, "reshape of a rank-0 tensor.");
   std::vector<IterDomain*> logical(sizes.size());
   IterDomain* rest = merged;
   for (size_t i = sizes.size() - 1; i > 0; --i) {
-    auto [outer, inner] =
-        IterDomain::split(rest, IrBuilder::indexConst(sizes[i]), true);
+    auto [outer, inner] = IterDomain::split(rest, sizes[i], true);
     logical[i] = inner;
     rest = outer;
   }
@@ -160,8 +129,75 @@ TensorView* reshape(TensorView* tv, const std::vector<int64_t>& new_sizes) {
       root, logical, std::vector<IterDomain*>{}, logical,
       TensorDomain::getContiguityFilledWith(logical, true));
   auto* out = IrBuilder::create<TensorView>(domain, tv->dtype());
-  IrBuilder::create<ViewOp>(out, tv);
+  IrBuilder::create<ViewOp>(out, tv, requested);
   return out;
+}
+
+// The number of elements of `tv` as a scalar (a constant when its extents
+// are).
+Val* numelOf(TensorView* tv) {
+  Val* numel = IrBuilder::indexConst(1);
+  for (IterDomain* id : TensorDomain::noReductions(tv->getLogicalDomain())) {
+    numel = IrBuilder::mulExpr(numel, id->extent());
+  }
+  return numel;
+}
+
+} // namespace
+
+TensorView* reshape(TensorView* tv, const std::vector<Val*>& new_sizes) {
+  checkTensor(tv, "reshape");
+  std::optional<size_t> infer_at;
+  Val* known = IrBuilder::indexConst(1);
+  for (size_t i = 0; i < new_sizes.size(); ++i) {
+    Val* size = new_sizes[i];
+    FUSER_CHECK(
+        size != nullptr && !size->isA<TensorView>() &&
+            isIntegralType(size->dtype()),
+        "reshape of ", tv->toString(), ": size ", i,
+        " must be an integer scalar.");
+    if (size->isConstInt() && size->constIntValue() == -1) {
+      FUSER_CHECK(
+          !infer_at, "reshape of ", tv->toString(),
+          ": only one size may be -1.");
+      infer_at = i;
+      continue;
+    }
+    FUSER_CHECK(
+        !size->isConstInt() || size->constIntValue() > 0, "reshape of ",
+        tv->toString(), ": size ",
+        size->isConstInt() ? size->constIntValue() : 0, " at position ", i,
+        " must be positive or -1.");
+    known = IrBuilder::mulExpr(known, size);
+  }
+  Val* numel = numelOf(tv);
+  if (numel->isConstInt() && known->isConstInt()) {
+    const int64_t n = numel->constIntValue();
+    const int64_t k = known->constIntValue();
+    FUSER_CHECK(
+        !infer_at || n % k == 0, "reshape of ", tv->toString(), " with ", n,
+        " elements: cannot infer -1 from the other sizes.");
+    FUSER_CHECK(
+        infer_at || k == n, "reshape of ", tv->toString(), ": ", n,
+        " elements cannot be viewed with ", k, " elements.");
+  }
+  std::vector<Val*> sizes = new_sizes;
+  if (infer_at) {
+    sizes[*infer_at] = IrBuilder::divExpr(numel, known);
+  }
+  return viewAs(tv, sizes, sizes);
+}
+
+TensorView* reshape(TensorView* tv, const std::vector<int64_t>& new_sizes) {
+  std::vector<Val*> sizes;
+  for (size_t i = 0; i < new_sizes.size(); ++i) {
+    FUSER_CHECK(
+        new_sizes[i] > 0 || new_sizes[i] == -1, "reshape of ", tv->toString(),
+        ": size ", new_sizes[i], " at position ", i,
+        " must be positive or -1.");
+    sizes.push_back(IrBuilder::indexConst(new_sizes[i]));
+  }
+  return reshape(tv, sizes);
 }
 
 } // namespace fuser

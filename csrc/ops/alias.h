@@ -4,6 +4,7 @@
 
 #include <ir/interface_nodes.h>
 
+#include <initializer_list>
 #include <vector>
 
 namespace fuser {
@@ -19,9 +20,18 @@ TensorView* permute(TensorView* tv, const std::vector<int64_t>& new2old);
 // Swaps two axes.
 TensorView* transpose(TensorView* tv, int64_t dim0, int64_t dim1);
 
-// Reshape to `new_sizes` (one entry may be -1). The input's extents must be
-// known constants. The output's root mirrors the input's logical domain; its
-// logical domain is made from root by a merge and splits (ViewOp).
+// Reshape to `new_sizes` (one entry may be -1, inferred from the element
+// count). The output's root mirrors the input's logical domain; its logical
+// domain is made from root by a merge and splits (ViewOp). Known extents
+// and sizes are checked here; symbolic ones (the sizes may be scalar
+// inputs, or expressions of the input's extents) when the view runs, which
+// is always as a segment of its own (no scheduler takes a ViewOp).
 TensorView* reshape(TensorView* tv, const std::vector<int64_t>& new_sizes);
+TensorView* reshape(TensorView* tv, const std::vector<Val*>& new_sizes);
+// reshape(tv, {4, -1}) means sizes, never a vector's length.
+inline TensorView* reshape(
+    TensorView* tv, std::initializer_list<int64_t> new_sizes) {
+  return reshape(tv, std::vector<int64_t>(new_sizes));
+}
 
 } // namespace fuser

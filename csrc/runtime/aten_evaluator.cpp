@@ -130,16 +130,32 @@ class AtenEvaluator {
       return computeMma(op);
     }
     if (auto* op = dynamic_cast<ViewOp*>(expr)) {
-      std::vector<int64_t> sizes;
-      for (IterDomain* id :
-           TensorDomain::noReductions(out->getLogicalDomain())) {
-        sizes.push_back(ee_.evaluateOrThrow(id->extent()).asInt());
-      }
-      return tensorOf(op->in()).reshape(sizes);
+      return computeView(op);
     }
     FUSER_ERROR(
         "ATen evaluation of ", expr->getOpString(),
         " is not implemented: ", expr->toString());
+  }
+
+  // The sizes asked for, checked against the input's element count (a
+  // symbolic reshape can only be checked here).
+  at::Tensor computeView(ViewOp* op) {
+    const at::Tensor& in = tensorOf(op->in());
+    std::vector<int64_t> sizes;
+    int64_t product = 1;
+    for (Val* size : op->sizes()) {
+      sizes.push_back(ee_.evaluateOrThrow(size).asInt());
+      product *= sizes.back();
+    }
+    FUSER_CHECK(
+        product == in.numel() &&
+            std::all_of(
+                sizes.begin(), sizes.end(), [](int64_t s) { return s >= 0; }),
+        "reshape of ", op->in()->toString(), ": the tensor of sizes ",
+        in.sizes(), " has ", in.numel(), " elements, but the sizes asked for, ",
+        c10::IntArrayRef(sizes), ", hold ", product,
+        ". Ask for sizes whose product is the element count (one may be -1).");
+    return in.reshape(sizes);
   }
 
   at::Tensor computeUnary(

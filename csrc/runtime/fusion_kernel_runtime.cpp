@@ -5,6 +5,7 @@
 #include <ir/all_nodes.h>
 #include <runtime/aten_types.h>
 #include <runtime/input_binding.h>
+#include <runtime/segment_scheduling.h>
 #include <runtime/tensor_layout.h>
 
 #include <iostream>
@@ -21,6 +22,12 @@ FusionKernelRuntime::FusionKernelRuntime(
   ExpressionEvaluator ee;
   bindFusionInputs(complete, inputs, ee, /*require_cuda=*/true);
   checkJoinedInputExtents(complete, ee);
+  {
+    CompileTimer timer("segmentation");
+    InputSegmentScheduling scheduling(complete, inputs);
+    segmented_->segment(scheduling);
+    timer.stage("segment");
+  }
 
   // Slots: the fusion inputs, then every value a segment writes.
   std::unordered_map<const Val*, size_t> slot;

@@ -118,7 +118,7 @@ void validateInputTensor(
 
 void bindInputExtents(
     const TensorView* tv, const at::Tensor& tensor, ExpressionEvaluator& ee,
-    int64_t input_position) {
+    int64_t input_position, bool bind_derived) {
   checkRank(tv, tensor, input_position);
   const DeviceCounts device_counts(tv, ee);
   const auto logical = TensorDomain::noReductions(tv->getLogicalDomain());
@@ -167,11 +167,13 @@ void bindInputExtents(
       }
       continue;
     }
-    if (extent->definition() == nullptr) {
+    // An extent computed from other values is checked once those are
+    // bound; when nothing binds them (an intermediate between segments
+    // whose extents are expressions of the complete fusion's sizes), the
+    // expression itself takes the size.
+    if (extent->definition() == nullptr || bind_derived) {
       ee.bind(extent, ScalarValue(global));
     }
-    // An extent computed from other values cannot be bound directly; it is
-    // checked when those are bound.
   }
 }
 
@@ -229,6 +231,13 @@ void bindFusionInputs(
       value = ScalarValue(value.asBool());
     }
     ee.bind(scalar, value);
+  }
+  for (size_t i = 0; i < declared.size(); ++i) {
+    if (auto* tv = dynamic_cast<TensorView*>(declared[i])) {
+      bindInputExtents(
+          tv, inputs[i].toTensor(), ee, static_cast<int64_t>(i),
+          /*bind_derived=*/true);
+    }
   }
 }
 

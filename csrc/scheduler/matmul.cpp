@@ -46,18 +46,6 @@ IterDomain* operandAxis(
   return nullptr;
 }
 
-bool isEpilogueExpr(const Expr* expr) {
-  if (auto* ldst = dynamic_cast<const LoadStoreOp*>(expr)) {
-    return ldst->opType() == LoadStoreOpType::Set;
-  }
-  return expr->isA<UnaryOp>() || expr->isA<BinaryOp>() ||
-         expr->isA<TernaryOp>() || expr->isA<BroadcastOp>();
-}
-
-size_t rankOf(const TensorView* tv) {
-  return TensorDomain::noReductions(tv->getLogicalDomain()).size();
-}
-
 // Block tiles, largest first, with their throughput relative to the largest
 // (a smaller tile re-reads operands more often per multiply-add and keeps
 // fewer wgmmas in flight): doc/matmul.md §2.
@@ -247,18 +235,19 @@ bool MatmulScheduler::canScheduleCompileTime(
   }
   const std::unordered_set<Val*> down =
       scheduler_utils::downstreamOf(fusion, mma->out());
-  const size_t rank = rankOf(mma->out());
+  const int64_t rank = scheduler_utils::rankOf(mma->out());
   for (Expr* expr : fusion->exprs()) {
     if (expr == mma) {
       continue;
     }
-    if (!isEpilogueExpr(expr)) {
+    if (!scheduler_utils::isPointwiseExpr(expr)) {
       *reason = "the epilogue has a " + expr->getOpString() +
                 " (elementwise ops, copies and broadcasts only)";
       return false;
     }
     auto* out = dynamic_cast<TensorView*>(expr->output(0));
-    if (out != nullptr && down.count(out) && rankOf(out) != rank) {
+    if (out != nullptr && down.count(out) &&
+        scheduler_utils::rankOf(out) != rank) {
       *reason = out->toString() + " in the epilogue changes the rank";
       return false;
     }

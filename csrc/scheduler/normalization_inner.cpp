@@ -180,8 +180,9 @@ bool InnerPersistentScheduler::canScheduleCompileTime(
   }
   const auto n_reduced = static_cast<int64_t>(reduced.size());
   for (Expr* expr : fusion->exprs()) {
-    if (expr->isA<ViewOp>()) {
-      *reason = "it reshapes (ViewOp)";
+    if (!expr->isA<ReductionOp>() && !scheduler_utils::isPointwiseExpr(expr)) {
+      *reason = "it has a " + expr->getOpString() +
+                " (reductions, elementwise ops, copies and broadcasts only)";
       return false;
     }
     for (Val* out : expr->outputs()) {
@@ -201,7 +202,7 @@ bool InnerPersistentScheduler::canScheduleCompileTime(
     }
   }
   for (Val* out : fusion->outputs()) {
-    if (out->as<TensorView>()->hasAllocation()) {
+    if (!scheduler_utils::hasDefaultLayout(out->as<TensorView>())) {
       *reason = "output " + out->toString() + " has an allocation domain";
       return false;
     }

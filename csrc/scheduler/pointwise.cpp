@@ -107,10 +107,7 @@ bool PointWiseScheduler::canScheduleCompileTime(
       *reason = "it reshapes (ViewOp), which loops cannot follow yet";
       return false;
     }
-    // Elementwise ops, copies and broadcasts only.
-    if (!expr->isA<UnaryOp>() && !expr->isA<BinaryOp>() &&
-        !expr->isA<TernaryOp>() && !expr->isA<LoadStoreOp>() &&
-        !expr->isA<BroadcastOp>() && expr->output(0)->isA<TensorView>()) {
+    if (!scheduler_utils::isPointwiseExpr(expr)) {
       *reason = "it has a " + expr->getOpString() +
                 "; pointwise fusions hold only elementwise ops, copies and "
                 "broadcasts (no reductions or matrix products)";

@@ -49,8 +49,10 @@ bool ReductionScheduler::canScheduleCompileTime(
   const std::unordered_set<Val*> down =
       scheduler_utils::downstreamOf(fusion, reduced);
   for (Expr* expr : fusion->exprs()) {
-    if (expr->isA<ViewOp>()) {
-      *reason = "it reshapes (ViewOp)";
+    if (expr != rop && !scheduler_utils::isPointwiseExpr(expr)) {
+      *reason = "it has a " + expr->getOpString() +
+                " besides the reduction (elementwise ops, copies and "
+                "broadcasts only)";
       return false;
     }
     if (!expr->output(0)->isA<TensorView>()) {
@@ -86,7 +88,7 @@ bool ReductionScheduler::canScheduleCompileTime(
           "output " + out->toString() + " does not derive from the reduction";
       return false;
     }
-    if (out->as<TensorView>()->hasAllocation()) {
+    if (!scheduler_utils::hasDefaultLayout(out->as<TensorView>())) {
       *reason = "output " + out->toString() + " has an allocation domain";
       return false;
     }

@@ -58,9 +58,13 @@ Scheduler& schedulerFor(SchedulerType type) {
   FUSER_ERROR("unreachable");
 }
 
-SchedulerChoice chooseScheduler(Fusion* fusion, RuntimeInfo& runtime_info) {
+SchedulerChoice chooseScheduler(
+    Fusion* fusion, RuntimeInfo& runtime_info, bool allow_expr_eval) {
   SchedulerChoice choice;
   for (const auto& scheduler : registeredSchedulers()) {
+    if (!allow_expr_eval && scheduler->type() == SchedulerType::ExprEval) {
+      continue;
+    }
     std::string reason;
     if (!scheduler->canScheduleCompileTime(fusion, &reason)) {
       choice.rejections.push_back(
@@ -75,7 +79,9 @@ SchedulerChoice chooseScheduler(Fusion* fusion, RuntimeInfo& runtime_info) {
     choice.scheduler = scheduler.get();
     return choice;
   }
-  FUSER_ERROR("no scheduler accepted the fusion, not even ExprEval");
+  FUSER_INTERNAL_ASSERT(
+      !allow_expr_eval, "no scheduler accepted the fusion, not even ExprEval");
+  return choice;
 }
 
 } // namespace fuser

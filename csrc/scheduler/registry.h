@@ -47,7 +47,10 @@ struct SchedulerChoice {
   std::vector<std::string> rejections;
 };
 
-// The first scheduler that accepts `fusion` for this run.
-SchedulerChoice chooseScheduler(Fusion* fusion, RuntimeInfo& runtime_info);
+// The first scheduler that accepts `fusion` for this run. Without
+// `allow_expr_eval`, ExprEval is not asked and `scheduler` is null when no
+// other scheduler accepts.
+SchedulerChoice chooseScheduler(
+    Fusion* fusion, RuntimeInfo& runtime_info, bool allow_expr_eval = true);
 
 } // namespace fuser

@@ -30,6 +30,19 @@ std::unordered_set<Val*> upstreamOf(Val* from) {
   return seen;
 }
 
+bool isPointwiseExpr(const Expr* expr) {
+  return expr->isA<UnaryOp>() || expr->isA<BinaryOp>() ||
+         expr->isA<TernaryOp>() || expr->isA<LoadStoreOp>() ||
+         expr->isA<BroadcastOp>() || !expr->output(0)->isA<TensorView>();
+}
+
+bool hasDefaultLayout(const TensorView* tv) {
+  return !tv->hasAllocation() ||
+         (tv->getAllocationDomain() == tv->getLogicalDomain() &&
+          tv->getContiguity() == TensorDomain::getContiguityFilledWith(
+                                     tv->getLogicalDomain(), true));
+}
+
 std::vector<ReductionOp*> reductionsOf(Fusion* fusion) {
   std::vector<ReductionOp*> found;
   for (Expr* expr : fusion->exprs()) {

@@ -18,6 +18,17 @@ int64_t rankOf(const TensorView* tv);
 // `from` and every tensor it is computed from.
 std::unordered_set<Val*> upstreamOf(Val* from);
 
+// Whether `tv` lies in memory as it would without an allocation domain:
+// none, or its logical IDs in order, every one contiguous (how the
+// segmenter fixes the layout of an intermediate between two segments).
+bool hasDefaultLayout(const TensorView* tv);
+
+// Whether `expr` computes each output element from its inputs' elements at
+// the same (or a broadcast) position: an elementwise op, a copy or a
+// broadcast; scalar exprs count too. The pointwise scheduler takes only
+// these; the others take them around their reductions or products.
+bool isPointwiseExpr(const Expr* expr);
+
 // The fusion's reductions, in expr order.
 std::vector<ReductionOp*> reductionsOf(Fusion* fusion);
 

@@ -2,12 +2,11 @@
 
 #include <ir/all_nodes.h>
 #include <ir/cloner.h>
+#include <segmentation/segmenter.h>
 
 #include <algorithm>
 #include <numeric>
 #include <sstream>
-#include <unordered_map>
-#include <unordered_set>
 
 namespace fuser {
 
@@ -17,11 +16,6 @@ bool writesTensor(const Expr* expr) {
   return std::any_of(
       expr->outputs().begin(), expr->outputs().end(),
       [](Val* out) { return out->isA<TensorView>(); });
-}
-
-bool isSegmenterSet(const Expr* expr) {
-  auto* ldst = dynamic_cast<const LoadStoreOp*>(expr);
-  return ldst != nullptr && ldst->opType() == LoadStoreOpType::SegmenterSet;
 }
 
 void appendUnique(std::vector<Val*>& values, Val* value) {
@@ -53,37 +47,56 @@ int64_t findRoot(std::vector<int64_t>& parent, int64_t i) {
 
 } // namespace
 
-SegmentedFusion::SegmentedFusion(const Fusion* fusion)
-    : complete_(std::make_unique<Fusion>(*fusion)) {
-  std::vector<Expr*> tensor_exprs;
-  for (Expr* expr : complete_->exprs()) {
-    if (writesTensor(expr)) {
-      tensor_exprs.push_back(expr);
+bool isSegmenterSet(const Expr* expr) {
+  auto* ldst = dynamic_cast<const LoadStoreOp*>(expr);
+  return ldst != nullptr && ldst->opType() == LoadStoreOpType::SegmenterSet;
+}
+
+SegmentedGroup::SegmentedGroup(
+    const Fusion* complete, std::vector<Expr*> exprs,
+    const std::unordered_set<const Expr*>& live)
+    : complete_(complete), exprs_(std::move(exprs)) {
+  const std::unordered_set<const Expr*> mine(exprs_.begin(), exprs_.end());
+  for (Expr* expr : exprs_) {
+    for (Val* in : expr->inputs()) {
+      if (!in->isA<TensorView>()) {
+        appendScalarInputs(in, inputs_);
+        continue;
+      }
+      Expr* def = in->definition();
+      if (def == nullptr || !mine.count(def)) {
+        appendUnique(inputs_, in);
+      }
+    }
+    for (Val* out : expr->outputs()) {
+      bool read_elsewhere = out->isFusionOutput();
+      for (Expr* use : out->uses()) {
+        read_elsewhere |= live.count(use) && !mine.count(use);
+      }
+      if (read_elsewhere) {
+        appendUnique(outputs_, out);
+      }
     }
   }
-  const bool has_cuts =
-      std::any_of(tensor_exprs.begin(), tensor_exprs.end(), isSegmenterSet);
-  if (!has_cuts) {
-    // One group: the fusion as it is, inputs and outputs in its order.
-    auto group = std::make_unique<SegmentedGroup>();
-    group->complete_ = complete_.get();
-    group->exprs_ = tensor_exprs;
-    group->inputs_ = complete_->inputs();
-    group->outputs_ = complete_->outputs();
-    groups_.push_back(std::move(group));
-    group_pointers_.push_back(groups_.back().get());
-    return;
-  }
+}
 
+SegmentedFusion::SegmentedFusion(const Fusion* fusion)
+    : complete_(std::make_unique<Fusion>(*fusion)) {
+  for (Expr* expr : complete_->exprs()) {
+    if (writesTensor(expr)) {
+      tensor_exprs_.push_back(expr);
+    }
+  }
+  live_.insert(tensor_exprs_.begin(), tensor_exprs_.end());
   // Union the exprs connected by an edge that is not the output of a
   // segment_set.
   std::unordered_map<const Expr*, int64_t> position;
-  for (size_t i = 0; i < tensor_exprs.size(); ++i) {
-    position[tensor_exprs[i]] = static_cast<int64_t>(i);
+  for (size_t i = 0; i < tensor_exprs_.size(); ++i) {
+    position[tensor_exprs_[i]] = static_cast<int64_t>(i);
   }
-  std::vector<int64_t> parent(tensor_exprs.size());
+  std::vector<int64_t> parent(tensor_exprs_.size());
   std::iota(parent.begin(), parent.end(), 0);
-  for (Expr* expr : tensor_exprs) {
+  for (Expr* expr : tensor_exprs_) {
     for (Val* in : expr->inputs()) {
       Expr* def = in->isA<TensorView>() ? in->definition() : nullptr;
       if (def == nullptr || isSegmenterSet(def) || !position.count(def)) {
@@ -93,85 +106,78 @@ SegmentedFusion::SegmentedFusion(const Fusion* fusion)
           findRoot(parent, position.at(def));
     }
   }
-  // Groups in topological order: a group is ready once every group it
-  // reads from is placed; among ready ones, the one whose first expr comes
-  // first.
-  std::unordered_map<int64_t, std::vector<Expr*>> members;
-  for (Expr* expr : tensor_exprs) {
-    members[findRoot(parent, position.at(expr))].push_back(expr);
+  std::unordered_map<int64_t, size_t> group_of_root;
+  std::vector<std::vector<Expr*>> members;
+  for (Expr* expr : tensor_exprs_) {
+    const int64_t root = findRoot(parent, position.at(expr));
+    auto [it, fresh] = group_of_root.emplace(root, members.size());
+    if (fresh) {
+      members.emplace_back();
+    }
+    members[it->second].push_back(expr);
   }
-  auto root_of = [&](const Expr* expr) {
-    return findRoot(parent, position.at(expr));
-  };
-  std::vector<int64_t> roots;
-  for (Expr* expr : tensor_exprs) {
-    const int64_t root = root_of(expr);
-    if (std::find(roots.begin(), roots.end(), root) == roots.end()) {
-      roots.push_back(root);
+  setGroups(members);
+}
+
+void SegmentedFusion::segment(SegmentScheduling& scheduling) {
+  setGroups(segmentExprs(complete_.get(), tensor_exprs_, scheduling));
+}
+
+void SegmentedFusion::setGroups(
+    const std::vector<std::vector<Expr*>>& members) {
+  groups_.clear();
+  group_pointers_.clear();
+  if (members.size() <= 1) {
+    // One group: the fusion as it is, inputs and outputs in its order.
+    auto group =
+        std::make_unique<SegmentedGroup>(complete_.get(), tensor_exprs_, live_);
+    group->inputs_ = complete_->inputs();
+    group->outputs_ = complete_->outputs();
+    groups_.push_back(std::move(group));
+    group_pointers_.push_back(groups_.back().get());
+    return;
+  }
+  std::unordered_map<const Expr*, size_t> member_of;
+  for (size_t m = 0; m < members.size(); ++m) {
+    for (Expr* expr : members[m]) {
+      member_of[expr] = m;
     }
   }
-  std::unordered_set<int64_t> placed;
-  std::unordered_map<int64_t, SegmentedGroup*> group_of_root;
-  while (placed.size() < roots.size()) {
-    int64_t next = -1;
-    for (int64_t root : roots) {
-      if (placed.count(root)) {
-        continue;
-      }
-      bool ready = true;
-      for (Expr* expr : members.at(root)) {
+  // A group is ready once every group it reads from is placed; among ready
+  // ones, the one listed first.
+  std::vector<bool> placed(members.size(), false);
+  for (size_t count = 0; count < members.size(); ++count) {
+    std::optional<size_t> next;
+    for (size_t m = 0; m < members.size() && !next; ++m) {
+      bool ready = !placed[m];
+      for (Expr* expr : members[m]) {
         for (Val* in : expr->inputs()) {
           Expr* def = in->definition();
-          ready &= def == nullptr || !position.count(def) ||
-              root_of(def) == root || placed.count(root_of(def)) > 0;
+          auto it = def ? member_of.find(def) : member_of.end();
+          ready &=
+              it == member_of.end() || it->second == m || placed[it->second];
         }
       }
       if (ready) {
-        next = root;
-        break;
+        next = m;
       }
     }
-    FUSER_INTERNAL_ASSERT(next >= 0, "a cycle among the segments");
-    placed.insert(next);
-    auto group = std::make_unique<SegmentedGroup>();
-    group->complete_ = complete_.get();
+    FUSER_INTERNAL_ASSERT(next.has_value(), "a cycle among the segments");
+    placed[*next] = true;
+    auto group = std::make_unique<SegmentedGroup>(
+        complete_.get(), members[*next], live_);
     group->index_ = static_cast<int64_t>(groups_.size());
-    group->exprs_ = members.at(next);
-    group_of_root[next] = group.get();
     groups_.push_back(std::move(group));
     group_pointers_.push_back(groups_.back().get());
   }
-
-  // Inputs and outputs of each group.
-  for (auto& group : groups_) {
-    const int64_t root = root_of(group->exprs_.front());
-    for (Expr* expr : group->exprs_) {
-      for (Val* in : expr->inputs()) {
-        if (!in->isA<TensorView>()) {
-          appendScalarInputs(in, group->inputs_);
-          continue;
-        }
-        Expr* def = in->definition();
-        if (def == nullptr || root_of(def) != root) {
-          appendUnique(group->inputs_, in);
-        }
-      }
-      for (Val* out : expr->outputs()) {
-        bool read_elsewhere = out->isFusionOutput();
-        for (Expr* use : out->uses()) {
-          read_elsewhere |= position.count(use) && root_of(use) != root;
-        }
-        if (read_elsewhere) {
-          appendUnique(group->outputs_, out);
-        }
-      }
-    }
-  }
-  // The producer writes an intermediate in the layout its consumers read.
+  // The producer writes an intermediate in the layout its consumers read:
+  // the logical order, densely, unless it has a layout of its own. (A
+  // reduction's result has no allocation to fix: the schedulers that
+  // compute one write it in that order.)
   for (auto& group : groups_) {
     for (Val* out : group->outputs_) {
       auto* tv = out->as<TensorView>();
-      if (isIntermediate(tv) && !tv->hasAllocation()) {
+      if (isIntermediate(tv) && !tv->hasAllocation() && !tv->hasReduction()) {
         tv->setAllocationDomain(tv->getLogicalDomain(), true);
       }
     }
@@ -179,10 +185,12 @@ SegmentedFusion::SegmentedFusion(const Fusion* fusion)
 }
 
 bool SegmentedFusion::isIntermediate(const Val* val) const {
+  if (val->definition() == nullptr) {
+    return false;
+  }
   for (const auto& group : groups_) {
     const auto& inputs = group->inputs();
-    if (std::find(inputs.begin(), inputs.end(), val) != inputs.end() &&
-        val->definition() != nullptr) {
+    if (std::find(inputs.begin(), inputs.end(), val) != inputs.end()) {
       return true;
     }
   }
@@ -192,11 +200,12 @@ bool SegmentedFusion::isIntermediate(const Val* val) const {
 std::unique_ptr<Fusion> SegmentedGroup::makeFusion() const {
   auto fusion = std::make_unique<Fusion>();
   IrCloner cloner = Fusion::copy(complete_, fusion.get());
+  // Every other tensor expr goes, those no output needs too: a tensor's
+  // dead uses would still be consumers that schedules propagate to.
   const std::unordered_set<const Expr*> mine(exprs_.begin(), exprs_.end());
-  const std::vector<Expr*> all = complete_->exprs();
-  for (auto it = all.rbegin(); it != all.rend(); ++it) {
-    if (writesTensor(*it) && !mine.count(*it)) {
-      fusion->removeExpr(cloner.clone(*it));
+  for (Expr* expr : complete_->unorderedExprs()) {
+    if (writesTensor(expr) && !mine.count(expr)) {
+      fusion->removeExpr(cloner.clone(expr));
     }
   }
   for (Val* in : std::vector<Val*>(fusion->inputs())) {
@@ -224,8 +233,7 @@ std::string SegmentedGroup::toString() const {
   };
   std::stringstream ss;
   ss << "group " << index_ << " (" << scheduler_type_ << "): " << exprs_.size()
-     << " exprs; inputs " << names(inputs_) << "; outputs "
-     << names(outputs_);
+     << " exprs; inputs " << names(inputs_) << "; outputs " << names(outputs_);
   return ss.str();
 }
 
@@ -234,6 +242,9 @@ std::string SegmentedFusion::toString() const {
   ss << "Segmented fusion: " << groups_.size() << " groups\n";
   for (const auto& group : groups_) {
     ss << "  " << group->toString() << "\n";
+    for (Expr* expr : group->exprs()) {
+      ss << "    " << expr->toString();
+    }
   }
   for (const auto& producer : groups_) {
     for (Val* out : producer->outputs()) {

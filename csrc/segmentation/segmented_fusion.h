@@ -1,22 +1,33 @@
 // A fusion cut into segments (groups of exprs), each run by one executor
-// (doc/design.md §6 "Segments"). Today the cuts are the fusion's
-// segment_set exprs: each segment_set ends the group of the exprs before
-// it, and what reads its result forms other groups. The automatic
-// segmenter (merging groups while one scheduler accepts them) builds on
-// the same groups. No ATen here: the runtime schedules and runs the groups.
+// (doc/design.md §6 "Segments", doc/segmentation.md). A SegmentedFusion
+// starts from the fusion cut at its segment_set exprs; segment() then
+// re-cuts it into the fewest groups the schedulers accept for one run
+// (segmentation/segmenter.h). No ATen here: the runtime decides, through a
+// SegmentScheduling it implements, which scheduler takes a group.
 #pragma once
 
 #include <fusion.h>
 #include <scheduler/scheduler_types.h>
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace fuser {
 
 class SegmentedGroup {
  public:
+  // A group of `exprs`, tensor exprs of the complete fusion in topological
+  // order; `live` holds every tensor expr of the complete fusion (what the
+  // group's outputs are computed for).
+  SegmentedGroup(
+      const Fusion* complete, std::vector<Expr*> exprs,
+      const std::unordered_set<const Expr*>& live);
+
   // The group's tensor exprs, in the complete fusion, topologically.
   const std::vector<Expr*>& exprs() const {
     return exprs_;
@@ -38,6 +49,9 @@ class SegmentedGroup {
   void setSchedulerType(SchedulerType type) {
     scheduler_type_ = type;
   }
+  int64_t index() const {
+    return index_;
+  }
 
   // A standalone fusion of the group: a copy of the complete fusion with
   // only the group's exprs, inputs() and outputs() as its inputs and
@@ -56,13 +70,32 @@ class SegmentedGroup {
   SchedulerType scheduler_type_ = SchedulerType::ExprEval;
 };
 
+// What the segmenter asks of the runtime about one run (implemented where
+// the inputs are known).
+class SegmentScheduling {
+ public:
+  virtual ~SegmentScheduling() = default;
+  // The first scheduler other than ExprEval that takes `group` for this
+  // run; nullopt when only ExprEval would, with each scheduler's reason
+  // appended to `rejections`.
+  virtual std::optional<SchedulerType> compiledScheduler(
+      const SegmentedGroup& group, std::vector<std::string>* rejections) = 0;
+  // The bytes `tv` takes for this run (merges that keep the largest
+  // intermediates on chip go first).
+  virtual int64_t bytes(const TensorView* tv) = 0;
+};
+
 class SegmentedFusion {
  public:
-  // Copies `fusion` and cuts it at its segment_set exprs. Intermediates
-  // (values one group computes and another reads) get their layout fixed
-  // (an allocation domain, the logical one when they had none), so the
-  // producer writes them in the layout the consumer reads.
+  // Copies `fusion` and cuts it at its segment_set exprs (one group when it
+  // has none).
   explicit SegmentedFusion(const Fusion* fusion);
+
+  // Re-cuts the complete fusion into the fewest groups that `scheduling`
+  // accepts (segmentation/segmenter.h): the whole fusion when one
+  // scheduler takes it and nothing cuts it, else groups merged from one
+  // expr each. Groups no compiled scheduler takes stay ExprEval groups.
+  void segment(SegmentScheduling& scheduling);
 
   Fusion* completeFusion() const {
     return complete_.get();
@@ -82,9 +115,20 @@ class SegmentedFusion {
   std::string toString() const;
 
  private:
+  // Makes the groups from `members` (each a set of tensor exprs, together
+  // every one exactly once) in an order that runs producers first, and
+  // fixes the layout of intermediates.
+  void setGroups(const std::vector<std::vector<Expr*>>& members);
+
   std::unique_ptr<Fusion> complete_;
+  // The complete fusion's tensor exprs, topologically, and as a set.
+  std::vector<Expr*> tensor_exprs_;
+  std::unordered_set<const Expr*> live_;
   std::vector<std::unique_ptr<SegmentedGroup>> groups_;
   std::vector<SegmentedGroup*> group_pointers_;
 };
+
+// Whether `expr` is a segment_set: its output is always a group input.
+bool isSegmenterSet(const Expr* expr);
 
 } // namespace fuser

@@ -411,6 +411,20 @@ void bindIr(py::module_& m) {
           },
           kRef)
       .def(
+          "reshape_to_scalars",
+          [](Fusion& fusion, Val* in, const std::vector<Val*>& sizes) -> Val* {
+            FusionGuard fg(&fusion);
+            return reshape(asTensor(in, "reshape"), sizes);
+          },
+          kRef)
+      .def(
+          "index_constant",
+          [](Fusion& fusion, int64_t value) -> Val* {
+            FusionGuard fg(&fusion);
+            return IrBuilder::indexConst(value);
+          },
+          kRef)
+      .def(
           "reduction",
           [](Fusion& fusion, const std::string& op, Val* in,
              const std::vector<int64_t>& axes, bool keep_dim, DataType dtype) {

@@ -7,8 +7,8 @@
 #include <expr/evaluator.h>
 #include <fusion.h>
 #include <ir/all_nodes.h>
-#include <runtime/input_binding.h>
 #include <runtime/fusion_executor_cache.h>
+#include <runtime/input_binding.h>
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/ivalue.h>
@@ -97,6 +97,15 @@ class FusionExecutor {
     return irs;
   }
 
+  std::vector<std::string> schedulerTypes() const {
+    const FusionKernelRuntime* runtime = mostRecent();
+    std::vector<std::string> types;
+    for (const auto& segment : runtime->segments()) {
+      types.push_back(toString(segment.scheduler_type));
+    }
+    return types;
+  }
+
   size_t numRuntimes() const {
     return cache_.numRuntimes();
   }
@@ -124,8 +133,7 @@ class FusionExecutor {
     bindFusionInputs(fusion, values, ee, /*require_cuda=*/false);
     for (size_t i = 0; i < values.size(); ++i) {
       if (auto* tv = dynamic_cast<TensorView*>(fusion->inputs()[i])) {
-        inputLayout(
-            tv, values[i].toTensor(), ee, static_cast<int64_t>(i));
+        inputLayout(tv, values[i].toTensor(), ee, static_cast<int64_t>(i));
       }
     }
   }
@@ -144,6 +152,7 @@ void bindRuntime(py::module_& m) {
       .def("has_run", &FusionExecutor::hasRun)
       .def("kernel_codes", &FusionExecutor::kernelCodes)
       .def("scheduled_fusion_irs", &FusionExecutor::scheduledFusionIrs)
+      .def("scheduler_types", &FusionExecutor::schedulerTypes)
       .def("num_runtimes", &FusionExecutor::numRuntimes);
 
   // For the tests of error translation.

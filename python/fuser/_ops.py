@@ -44,7 +44,10 @@ class Ops:
         return self._fd._permute(arg, dims)
 
     def reshape(self, arg, new_shape):
-        """Reshape (the input's sizes must be known: static shapes)."""
+        """Reshape to `new_shape`: ints (one may be -1) or integer Scalars
+        (scalar inputs, or sizes of the tensor such as x.size(0)). Runs as a
+        view between kernels; sizes whose product is not the element count
+        are an error when it runs."""
         return self._fd._reshape(arg, new_shape)
 
     def sum(self, arg, dims=None, keepdim=False, dtype=DataType.Null):

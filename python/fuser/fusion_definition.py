@@ -537,16 +537,37 @@ class FusionDefinition:
         tensor = self._tensor_operand(arg, what)
         self._check_no_expand(tensor, what, tensor._expand)
         sizes = []
-        for size in new_shape:
-            if isinstance(size, Scalar):
+        for position, size in enumerate(new_shape):
+            if isinstance(size, Scalar) and size.value() is not None:
                 size = size.value()
-            if not _is_int(size):
+            if isinstance(size, Scalar):
+                size = self._operand(size, what, position)
+                if size.dtype in (
+                    DataType.Bool,
+                    DataType.Double,
+                    DataType.Float,
+                    DataType.Half,
+                    DataType.BFloat16,
+                ):
+                    raise FuserError(
+                        f"{what}: new_shape entry {position} ({size.name}) is a "
+                        f"{size.dtype.name} scalar; sizes are integers."
+                    )
+            elif not _is_int(size):
                 raise FuserError(
-                    f"{what}: new_shape entries must be ints (or constant "
-                    f"Scalars); got {new_shape}."
+                    f"{what}: new_shape entries must be ints or integer Scalars "
+                    f"(inputs, or sizes of tensors); got {new_shape}."
                 )
             sizes.append(size)
-        out = self._wrap(self._fusion.reshape(tensor._val, sizes))
+        if all(_is_int(size) for size in sizes):
+            val = self._fusion.reshape(tensor._val, sizes)
+        else:
+            vals = [
+                size._val if isinstance(size, Scalar) else self._fusion.index_constant(size)
+                for size in sizes
+            ]
+            val = self._fusion.reshape_to_scalars(tensor._val, vals)
+        out = self._wrap(val)
         return self._record_op("reshape", [tensor], {"new_shape": sizes}, out)
 
     def _reduction(self, name, arg, dims, keepdim, dtype):
@@ -773,6 +794,12 @@ class FusionDefinition:
                 "generated kernel (the fusion was run without one)."
             )
         return "\n".join(codes)
+
+    def last_scheduler_types(self):
+        """The scheduler of each segment the most recent execute() ran, in
+        run order ("PointWise", "Reduction", "ExprEval", ...): one entry
+        when the fusion ran whole."""
+        return self._last_run("last_scheduler_types()").scheduler_types()
 
     def last_scheduled_fusion_ir(self):
         """The scheduled fusion(s) of the most recent execute()."""

@@ -178,6 +178,35 @@ TEST_F(AtenEvaluatorTest, PermuteAndReshape) {
   EXPECT_TRUE(at::equal(outputs[3], t0.transpose(0, 2)));
 }
 
+// A reshape of a tensor of unknown sizes, to sizes given by a scalar input
+// and an extent of the input: the view takes the sizes it is asked for,
+// and sizes that do not hold the elements are a user error.
+TEST_F(AtenEvaluatorTest, SymbolicReshape) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* tv0 = makeContigTensor(2);
+  Val* rows = IrBuilder::create<Val>(DataType::Int);
+  fusion->addInput(tv0);
+  fusion->addInput(rows);
+  fusion->addOutput(reshape(tv0, {-1}));
+  fusion->addOutput(reshape(
+      tv0, std::vector<Val*>{
+               rows, IrBuilder::indexConst(-1), tv0->axis(0)->extent()}));
+
+  at::Tensor t0 = at::randn({3, 8});
+  auto outputs = evaluateFusionWithATen(fusion.get(), {t0, int64_t(2)});
+  ASSERT_EQ(outputs.size(), 2u);
+  EXPECT_TRUE(at::equal(outputs[0], t0.reshape({24})));
+  EXPECT_TRUE(at::equal(outputs[1], t0.reshape({2, 4, 3})));
+  EXPECT_THAT(
+      [&]() {
+        evaluateFusionWithATen(fusion.get(), {t0, int64_t(5)});
+      },
+      ::testing::ThrowsMessage<UserError>(
+          HasSubstr("has 24 elements, but the sizes asked for, [5, 1, 3], "
+                    "hold 15")));
+}
+
 TEST_F(AtenEvaluatorTest, WhereAndScalarInput) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());

@@ -699,7 +699,7 @@ TEST_F(IrTest, PrintFusion) {
       "  T1_l_float[iS3{3}, iS2{2}]\n"
       "     = Set(T0_g_float[iS0{2}, iS1{3}])\n"
       "  T2_l_float[iS6{6}]\n"
-      "     = view(T1_l_float[iS3{3}, iS2{2}])\n"
+      "     = view(T1_l_float[iS3{3}, iS2{2}], 6)\n"
       "  T3_g_float[iS8{2}, iS9{4}]\n"
       "     = neg(T2_l_float[iS6{6}])\n"
       "} // %kernel_math\n");

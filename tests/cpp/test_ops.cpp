@@ -607,9 +607,26 @@ TEST_F(OpsTest, ReshapeOutputDomains) {
         reshape(tv, {0, 24});
       },
       ThrowsMessage<UserError>(HasSubstr("must be positive or -1")));
+}
+
+// Unknown sizes: the -1 becomes the element count over the other sizes,
+// and the view asks for the sizes as given.
+TEST_F(OpsTest, ReshapeOfSymbolicSizes) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* tv = makeSymbolicTensor(2);
+  TensorView* flat = reshape(tv, {-1});
+  ASSERT_EQ(flat->getLogicalDomain().size(), 1u);
+  EXPECT_EQ(flat->axis(0)->extent()->toInlineString(), "( i0 * i2 )");
+  TensorView* split = reshape(tv, {-1, 4});
+  EXPECT_EQ(split->axis(1)->extent()->value(), 4);
+  auto* view = split->definition()->as<ViewOp>();
+  ASSERT_EQ(view->sizes().size(), 2u);
+  EXPECT_EQ(view->sizes()[1]->value(), 4);
+  EXPECT_EQ(view->sizes()[0]->toInlineString(), "( ( i0 * i2 ) / 4 )");
   EXPECT_THAT(
-      [&]() { reshape(makeSymbolicTensor(2), {-1}); },
-      ThrowsMessage<UserError>(HasSubstr("needs known extents")));
+      [&]() { reshape(tv, std::vector<Val*>{tv}); },
+      ThrowsMessage<UserError>(HasSubstr("must be an integer scalar")));
 }
 
 // ---------------------------------------------------------------- promotion

@@ -8,9 +8,12 @@
 #include <fusion.h>
 #include <ir/all_nodes.h>
 #include <ops/all_ops.h>
+#include <runtime/aten_types.h>
 #include <runtime/fusion_executor_cache.h>
 #include <runtime/input_binding.h>
 #include <runtime/nvrtc_compile.h>
+#include <runtime/segment_scheduling.h>
+#include <runtime/tensor_layout.h>
 #include <scheduler/registry.h>
 #include <segmentation/segmented_fusion.h>
 #include <tests/cpp/utils.h>
@@ -18,6 +21,11 @@
 #include <ATen/ATen.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <random>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace fuser {
 
@@ -42,6 +50,280 @@ std::unique_ptr<Fusion> cutFusion() {
   fusion->addOutput(out);
   out->setAllocationDomain({out->axis(1), out->axis(0)}, true);
   return fusion;
+}
+
+// What the runtime does on a cache miss, on the CPU: segments `fusion` for
+// `inputs`, then schedules each group for the tensors it reads (the fusion
+// inputs, and dense stand-ins for intermediates) and compiles its kernel
+// with NVRTC. The groups' scheduler types are set as the runtime sets them.
+std::unique_ptr<SegmentedFusion> segmentAndCompile(
+    const Fusion* fusion, const std::vector<c10::IValue>& inputs) {
+  auto segmented = std::make_unique<SegmentedFusion>(fusion);
+  Fusion* complete = segmented->completeFusion();
+  InputSegmentScheduling scheduling(complete, inputs);
+  segmented->segment(scheduling);
+  ExpressionEvaluator ee;
+  bindFusionInputs(complete, inputs, ee, /*require_cuda=*/false);
+  for (SegmentedGroup* group : segmented->groups()) {
+    std::unique_ptr<Fusion> part = group->makeFusion();
+    std::vector<c10::IValue> part_inputs;
+    const auto& all = complete->inputs();
+    for (Val* in : group->inputs()) {
+      auto it = std::find(all.begin(), all.end(), in);
+      if (it != all.end()) {
+        part_inputs.push_back(inputs[static_cast<size_t>(it - all.begin())]);
+        continue;
+      }
+      auto* tv = in->as<TensorView>();
+      part_inputs.emplace_back(allocateTensor(
+          denseLayout(tv, ee),
+          at::TensorOptions().dtype(toAtenType(tv->dtype()))));
+    }
+    RuntimeInfo info = makeRuntimeInfo(part.get(), part_inputs, false);
+    SchedulerChoice choice = chooseScheduler(part.get(), info);
+    group->setSchedulerType(choice.scheduler->type());
+    if (choice.scheduler->type() == SchedulerType::ExprEval ||
+        choice.scheduler->type() == SchedulerType::NoOp) {
+      continue;
+    }
+    const std::string math = part->mathToString();
+    try {
+      choice.scheduler->schedule(
+          part.get(), *choice.scheduler->computeHeuristics(part.get(), info));
+      compileToCubin(generateCudaKernel(part.get()), "fuser_kernel", 90, true);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << group->toString() << "\n"
+                    << math << "\nfailed: " << e.what();
+    }
+  }
+  return segmented;
+}
+
+std::vector<SchedulerType> schedulerTypes(const SegmentedFusion& segmented) {
+  std::vector<SchedulerType> types;
+  for (const SegmentedGroup* group : segmented.groups()) {
+    types.push_back(group->schedulerType());
+  }
+  return types;
+}
+
+// x [M, N] -> s1 = sum over N; y = x * s1 broadcast over N; s2 = sum of y
+// over M: two reductions along different axes.
+std::unique_ptr<Fusion> twoAxesFusion() {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* x = makeContigTensor(2);
+  fusion->addInput(x);
+  TensorView* s1 = sum(x, {1});
+  TensorView* y = mul(x, broadcast(s1, {false, true}));
+  fusion->addOutput(sum(y, {0}));
+  return fusion;
+}
+
+// Every tensor expr of the complete fusion lies in exactly one group; a
+// group reads only fusion inputs and outputs of earlier groups (so the
+// groups form no cycle); every fusion output is computed by some group.
+void expectValidSegmentation(const SegmentedFusion& segmented) {
+  Fusion* complete = segmented.completeFusion();
+  std::unordered_map<const Expr*, int> seen;
+  std::unordered_set<const Val*> available(
+      complete->inputs().begin(), complete->inputs().end());
+  for (const SegmentedGroup* group : segmented.groups()) {
+    for (Expr* expr : group->exprs()) {
+      ++seen[expr];
+    }
+    for (Val* in : group->inputs()) {
+      EXPECT_TRUE(available.count(in))
+          << group->toString() << " reads " << in->toString()
+          << " before a group computes it";
+    }
+    available.insert(group->outputs().begin(), group->outputs().end());
+  }
+  for (Expr* expr : complete->exprs()) {
+    if (expr->output(0)->isA<TensorView>()) {
+      EXPECT_EQ(seen[expr], 1) << expr->toString();
+    }
+  }
+  for (Val* out : complete->outputs()) {
+    EXPECT_TRUE(available.count(out)) << out->toString();
+  }
+}
+
+// The segmentation of `fusion` for `inputs`, checked as above, with each
+// group's kernel compiled.
+std::unique_ptr<SegmentedFusion> checkedSegments(
+    const Fusion* fusion, const std::vector<c10::IValue>& inputs) {
+  auto segmented = segmentAndCompile(fusion, inputs);
+  expectValidSegmentation(*segmented);
+  return segmented;
+}
+
+// softmax along axis 1, then softmax of that along axis 0.
+std::unique_ptr<Fusion> softmaxTwiceFusion() {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* x = makeContigTensor(2);
+  fusion->addInput(x);
+  fusion->addOutput(softmax(softmax(x, 1), 0));
+  return fusion;
+}
+
+std::unique_ptr<Fusion> softmaxFusion() {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* x = makeContigTensor(2);
+  fusion->addInput(x);
+  fusion->addOutput(softmax(x, 1));
+  return fusion;
+}
+
+// layer_norm(a @ b) over the last axis, bf16.
+std::unique_ptr<Fusion> matmulLayerNormFusion() {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* a = makeContigTensor(2, DataType::BFloat16);
+  TensorView* b = makeContigTensor(2, DataType::BFloat16);
+  fusion->addInput(a);
+  fusion->addInput(b);
+  auto ln = layer_norm(
+      matmul(a, b), {1}, nullptr, nullptr, IrBuilder::create<Val>(1e-5));
+  fusion->addOutput(ln.output);
+  return fusion;
+}
+
+// x [B, S, H] of unknown sizes summed over H, viewed as [B, S / 8, 8],
+// summed over the middle axis.
+std::unique_ptr<Fusion> reshapeBetweenReductionsFusion() {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* x = makeContigTensor(3);
+  fusion->addInput(x);
+  TensorView* r = reshape(
+      sum(x, {2}), std::vector<Val*>{
+                       x->axis(0)->extent(), IrBuilder::indexConst(-1),
+                       IrBuilder::indexConst(8)});
+  fusion->addOutput(sum(r, {1}));
+  return fusion;
+}
+
+// y = relu(x) laid out transposed, summed along each axis: y is written
+// by one segment and read by two others in its own layout.
+std::unique_ptr<Fusion> transposedIntermediateFusion() {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* x = makeContigTensor(2);
+  fusion->addInput(x);
+  TensorView* y = relu(x);
+  y->setAllocationDomain({y->axis(1), y->axis(0)}, true);
+  fusion->addOutput(sum(y, {1}));
+  fusion->addOutput(sum(y, {0}));
+  return fusion;
+}
+
+// relu(a + b) * 2 with a segment_set after the add.
+std::unique_ptr<Fusion> cutPointwiseFusion() {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* a = makeContigTensor(2);
+  fusion->addInput(a);
+  TensorView* cut = segment_set(add(a, IrBuilder::create<Val>(1.0)));
+  fusion->addOutput(mul(relu(cut), IrBuilder::create<Val>(2.0)));
+  return fusion;
+}
+
+// A random fusion of elementwise ops, broadcasts and reductions over a
+// 2-D or 3-D shape (every tensor has the full rank: reductions keep their
+// axes as broadcasts), with one or two outputs, and inputs for it.
+struct RandomCase {
+  std::unique_ptr<Fusion> fusion;
+  std::vector<int64_t> shape;
+  std::string program;
+};
+
+RandomCase randomSegmentationCase(uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  auto uniform = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(gen);
+  };
+  RandomCase c;
+  c.fusion = std::make_unique<Fusion>();
+  FusionGuard fg(c.fusion.get());
+  const int64_t rank = uniform(2, 3);
+  for (int64_t i = 0; i < rank; ++i) {
+    c.shape.push_back(uniform(2, 70));
+  }
+  std::vector<TensorView*> pool;
+  const int64_t n_inputs = uniform(1, 3);
+  for (int64_t i = 0; i < n_inputs; ++i) {
+    TensorView* in = makeContigTensor(rank);
+    c.fusion->addInput(in);
+    pool.push_back(in);
+  }
+  std::stringstream program;
+  const int64_t n_ops = uniform(3, 9);
+  for (int64_t op = 0; op < n_ops; ++op) {
+    TensorView* a = pool[static_cast<size_t>(
+        uniform(0, static_cast<int64_t>(pool.size()) - 1))];
+    TensorView* b = pool[static_cast<size_t>(
+        uniform(0, static_cast<int64_t>(pool.size()) - 1))];
+    const int64_t kind = uniform(0, 9);
+    TensorView* out = nullptr;
+    if (kind < 3) {
+      std::vector<int64_t> axes;
+      for (int64_t i = 0; i < rank; ++i) {
+        if (!a->axis(i)->isBroadcast() && uniform(0, 1) == 1) {
+          axes.push_back(i);
+        }
+      }
+      if (axes.empty()) {
+        out = tanh(a);
+        program << "tanh; ";
+      } else {
+        const bool is_sum = uniform(0, 1) == 1;
+        out = is_sum ? sum(a, axes, /*keep_dim=*/true)
+                     : max(a, axes, /*keep_dim=*/true);
+        program << (is_sum ? "sum" : "max") << " over " << axes.size()
+                << " axes; ";
+      }
+    } else if (kind < 6) {
+      switch (uniform(0, 3)) {
+        case 0:
+          out = relu(a);
+          break;
+        case 1:
+          out = tanh(a);
+          break;
+        case 2:
+          out = sigmoid(a);
+          break;
+        default:
+          out = neg(a);
+      }
+      program << "unary; ";
+    } else {
+      switch (uniform(0, 2)) {
+        case 0:
+          out = add(a, b);
+          break;
+        case 1:
+          out = mul(a, b);
+          break;
+        default:
+          out = sub(a, b);
+      }
+      program << "binary; ";
+    }
+    pool.push_back(out);
+  }
+  TensorView* last = pool.back();
+  c.fusion->addOutput(last);
+  TensorView* other = pool[static_cast<size_t>(
+      uniform(n_inputs, static_cast<int64_t>(pool.size()) - 1))];
+  if (other != last && uniform(0, 1) == 1) {
+    c.fusion->addOutput(other);
+  }
+  c.program = program.str();
+  return c;
 }
 
 } // namespace
@@ -108,6 +390,151 @@ TEST_F(SegmentationTest, NoCutIsOneGroup) {
       segmented.groups()[0]->inputs(), segmented.completeFusion()->inputs());
 }
 
+// Two reductions along different axes cannot share a kernel: the first is
+// one segment, the broadcast product and the second reduction another.
+TEST_F(SegmentationTest, ReductionsAlongTwoAxesAreTwoReductionSegments) {
+  std::unique_ptr<Fusion> fusion = twoAxesFusion();
+  auto segmented = checkedSegments(fusion.get(), {at::randn({64, 96})});
+  ASSERT_EQ(
+      schedulerTypes(*segmented),
+      (std::vector<SchedulerType>{
+          SchedulerType::Reduction, SchedulerType::Reduction}));
+  const SegmentedGroup* first = segmented->groups()[0];
+  const SegmentedGroup* second = segmented->groups()[1];
+  EXPECT_TRUE(first->exprs().front()->isA<ReductionOp>());
+  EXPECT_TRUE(second->exprs().back()->isA<ReductionOp>());
+  ASSERT_EQ(first->outputs().size(), 1u);
+  // The edge: the row sums (broadcast) from the first to the second.
+  EXPECT_THAT(
+      segmented->toString(),
+      HasSubstr(
+          "edge " + first->outputs()[0]->toString() + ": group 0 -> group 1"));
+  EXPECT_THAT(
+      second->inputs(),
+      ::testing::UnorderedElementsAre(
+          segmented->completeFusion()->inputs()[0], first->outputs()[0]));
+}
+
+// A fusion one scheduler takes whole stays one group.
+TEST_F(SegmentationTest, OneSchedulerTakesTheWholeFusion) {
+  std::unique_ptr<Fusion> fusion = softmaxFusion();
+  auto segmented = checkedSegments(fusion.get(), {at::randn({64, 96})});
+  EXPECT_FALSE(segmented->isSegmented());
+  EXPECT_EQ(
+      schedulerTypes(*segmented),
+      std::vector<SchedulerType>{SchedulerType::InnerPersistent});
+}
+
+// The inner softmax is one persistent kernel; the outer one (axis 0, not
+// innermost in memory) is cut into reductions and pointwise segments, none
+// run by ATen.
+TEST_F(SegmentationTest, TwoNormalizationsAlongDifferentAxes) {
+  std::unique_ptr<Fusion> fusion = softmaxTwiceFusion();
+  auto segmented = checkedSegments(fusion.get(), {at::randn({64, 96})});
+  const std::vector<SchedulerType> types = schedulerTypes(*segmented);
+  ASSERT_GE(types.size(), 2u);
+  EXPECT_EQ(types.front(), SchedulerType::InnerPersistent);
+  EXPECT_THAT(
+      types, ::testing::Not(::testing::Contains(SchedulerType::ExprEval)));
+}
+
+// A row too large for one block's registers: the persistent scheduler
+// declines the whole softmax, which becomes a max, a persistent sum of
+// exponentials and a division, with no segment left to ATen.
+TEST_F(SegmentationTest, RowTooLargeForOneBlockFallsToSegments) {
+  std::unique_ptr<Fusion> fusion = softmaxFusion();
+  const at::Tensor x = at::randn({4, 1 << 18});
+  auto segmented = checkedSegments(fusion.get(), {x});
+  EXPECT_EQ(
+      schedulerTypes(*segmented),
+      (std::vector<SchedulerType>{
+          SchedulerType::Reduction, SchedulerType::InnerPersistent,
+          SchedulerType::PointWise}));
+  // The same definition at a row that fits is one kernel again.
+  auto small = checkedSegments(fusion.get(), {at::randn({4, 1 << 10})});
+  EXPECT_FALSE(small->isSegmented());
+}
+
+TEST_F(SegmentationTest, MatmulThenLayerNorm) {
+  std::unique_ptr<Fusion> fusion = matmulLayerNormFusion();
+  auto segmented = checkedSegments(
+      fusion.get(), {at::randn({256, 128}).to(at::kBFloat16),
+                     at::randn({128, 512}).to(at::kBFloat16)});
+  EXPECT_EQ(
+      schedulerTypes(*segmented),
+      (std::vector<SchedulerType>{
+          SchedulerType::Matmul, SchedulerType::InnerPersistent}));
+  EXPECT_TRUE(segmented->groups()[0]->exprs()[0]->isA<MmaOp>());
+}
+
+// No scheduler takes a reshape: it is a segment of its own (ATen's view),
+// between the two reduction kernels.
+TEST_F(SegmentationTest, ReshapeBetweenTwoReductions) {
+  std::unique_ptr<Fusion> fusion = reshapeBetweenReductionsFusion();
+  auto segmented = checkedSegments(fusion.get(), {at::randn({8, 64, 32})});
+  EXPECT_EQ(
+      schedulerTypes(*segmented),
+      (std::vector<SchedulerType>{
+          SchedulerType::Reduction, SchedulerType::ExprEval,
+          SchedulerType::Reduction}));
+  EXPECT_TRUE(segmented->groups()[1]->exprs()[0]->isA<ViewOp>());
+}
+
+// segment_set cuts even where one kernel would do.
+TEST_F(SegmentationTest, SegmentSetCutsTheSegmenter) {
+  std::unique_ptr<Fusion> fusion = cutPointwiseFusion();
+  auto segmented = checkedSegments(fusion.get(), {at::randn({16, 24})});
+  EXPECT_EQ(
+      schedulerTypes(*segmented),
+      (std::vector<SchedulerType>{
+          SchedulerType::PointWise, SchedulerType::PointWise}));
+  EXPECT_TRUE(isSegmenterSet(segmented->groups()[0]->exprs().back()));
+}
+
+// An intermediate the user laid out transposed keeps that layout: the
+// segment computing it writes it so, and the two reading it read it so.
+TEST_F(SegmentationTest, IntermediateKeepsItsOwnLayout) {
+  std::unique_ptr<Fusion> fusion = transposedIntermediateFusion();
+  auto segmented = checkedSegments(fusion.get(), {at::randn({64, 96})});
+  ASSERT_EQ(
+      schedulerTypes(*segmented),
+      (std::vector<SchedulerType>{
+          SchedulerType::PointWise, SchedulerType::Reduction,
+          SchedulerType::Reduction}));
+  auto* y = segmented->groups()[0]->outputs().at(0)->as<TensorView>();
+  EXPECT_TRUE(segmented->isIntermediate(y));
+  const auto& logical = y->getLogicalDomain();
+  EXPECT_EQ(
+      y->getAllocationDomain(),
+      (std::vector<IterDomain*>{logical[1], logical[0]}));
+  for (size_t g = 1; g < 3; ++g) {
+    std::unique_ptr<Fusion> part = segmented->groups()[g]->makeFusion();
+    auto* in = part->inputs().at(0)->as<TensorView>();
+    const auto& in_logical = in->getLogicalDomain();
+    EXPECT_EQ(
+        in->getAllocationDomain(),
+        (std::vector<IterDomain*>{in_logical[1], in_logical[0]}));
+  }
+}
+
+// Random fusions of elementwise ops, broadcasts and reductions: every
+// segmentation is valid, every group is a compiled kernel (each expr alone
+// is one, so none may be left to ATen), and every kernel compiles.
+TEST_F(SegmentationTest, RandomFusionsSegmentIntoKernels) {
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    RandomCase c = randomSegmentationCase(seed);
+    SCOPED_TRACE("seed " + std::to_string(seed) + ": " + c.program);
+    std::vector<c10::IValue> inputs;
+    for (size_t i = 0; i < c.fusion->inputs().size(); ++i) {
+      inputs.emplace_back(at::randn(c.shape));
+    }
+    auto segmented = checkedSegments(c.fusion.get(), inputs);
+    EXPECT_THAT(
+        schedulerTypes(*segmented),
+        ::testing::Not(::testing::Contains(SchedulerType::ExprEval)))
+        << segmented->toString();
+  }
+}
 TEST_F(SegmentationGpuTest, SegmentSetRunsAsTwoSegments) {
   FusionExecutorCache fec(cutFusion());
   const auto options = at::TensorOptions().device(at::kCUDA);
@@ -133,6 +560,133 @@ TEST_F(SegmentationGpuTest, SegmentSetRunsAsTwoSegments) {
   }
   EXPECT_EQ(fec.numRuntimes(), 1u);
   EXPECT_EQ(fec.getMostRecentKernelRuntime()->runCount(), 2);
+}
+
+namespace {
+
+// Runs `fusion` twice through one FusionExecutorCache on `inputs` (CUDA),
+// checks both runs against ATen, and returns the scheduler types of the
+// segments the runtime ran.
+std::vector<SchedulerType> runOnGpu(
+    FusionExecutorCache& fec, const std::vector<c10::IValue>& inputs,
+    int line) {
+  for (int run = 0; run < 2; ++run) {
+    std::vector<at::Tensor> outputs = fec.runFusionWithInputs(inputs);
+    testValidate(fec.fusion(), outputs, inputs, line, __FILE__);
+  }
+  FusionKernelRuntime* runtime = fec.getMostRecentKernelRuntime();
+  std::vector<SchedulerType> types = schedulerTypes(*runtime->fusionSegments());
+  EXPECT_EQ(runtime->executors().size(), types.size());
+  for (size_t i = 0; i < types.size(); ++i) {
+    EXPECT_EQ(runtime->schedulerType(i), types[i]);
+    const bool kernel =
+        types[i] != SchedulerType::ExprEval && types[i] != SchedulerType::NoOp;
+    EXPECT_EQ(runtime->kernelCode(i).empty(), !kernel) << i;
+  }
+  return types;
+}
+
+at::Tensor cudaRandn(const std::vector<int64_t>& shape) {
+  return at::randn(shape, at::TensorOptions().device(at::kCUDA));
+}
+
+} // namespace
+
+TEST_F(SegmentationGpuTest, ReductionsAlongTwoAxes) {
+  FusionExecutorCache fec(twoAxesFusion());
+  EXPECT_EQ(
+      runOnGpu(fec, {cudaRandn({1000, 1500})}, __LINE__),
+      (std::vector<SchedulerType>{
+          SchedulerType::Reduction, SchedulerType::Reduction}));
+}
+
+TEST_F(SegmentationGpuTest, TwoNormalizationsAlongDifferentAxes) {
+  FusionExecutorCache fec(softmaxTwiceFusion());
+  const std::vector<SchedulerType> types =
+      runOnGpu(fec, {cudaRandn({512, 1000})}, __LINE__);
+  EXPECT_EQ(types.front(), SchedulerType::InnerPersistent);
+  EXPECT_THAT(
+      types, ::testing::Not(::testing::Contains(SchedulerType::ExprEval)));
+}
+
+// The cache segments each input signature on its own: a row too large for
+// one block runs as segments, a small one as one kernel, and going back
+// to the large one reuses its segments.
+TEST_F(SegmentationGpuTest, RowTooLargeForOneBlockFallsToSegments) {
+  FusionExecutorCache fec(softmaxFusion());
+  const at::Tensor large = cudaRandn({4, 1 << 18});
+  EXPECT_EQ(
+      runOnGpu(fec, {large}, __LINE__),
+      (std::vector<SchedulerType>{
+          SchedulerType::Reduction, SchedulerType::InnerPersistent,
+          SchedulerType::PointWise}));
+  FusionKernelRuntime* large_runtime = fec.getMostRecentKernelRuntime();
+  EXPECT_EQ(
+      runOnGpu(fec, {cudaRandn({4, 1 << 10})}, __LINE__),
+      std::vector<SchedulerType>{SchedulerType::InnerPersistent});
+  fec.runFusionWithInputs({large});
+  EXPECT_EQ(fec.getMostRecentKernelRuntime(), large_runtime);
+  EXPECT_EQ(fec.numRuntimes(), 2u);
+}
+
+TEST_F(SegmentationGpuTest, MatmulThenLayerNorm) {
+  FusionExecutorCache fec(matmulLayerNormFusion());
+  const auto options = at::TensorOptions().device(at::kCUDA);
+  EXPECT_EQ(
+      runOnGpu(
+          fec,
+          {at::randn({512, 256}, options).to(at::kBFloat16),
+           at::randn({256, 1024}, options).to(at::kBFloat16)},
+          __LINE__),
+      (std::vector<SchedulerType>{
+          SchedulerType::Matmul, SchedulerType::InnerPersistent}));
+}
+
+TEST_F(SegmentationGpuTest, ReshapeBetweenTwoReductions) {
+  FusionExecutorCache fec(reshapeBetweenReductionsFusion());
+  EXPECT_EQ(
+      runOnGpu(fec, {cudaRandn({8, 64, 32})}, __LINE__),
+      (std::vector<SchedulerType>{
+          SchedulerType::Reduction, SchedulerType::ExprEval,
+          SchedulerType::Reduction}));
+}
+
+TEST_F(SegmentationGpuTest, SegmentSetCutsTheSegmenter) {
+  FusionExecutorCache fec(cutPointwiseFusion());
+  EXPECT_EQ(
+      runOnGpu(fec, {cudaRandn({300, 700})}, __LINE__),
+      (std::vector<SchedulerType>{
+          SchedulerType::PointWise, SchedulerType::PointWise}));
+}
+
+// The transposed intermediate is written and read in its layout, and the
+// runtime frees it after the last segment that reads it.
+TEST_F(SegmentationGpuTest, IntermediateKeepsItsOwnLayout) {
+  FusionExecutorCache fec(transposedIntermediateFusion());
+  EXPECT_EQ(
+      runOnGpu(fec, {cudaRandn({300, 700})}, __LINE__),
+      (std::vector<SchedulerType>{
+          SchedulerType::PointWise, SchedulerType::Reduction,
+          SchedulerType::Reduction}));
+  const auto& segments = fec.getMostRecentKernelRuntime()->segments();
+  EXPECT_TRUE(segments[1].last_reads.empty());
+  ASSERT_EQ(segments[2].last_reads.size(), 1u);
+  EXPECT_EQ(segments[2].last_reads[0], segments[0].output_slots[0]);
+}
+
+TEST_F(SegmentationGpuTest, RandomFusionsMatchATen) {
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    RandomCase c = randomSegmentationCase(seed);
+    SCOPED_TRACE("seed " + std::to_string(seed) + ": " + c.program);
+    std::vector<c10::IValue> inputs;
+    for (size_t i = 0; i < c.fusion->inputs().size(); ++i) {
+      inputs.emplace_back(cudaRandn(c.shape));
+    }
+    FusionExecutorCache fec(std::move(c.fusion));
+    EXPECT_THAT(
+        runOnGpu(fec, inputs, __LINE__),
+        ::testing::Not(::testing::Contains(SchedulerType::ExprEval)));
+  }
 }
 
 } // namespace fuser

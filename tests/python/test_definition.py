@@ -352,6 +352,22 @@ def test_permute_reshape_set():
     assert "T4 = fd.ops.segment_set(T2)" in text
 
 
+def test_reshape_of_unknown_sizes():
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        rows = fd.define_scalar(None, dtype=DataType.Int)
+        t1 = fd.ops.reshape(t0, new_shape=[-1])
+        t2 = fd.ops.reshape(t0, new_shape=[rows, -1, t0.size(0)])
+        with pytest.raises(FuserError, match="sizes are integers"):
+            fd.ops.reshape(t0, new_shape=[fd.define_scalar(None, dtype=DataType.Double)])
+        with pytest.raises(FuserError, match="ints or integer Scalars"):
+            fd.ops.reshape(t0, new_shape=[2.5])
+    assert t1.ndim == 1 and t2.ndim == 3
+    text = str(fd)
+    assert "T1 = fd.ops.reshape(T0, new_shape=[-1])" in text
+    assert "fd.ops.reshape(T0, new_shape=[S0, -1, S1])" in text
+
+
 def test_add_output():
     with FusionDefinition() as fd:
         t0 = contiguous_tensor(fd, 1)

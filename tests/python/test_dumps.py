@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import fuser
+from helpers import requires_gpu
 
 PROGRAM = """
 from fuser import DataType, FusionDefinition
@@ -89,12 +90,9 @@ fd.execute([x])
 """
 
 
+@requires_gpu
 def test_scheduler_params_and_rejections():
-    import pytest
-    import torch
-
-    if not torch.cuda.is_available():
-        pytest.skip("needs a GPU: schedulers run when a fusion executes")
+    # Schedulers run when a fusion executes.
     out = run_with_dump("scheduler_params,scheduler_reject", SCHEDULERS)
     # The row sum: a reduction kernel, with the pointwise scheduler's reason.
     assert "[scheduler_params] Reduction: inner, kept [0], reduced [1]" in out
@@ -102,3 +100,27 @@ def test_scheduler_params_and_rejections():
     # The normalization: the reduction scheduler says why not.
     assert "[scheduler_reject] Reduction (compile time):" in out
     assert "a normalization" in out
+
+
+SEGMENTED = """
+import torch
+from fuser import DataType, FusionDefinition
+x = torch.randn(64, 300, device="cuda")
+with FusionDefinition() as fd:
+    t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+    rows = fd.ops.broadcast(fd.ops.sum(t0, [1]), [False, True])
+    fd.add_output(fd.ops.sum(fd.ops.mul(t0, rows), [0]))
+fd.execute([x])
+"""
+
+
+@requires_gpu
+def test_segmented_fusion_prints_groups_and_edges():
+    # Fusions are segmented when they execute.
+    out = run_with_dump("segmented_fusion,scheduler_reject", SEGMENTED)
+    assert "[segmented_fusion]" in out
+    assert "Segmented fusion: 2 groups" in out
+    assert "group 0 (Reduction)" in out and "group 1 (Reduction)" in out
+    assert ": group 0 -> group 1" in out
+    # Each group says why the schedulers before its own declined it.
+    assert "[scheduler_reject] PointWise (compile time):" in out

@@ -1,0 +1,43 @@
+// The segmenter's questions about one run, answered from its inputs
+// (segmentation/segmented_fusion.h): which scheduler takes a candidate
+// group, and how many bytes a tensor takes. A group reads fusion inputs,
+// which are the run's tensors, and intermediates, which stand in as meta
+// tensors laid out as the runtime will allocate them (dense, in the
+// intermediate's allocation order), so that no device memory is touched.
+#pragma once
+
+#include <expr/evaluator.h>
+#include <fusion.h>
+#include <segmentation/segmented_fusion.h>
+
+#include <ATen/core/ivalue.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fuser {
+
+class InputSegmentScheduling : public SegmentScheduling {
+ public:
+  // `complete`: the fusion being segmented; `inputs`: its inputs for this
+  // run, already validated (they may live on the CPU in tests).
+  InputSegmentScheduling(
+      Fusion* complete, const std::vector<c10::IValue>& inputs);
+
+  std::optional<SchedulerType> compiledScheduler(
+      const SegmentedGroup& group,
+      std::vector<std::string>* rejections) override;
+
+  int64_t bytes(const TensorView* tv) override;
+
+ private:
+  Fusion* complete_;
+  const std::vector<c10::IValue>& inputs_;
+  ExpressionEvaluator ee_;
+  // The device's, when the run has CUDA tensors.
+  std::optional<int64_t> multiprocessors_;
+  std::optional<int64_t> compute_capability_;
+};
+
+} // namespace fuser

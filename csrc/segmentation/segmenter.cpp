@@ -1,0 +1,265 @@
+#include <segmentation/segmenter.h>
+
+#include <ir/all_nodes.h>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace fuser {
+
+namespace {
+
+// One edge of the group graph: the producer's values the consumer reads.
+struct Edge {
+  size_t producer = 0;
+  size_t consumer = 0;
+  int64_t bytes = 0;
+  // A segment_set output: never merged.
+  bool cut = false;
+};
+
+class Segmenter {
+ public:
+  Segmenter(
+      const Fusion* complete, const std::vector<Expr*>& exprs,
+      SegmentScheduling& scheduling)
+      : complete_(complete), exprs_(exprs), scheduling_(scheduling) {
+    live_.insert(exprs_.begin(), exprs_.end());
+    for (size_t i = 0; i < exprs_.size(); ++i) {
+      position_[exprs_[i]] = i;
+    }
+  }
+
+  std::vector<std::vector<Expr*>> run() {
+    if (exprs_.empty()) {
+      return {};
+    }
+    const bool has_cuts =
+        std::any_of(exprs_.begin(), exprs_.end(), isSegmenterSet);
+    if (!has_cuts && accepts(exprs_)) {
+      return {exprs_};
+    }
+    for (std::vector<Expr*>& exprs : initialGroups()) {
+      const bool compiled = accepts(exprs);
+      addNode(std::move(exprs), compiled);
+    }
+    while (mergeOnce()) {
+    }
+    std::vector<std::vector<Expr*>> groups;
+    for (const Node& node : nodes_) {
+      if (node.alive) {
+        groups.push_back(node.exprs);
+      }
+    }
+    return groups;
+  }
+
+ private:
+  struct Node {
+    std::vector<Expr*> exprs; // topologically
+    // Some scheduler other than ExprEval takes it.
+    bool compiled = false;
+    bool alive = true;
+  };
+
+  // One group per expr, except that a value no tensor can hold between
+  // segments (a Welford state) stays inside one group with its producer
+  // and readers.
+  std::vector<std::vector<Expr*>> initialGroups() const {
+    std::vector<size_t> parent(exprs_.size());
+    std::iota(parent.begin(), parent.end(), 0);
+    auto root = [&](size_t i) {
+      while (parent[i] != i) {
+        i = parent[i] = parent[parent[i]];
+      }
+      return i;
+    };
+    for (Expr* expr : exprs_) {
+      for (Val* in : expr->inputs()) {
+        Expr* def = in->definition();
+        if (def != nullptr && live_.count(def) && isWelfordType(in->dtype())) {
+          parent[root(position_.at(expr))] = root(position_.at(def));
+        }
+      }
+    }
+    std::vector<std::vector<Expr*>> groups;
+    std::unordered_map<size_t, size_t> group_of_root;
+    for (size_t i = 0; i < exprs_.size(); ++i) {
+      auto [it, fresh] = group_of_root.emplace(root(i), groups.size());
+      if (fresh) {
+        groups.emplace_back();
+      }
+      groups[it->second].push_back(exprs_[i]);
+    }
+    return groups;
+  }
+
+  bool accepts(const std::vector<Expr*>& exprs) {
+    SegmentedGroup group(complete_, exprs, live_);
+    return scheduling_.compiledScheduler(group, nullptr).has_value();
+  }
+
+  size_t addNode(std::vector<Expr*> exprs, bool compiled) {
+    const size_t id = nodes_.size();
+    for (Expr* expr : exprs) {
+      node_of_[expr] = id;
+    }
+    nodes_.push_back(Node{std::move(exprs), compiled, true});
+    return id;
+  }
+
+  // The edges between the live groups, each producer-consumer pair once.
+  std::vector<Edge> edges() {
+    std::map<std::pair<size_t, size_t>, Edge> found;
+    std::set<std::pair<size_t, const Val*>> counted;
+    for (size_t c = 0; c < nodes_.size(); ++c) {
+      if (!nodes_[c].alive) {
+        continue;
+      }
+      for (Expr* expr : nodes_[c].exprs) {
+        for (Val* in : expr->inputs()) {
+          Expr* def = in->definition();
+          if (!in->isA<TensorView>() || def == nullptr || !live_.count(def) ||
+              node_of_.at(def) == c) {
+            continue;
+          }
+          const size_t p = node_of_.at(def);
+          Edge& edge = found[{p, c}];
+          edge.producer = p;
+          edge.consumer = c;
+          edge.cut |= isSegmenterSet(def);
+          if (counted.emplace(c, in).second) {
+            edge.bytes += scheduling_.bytes(in->as<TensorView>());
+          }
+        }
+      }
+    }
+    std::vector<Edge> result;
+    for (auto& [key, edge] : found) {
+      result.push_back(edge);
+    }
+    return result;
+  }
+
+  // The groups on some path from `from` to `to`, both included.
+  std::vector<size_t> between(
+      const std::vector<Edge>& edges, size_t from, size_t to) const {
+    auto reach = [&](size_t start, bool forward) {
+      std::unordered_set<size_t> seen{start};
+      std::vector<size_t> stack{start};
+      while (!stack.empty()) {
+        const size_t n = stack.back();
+        stack.pop_back();
+        for (const Edge& e : edges) {
+          const size_t a = forward ? e.producer : e.consumer;
+          const size_t b = forward ? e.consumer : e.producer;
+          if (a == n && seen.insert(b).second) {
+            stack.push_back(b);
+          }
+        }
+      }
+      return seen;
+    };
+    const std::unordered_set<size_t> after = reach(from, true);
+    const std::unordered_set<size_t> before = reach(to, false);
+    std::vector<size_t> result;
+    for (size_t n : after) {
+      if (before.count(n)) {
+        result.push_back(n);
+      }
+    }
+    std::sort(result.begin(), result.end());
+    return result;
+  }
+
+  // Whether the groups can become one: all compiled, and no segment_set
+  // edge among them.
+  bool mergeable(
+      const std::vector<Edge>& edges, const std::vector<size_t>& ids) const {
+    const std::unordered_set<size_t> members(ids.begin(), ids.end());
+    for (size_t id : ids) {
+      if (!nodes_[id].compiled) {
+        return false;
+      }
+    }
+    return std::none_of(edges.begin(), edges.end(), [&](const Edge& e) {
+      return e.cut && members.count(e.producer) && members.count(e.consumer);
+    });
+  }
+
+  size_t firstPosition(size_t id) const {
+    return position_.at(nodes_[id].exprs.front());
+  }
+
+  // Tries the candidate merges, largest intermediate first; true when one
+  // was accepted.
+  bool mergeOnce() {
+    std::vector<Edge> all = edges();
+    std::vector<Edge> candidates;
+    for (const Edge& e : all) {
+      if (!e.cut && nodes_[e.producer].compiled &&
+          nodes_[e.consumer].compiled) {
+        candidates.push_back(e);
+      }
+    }
+    std::stable_sort(
+        candidates.begin(), candidates.end(),
+        [&](const Edge& a, const Edge& b) {
+          if (a.bytes != b.bytes) {
+            return a.bytes > b.bytes;
+          }
+          return std::make_pair(
+                     firstPosition(a.producer), firstPosition(a.consumer)) <
+                 std::make_pair(
+                     firstPosition(b.producer), firstPosition(b.consumer));
+        });
+    for (const Edge& e : candidates) {
+      const std::vector<size_t> ids = between(all, e.producer, e.consumer);
+      if (failed_.count(ids) || !mergeable(all, ids)) {
+        continue;
+      }
+      std::vector<Expr*> exprs;
+      for (size_t id : ids) {
+        exprs.insert(
+            exprs.end(), nodes_[id].exprs.begin(), nodes_[id].exprs.end());
+      }
+      std::sort(exprs.begin(), exprs.end(), [&](Expr* a, Expr* b) {
+        return position_.at(a) < position_.at(b);
+      });
+      if (!accepts(exprs)) {
+        failed_.insert(ids);
+        continue;
+      }
+      for (size_t id : ids) {
+        nodes_[id].alive = false;
+      }
+      addNode(std::move(exprs), true);
+      return true;
+    }
+    return false;
+  }
+
+  const Fusion* complete_;
+  const std::vector<Expr*>& exprs_;
+  SegmentScheduling& scheduling_;
+  std::unordered_set<const Expr*> live_;
+  std::unordered_map<const Expr*, size_t> position_;
+  std::vector<Node> nodes_;
+  std::unordered_map<const Expr*, size_t> node_of_;
+  // Unions no scheduler took (by the groups they were made of).
+  std::set<std::vector<size_t>> failed_;
+};
+
+} // namespace
+
+std::vector<std::vector<Expr*>> segmentExprs(
+    const Fusion* complete, const std::vector<Expr*>& tensor_exprs,
+    SegmentScheduling& scheduling) {
+  return Segmenter(complete, tensor_exprs, scheduling).run();
+}
+
+} // namespace fuser
