@@ -1,0 +1,364 @@
+"""Segmented fusions: the kernels each frontend launches and its time, for
+fusions no single kernel of fuser takes (doc/segmentation.md), against
+nvFuser, PyTorch eager and torch.compile measured in the same run.
+
+Each row: the number of GPU kernels one call launches (counted with
+torch.profiler; copies and memsets left out), the median time
+(triton.testing.do_bench, CUDA events, inputs rotated past L2), and GB/s of
+the fewest bytes the fusion must move (every input read once, every output
+written once). A last table is the host time of a cache hit from Python on
+tiny inputs: a fusion of three reduction segments against a single
+reduction kernel. Results go to benchmarks/results/segmentation.{csv,md,png}.
+
+    python3 benchmarks/bench_segmentation.py [--cases a,b] [--out DIR]
+"""
+
+import argparse
+import csv
+import math
+import os
+import sys
+import time
+
+import torch
+
+from harness import L2_BYTES, define_input, frontends, fusion_of, median_ms
+
+EPS = 1e-5
+
+
+def nbytes(t):
+    return t.numel() * t.element_size()
+
+
+def along(fd, t, like, dims):
+    return fd.ops.broadcast_in_dim(t, list(like.shape), dims)
+
+
+def d_softmax(fd, x, like, dim):
+    """softmax of x along `dim` (0 or 1) of a 2-D tensor."""
+    keep = [1 - dim]
+    mx = along(fd, fd.ops.max(x, [dim]), like, keep)
+    e = fd.ops.exp(fd.ops.sub(x, mx))
+    s = along(fd, fd.ops.sum(e, [dim]), like, keep)
+    return fd.ops.div(e, s)
+
+
+class Case:
+    def __init__(self, name, make_inputs, torch_fn, define, tol=1e-3):
+        self.name = name
+        self.make_inputs = make_inputs
+        self.torch_fn = torch_fn
+        self.define = define
+        self.tol = tol
+
+
+def case_list():
+    cases = []
+
+    # Sum over columns, scale the rows by it, sum over rows.
+    def d_two_axes(fd, m, ins):
+        x = define_input(fd, m, ins[0])
+        rows = along(fd, fd.ops.sum(x, [1]), ins[0], [0])
+        fd.add_output(fd.ops.sum(fd.ops.mul(x, rows), [0]))
+
+    cases.append(
+        Case(
+            "two_axes_sum_8192x8192",
+            lambda: [torch.randn(8192, 8192, device="cuda")],
+            lambda x: (x * x.sum(1, keepdim=True)).sum(0),
+            d_two_axes,
+            tol=5e-2,
+        )
+    )
+
+    # softmax along rows, then along columns of the result.
+    def d_softmax_twice(fd, m, ins):
+        x = define_input(fd, m, ins[0])
+        fd.add_output(d_softmax(fd, d_softmax(fd, x, ins[0], 1), ins[0], 0))
+
+    cases.append(
+        Case(
+            "softmax_rows_then_columns_8192x8192",
+            lambda: [torch.randn(8192, 8192, device="cuda")],
+            lambda x: torch.softmax(torch.softmax(x, 1), 0),
+            d_softmax_twice,
+            tol=1e-5,
+        )
+    )
+
+    # A softmax whose rows (4 MiB each) no block holds.
+    def d_softmax_rows(fd, m, ins):
+        x = define_input(fd, m, ins[0])
+        fd.add_output(d_softmax(fd, x, ins[0], 1))
+
+    cases.append(
+        Case(
+            "softmax_huge_rows_64x1M",
+            lambda: [torch.randn(64, 1 << 20, device="cuda")],
+            lambda x: torch.softmax(x, 1),
+            d_softmax_rows,
+            tol=1e-5,
+        )
+    )
+
+    # layer_norm(a @ b) over the last axis, bf16 with float statistics.
+    def d_matmul_ln(fd, m, ins):
+        a = define_input(fd, m, ins[0])
+        b = define_input(fd, m, ins[1])
+        y = fd.ops.cast(fd.ops.matmul(a, b), m.DataType.Float)
+        var, mean = fd.ops.var_mean(y, [1], 0)
+        invstd = fd.ops.rsqrt(fd.ops.add(var, EPS))
+        shape = [ins[0].shape[0], ins[1].shape[1]]
+        centered = fd.ops.sub(y, fd.ops.broadcast_in_dim(mean, shape, [0]))
+        out = fd.ops.mul(centered, fd.ops.broadcast_in_dim(invstd, shape, [0]))
+        fd.add_output(fd.ops.cast(out, m.DataType.BFloat16))
+
+    def t_matmul_ln(a, b):
+        y = (a @ b).float()
+        return torch.nn.functional.layer_norm(y, [y.shape[1]], eps=EPS).to(a.dtype)
+
+    cases.append(
+        Case(
+            "matmul_layer_norm_8192x4096x4096",
+            lambda: [
+                torch.randn(8192, 4096, device="cuda", dtype=torch.bfloat16),
+                torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16),
+            ],
+            t_matmul_ln,
+            d_matmul_ln,
+            tol=5e-2,
+        )
+    )
+
+    # Sum over the last axis, view [B, S] as [B, S / 8, 8], sum the middle.
+    def d_reshape(fd, m, ins):
+        x = define_input(fd, m, ins[0])
+        b, s, _ = ins[0].shape
+        r = fd.ops.reshape(fd.ops.sum(x, [2]), [b, s // 8, 8])
+        fd.add_output(fd.ops.sum(r, [1]))
+
+    cases.append(
+        Case(
+            "sum_reshape_sum_64x4096x256",
+            lambda: [torch.randn(64, 4096, 256, device="cuda")],
+            lambda x: x.sum(2).reshape(64, -1, 8).sum(1),
+            d_reshape,
+            tol=5e-2,
+        )
+    )
+
+    # relu(x + 1) * 2 cut after the add.
+    def d_cut(fd, m, ins):
+        x = define_input(fd, m, ins[0])
+        cut = fd.ops.segment_set(fd.ops.add(x, 1.0))
+        fd.add_output(fd.ops.mul(fd.ops.relu(cut), 2.0))
+
+    cases.append(
+        Case(
+            "segment_set_pointwise_8192x8192",
+            lambda: [torch.randn(8192, 8192, device="cuda")],
+            lambda x: torch.relu(x + 1.0) * 2.0,
+            d_cut,
+        )
+    )
+    return cases
+
+
+def kernels_per_call(fn, inputs):
+    """GPU kernels one call launches (copies and memsets left out)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    fn(*inputs)
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn(*inputs)
+        torch.cuda.synchronize()
+    count = 0
+    for event in prof.events():
+        if event.device_type != torch.autograd.DeviceType.CUDA:
+            continue
+        name = event.name.lower()
+        if name.startswith("memcpy") or name.startswith("memset"):
+            continue
+        count += 1
+    return count
+
+
+def measure(case, compilers):
+    inputs = case.make_inputs()
+    outputs = case.torch_fn(*inputs)
+    outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+    moved = sum(nbytes(t) for t in inputs) + sum(nbytes(t) for t in outputs)
+    copies = max(1, math.ceil(2 * L2_BYTES / max(moved, 1)))
+    input_sets = [inputs] + [[t.clone() for t in inputs] for _ in range(min(copies, 4) - 1)]
+    row = {"case": case.name, "bytes_moved": moved}
+    runners = {}
+    for name, module in compilers:
+        try:
+            fd = fusion_of(module, case.define, inputs)
+            got = fd.execute(inputs)
+            for g, e in zip(got, outputs):
+                torch.testing.assert_close(g, e, rtol=case.tol, atol=case.tol)
+        except Exception as error:  # noqa: BLE001
+            print(f"  {name} cannot run {case.name}: {error}", flush=True)
+            continue
+        runners[name] = lambda *a, fd=fd: fd.execute(list(a))
+        if name == "fuser":
+            row["fuser_segments"] = "+".join(fd.last_scheduler_types())
+    torch._dynamo.reset()
+    compiled = torch.compile(case.torch_fn, dynamic=False)
+    compiled(*inputs)
+    runners["eager"] = case.torch_fn
+    runners["compile"] = compiled
+    for name, fn in runners.items():
+        row[f"{name}_kernels"] = kernels_per_call(fn, inputs)
+        ms = median_ms(fn, input_sets)
+        row[f"{name}_ms"] = round(ms, 4)
+        row[f"{name}_gbps"] = round(moved / (ms * 1e-3) / 1e9, 1)
+    for other in ("nvfuser", "eager", "compile"):
+        if "fuser_ms" in row and f"{other}_ms" in row:
+            row[f"fuser_vs_{other}"] = round(row[f"{other}_ms"] / row["fuser_ms"], 3)
+    print(
+        f"{case.name:>36}  "
+        + "  ".join(
+            f"{n} {row.get(n + '_ms', '-')} ms/{row.get(n + '_kernels', '-')}k"
+            for n in ("fuser", "nvfuser", "eager", "compile")
+        )
+        + f"  [{row.get('fuser_segments', '')}]",
+        flush=True,
+    )
+    del input_sets, inputs
+    torch.cuda.empty_cache()
+    return row
+
+
+def host_hit_us(fd, inputs, batches=30, calls=200):
+    fd.execute(inputs)
+    times = []
+    for _ in range(batches):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(calls):
+            fd.execute(inputs)
+        times.append((time.perf_counter() - start) / calls * 1e6)
+    times.sort()
+    return times[len(times) // 2]
+
+
+def host_overhead(compilers):
+    """Host time of a hit: three reduction segments against one kernel."""
+
+    def d_one(fd, m, ins):
+        fd.add_output(fd.ops.sum(define_input(fd, m, ins[0]), [1]))
+
+    def d_three(fd, m, ins):
+        x = define_input(fd, m, ins[0])
+        y = fd.ops.mul(x, along(fd, fd.ops.sum(x, [1]), ins[0], [0]))
+        z = fd.ops.mul(y, along(fd, fd.ops.sum(y, [0]), ins[0], [1]))
+        fd.add_output(fd.ops.sum(z, [1]))
+
+    x = torch.randn(64, 64, device="cuda")
+    rows = []
+    for name, module in compilers:
+        try:
+            one = fusion_of(module, d_one, [x])
+            three = fusion_of(module, d_three, [x])
+            row = {"frontend": name}
+            row["one_kernel_us"] = round(host_hit_us(one, [x]), 2)
+            row["three_segments_us"] = round(host_hit_us(three, [x]), 2)
+            row["ratio"] = round(row["three_segments_us"] / row["one_kernel_us"], 2)
+            row["kernels"] = kernels_per_call(lambda t, fd=three: fd.execute([t]), [x])
+            if name == "fuser":
+                row["segments"] = "+".join(three.last_scheduler_types())
+            rows.append(row)
+            print(f"host hit {name}: {row}", flush=True)
+        except Exception as error:  # noqa: BLE001
+            print(f"  {name} cannot run the host case: {error}", flush=True)
+    return rows
+
+
+def write(out_dir, rows, host_rows):
+    os.makedirs(out_dir, exist_ok=True)
+    keys = []
+    for r in rows:
+        keys += [k for k in r if k not in keys]
+    with open(os.path.join(out_dir, "segmentation.csv"), "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=keys)
+        writer.writeheader()
+        writer.writerows(rows)
+    stamp = time.strftime("%Y-%m-%d")
+    with open(os.path.join(out_dir, "segmentation.md"), "w") as f:
+        f.write(
+            f"# Segmented fusions ({torch.cuda.get_device_name()}, torch "
+            f"{torch.__version__}, {stamp})\n\n"
+            "Kernels per call (torch.profiler, copies and memsets left out) and "
+            "median time; GB/s of the fewest bytes the fusion must move. "
+            "fuser/x is x's time over fuser's (above 1: fuser is faster).\n\n"
+            "| case | fuser segments | fuser kernels | nvFuser kernels | eager kernels "
+            "| compile kernels | fuser ms | nvFuser ms | eager ms | compile ms "
+            "| fuser GB/s | fuser/nvFuser | fuser/eager | fuser/compile |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+        )
+        for r in rows:
+            g = lambda k: r.get(k, "")  # noqa: E731
+            f.write(
+                f"| {g('case')} | {g('fuser_segments')} | {g('fuser_kernels')} | "
+                f"{g('nvfuser_kernels')} | {g('eager_kernels')} | {g('compile_kernels')} | "
+                f"{g('fuser_ms')} | {g('nvfuser_ms')} | {g('eager_ms')} | {g('compile_ms')} | "
+                f"{g('fuser_gbps')} | {g('fuser_vs_nvfuser')} | {g('fuser_vs_eager')} | "
+                f"{g('fuser_vs_compile')} |\n"
+            )
+        f.write(
+            "\nHost time of a cache hit from Python (tiny inputs, no sync "
+            "between calls): three reduction segments against one reduction "
+            "kernel.\n\n| frontend | one kernel µs | three segments µs | ratio "
+            "| kernels | segments |\n|---|---|---|---|---|---|\n"
+        )
+        for r in host_rows:
+            f.write(
+                f"| {r['frontend']} | {r['one_kernel_us']} | {r['three_segments_us']} | "
+                f"{r['ratio']} | {r['kernels']} | {r.get('segments', '')} |\n"
+            )
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    names = [r["case"] for r in rows]
+    fig, ax = plt.subplots(figsize=(10, 4))
+    width = 0.2
+    for i, (key, label) in enumerate(
+        [("fuser", "fuser"), ("nvfuser", "nvFuser"), ("eager", "eager"), ("compile", "torch.compile")]
+    ):
+        ys = [r.get(f"{key}_ms", 0) or 0 for r in rows]
+        ax.bar([j + i * width for j in range(len(rows))], ys, width, label=label)
+    ax.set_xticks([j + 1.5 * width for j in range(len(rows))])
+    ax.set_xticklabels(names, rotation=20, ha="right", fontsize=7)
+    ax.set_ylabel("ms (lower is better)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, "segmentation.png"), dpi=80)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--cases", default="")
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        print("bench_segmentation: no CUDA device, nothing measured")
+        return 0
+    compilers = frontends()
+    wanted = set(args.cases.split(",")) if args.cases else None
+    rows = [measure(c, compilers) for c in case_list() if not wanted or c.name in wanted]
+    host_rows = host_overhead(compilers)
+    write(args.out, rows, host_rows)
+    print(f"wrote {args.out}/segmentation.{{csv,md,png}}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
