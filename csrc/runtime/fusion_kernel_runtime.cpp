@@ -51,6 +51,16 @@ FusionKernelRuntime::FusionKernelRuntime(
     Fusion* scheduled = segment.scheduled_fusion.get();
     std::vector<c10::IValue> segment_inputs;
     for (Val* in : group->inputs()) {
+      if (!slot.count(in)) {
+        // A size the signature fixes: the same in every run.
+        auto value = groupInputValue(complete, inputs, in, ee);
+        FUSER_INTERNAL_ASSERT(
+            value.has_value(), "segment input ", in->toString(),
+            " is computed by no earlier segment");
+        slot.emplace(in, values.size());
+        constants_.emplace_back(values.size(), *value);
+        values.push_back(*value);
+      }
       segment.input_slots.push_back(slot.at(in));
       segment_inputs.push_back(values.at(slot.at(in)));
     }
@@ -109,6 +119,9 @@ FusionKernelRuntime::FusionKernelRuntime(
   for (const auto& [value_slot, reader] : last_reader) {
     const bool kept =
         value_slot < complete->inputs().size() ||
+        std::any_of(
+            constants_.begin(), constants_.end(),
+            [&](const auto& c) { return c.first == value_slot; }) ||
         std::find(output_slots_.begin(), output_slots_.end(), value_slot) !=
             output_slots_.end();
     if (!kept) {
@@ -132,6 +145,9 @@ std::vector<at::Tensor> FusionKernelRuntime::run(
   }
   std::vector<c10::IValue> values(num_slots_);
   std::copy(inputs.begin(), inputs.end(), values.begin());
+  for (const auto& [constant_slot, value] : constants_) {
+    values[constant_slot] = value;
+  }
   std::vector<c10::IValue> segment_inputs;
   for (FusionSegment& segment : segments_) {
     segment_inputs.clear();

@@ -82,6 +82,8 @@ class FusionKernelRuntime {
   std::unique_ptr<SegmentedFusion> segmented_;
   std::vector<FusionSegment> segments_;
   size_t num_slots_ = 0;
+  // Slots of the sizes segments take as scalars, with their values.
+  std::vector<std::pair<size_t, c10::IValue>> constants_;
   std::vector<size_t> output_slots_;
   // The single segment reads the fusion's inputs and writes its outputs,
   // in order: run() hands them through.

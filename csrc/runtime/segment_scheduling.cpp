@@ -28,16 +28,34 @@ InputSegmentScheduling::InputSegmentScheduling(
   }
 }
 
+std::optional<c10::IValue> groupInputValue(
+    Fusion* complete, const std::vector<c10::IValue>& inputs, Val* in,
+    ExpressionEvaluator& ee) {
+  const auto& all = complete->inputs();
+  auto it = std::find(all.begin(), all.end(), in);
+  if (it != all.end()) {
+    return inputs[static_cast<size_t>(it - all.begin())];
+  }
+  if (in->isA<TensorView>()) {
+    return std::nullopt;
+  }
+  const ScalarValue value = ee.evaluateOrThrow(in);
+  if (isFloatingPointType(in->dtype())) {
+    return c10::IValue(value.asDouble());
+  }
+  if (isBooleanType(in->dtype())) {
+    return c10::IValue(value.asBool());
+  }
+  return c10::IValue(value.asInt());
+}
+
 std::optional<SchedulerType> InputSegmentScheduling::compiledScheduler(
     const SegmentedGroup& group, std::vector<std::string>* rejections) {
   std::unique_ptr<Fusion> fusion = group.makeFusion();
-  const auto& complete_inputs = complete_->inputs();
   std::vector<c10::IValue> group_inputs;
   for (Val* in : group.inputs()) {
-    auto it = std::find(complete_inputs.begin(), complete_inputs.end(), in);
-    if (it != complete_inputs.end()) {
-      group_inputs.push_back(
-          inputs_[static_cast<size_t>(it - complete_inputs.begin())]);
+    if (auto value = groupInputValue(complete_, inputs_, in, ee_)) {
+      group_inputs.push_back(*value);
       continue;
     }
     // An intermediate, as the runtime will allocate it.

@@ -18,6 +18,14 @@
 
 namespace fuser {
 
+// What `in`, an input of a group of `complete`, holds in a run on `inputs`
+// (`ee` bound to them) when no other group computes it: a fusion input's
+// value, or a symbolic size evaluated (fixed by the input signature).
+// Nullopt for an intermediate tensor.
+std::optional<c10::IValue> groupInputValue(
+    Fusion* complete, const std::vector<c10::IValue>& inputs, Val* in,
+    ExpressionEvaluator& ee);
+
 class InputSegmentScheduling : public SegmentScheduling {
  public:
   // `complete`: the fusion being segmented; `inputs`: its inputs for this

@@ -24,16 +24,20 @@ void appendUnique(std::vector<Val*>& values, Val* value) {
   }
 }
 
-// The fusion inputs a scalar is computed from.
+// The scalars a scalar is computed from that a group must be given: the
+// fusion's scalar inputs and the symbolic sizes (the extent of a reduced
+// axis a mean divides by, which no tensor of the group may carry).
 void appendScalarInputs(Val* scalar, std::vector<Val*>& inputs) {
-  if (scalar->isFusionInput()) {
+  if (scalar->isConst()) {
+    return;
+  }
+  Expr* def = scalar->definition();
+  if (scalar->isFusionInput() || def == nullptr) {
     appendUnique(inputs, scalar);
     return;
   }
-  if (Expr* def = scalar->definition()) {
-    for (Val* in : def->inputs()) {
-      appendScalarInputs(in, inputs);
-    }
+  for (Val* in : def->inputs()) {
+    appendScalarInputs(in, inputs);
   }
 }
 

@@ -33,9 +33,10 @@ class SegmentedGroup {
     return exprs_;
   }
   // The values of the complete fusion the group reads and does not compute
-  // (fusion inputs, other groups' outputs), and those it computes that a
-  // later group or the fusion's outputs read, in a fixed order: the inputs
-  // and outputs of makeFusion().
+  // (fusion inputs, other groups' outputs, and the symbolic sizes its
+  // scalar expressions use, whose values the input signature fixes), and
+  // those it computes that a later group or the fusion's outputs read, in
+  // a fixed order: the inputs and outputs of makeFusion().
   const std::vector<Val*>& inputs() const {
     return inputs_;
   }

@@ -67,11 +67,9 @@ std::unique_ptr<SegmentedFusion> segmentAndCompile(
   for (SegmentedGroup* group : segmented->groups()) {
     std::unique_ptr<Fusion> part = group->makeFusion();
     std::vector<c10::IValue> part_inputs;
-    const auto& all = complete->inputs();
     for (Val* in : group->inputs()) {
-      auto it = std::find(all.begin(), all.end(), in);
-      if (it != all.end()) {
-        part_inputs.push_back(inputs[static_cast<size_t>(it - all.begin())]);
+      if (auto value = groupInputValue(complete, inputs, in, ee)) {
+        part_inputs.push_back(*value);
         continue;
       }
       auto* tv = in->as<TensorView>();
@@ -133,7 +131,9 @@ void expectValidSegmentation(const SegmentedFusion& segmented) {
       ++seen[expr];
     }
     for (Val* in : group->inputs()) {
-      EXPECT_TRUE(available.count(in))
+      // A size the input signature fixes is given to any group.
+      const bool size = !in->isA<TensorView>() && in->definition() == nullptr;
+      EXPECT_TRUE(available.count(in) || size)
           << group->toString() << " reads " << in->toString()
           << " before a group computes it";
     }
@@ -220,6 +220,19 @@ std::unique_ptr<Fusion> transposedIntermediateFusion() {
   return fusion;
 }
 
+// The row means of x, with a cut between the sums and the division by the
+// row length: the dividing segment reads only the sums, which carry no
+// row length, so it takes the length as a scalar.
+std::unique_ptr<Fusion> meanAfterCutFusion() {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* x = makeContigTensor(2);
+  fusion->addInput(x);
+  TensorView* sums = segment_set(sum(x, {1}));
+  fusion->addOutput(div(sums, x->axis(1)->extent()));
+  return fusion;
+}
+
 // relu(a + b) * 2 with a segment_set after the add.
 std::unique_ptr<Fusion> cutPointwiseFusion() {
   auto fusion = std::make_unique<Fusion>();
@@ -279,11 +292,12 @@ RandomCase randomSegmentationCase(uint64_t seed) {
         out = tanh(a);
         program << "tanh; ";
       } else {
-        const bool is_sum = uniform(0, 1) == 1;
-        out = is_sum ? sum(a, axes, /*keep_dim=*/true)
-                     : max(a, axes, /*keep_dim=*/true);
-        program << (is_sum ? "sum" : "max") << " over " << axes.size()
-                << " axes; ";
+        const int64_t which = uniform(0, 2);
+        out = which == 0   ? sum(a, axes, /*keep_dim=*/true)
+            : which == 1 ? max(a, axes, /*keep_dim=*/true)
+                         : mean(a, axes, /*keep_dim=*/true);
+        program << (which == 0 ? "sum" : which == 1 ? "max" : "mean")
+                << " over " << axes.size() << " axes; ";
       }
     } else if (kind < 6) {
       switch (uniform(0, 3)) {
@@ -480,6 +494,21 @@ TEST_F(SegmentationTest, ReshapeBetweenTwoReductions) {
   EXPECT_TRUE(segmented->groups()[1]->exprs()[0]->isA<ViewOp>());
 }
 
+TEST_F(SegmentationTest, SizeUsedAcrossACutIsAScalarInput) {
+  std::unique_ptr<Fusion> fusion = meanAfterCutFusion();
+  auto segmented = checkedSegments(fusion.get(), {at::randn({16, 24})});
+  ASSERT_EQ(segmented->groups().size(), 2u);
+  const SegmentedGroup* divide = segmented->groups()[1];
+  Val* row_length =
+      segmented->completeFusion()->inputs()[0]->as<TensorView>()->axis(1)->extent();
+  EXPECT_THAT(divide->inputs(), ::testing::Contains(row_length));
+  // Its kernel takes the length as a parameter.
+  std::unique_ptr<Fusion> part = divide->makeFusion();
+  EXPECT_THAT(
+      generateCudaKernel(part.get()),
+      HasSubstr("nvfuser_index_t " + row_length->toString()));
+}
+
 // segment_set cuts even where one kernel would do.
 TEST_F(SegmentationTest, SegmentSetCutsTheSegmenter) {
   std::unique_ptr<Fusion> fusion = cutPointwiseFusion();
@@ -649,6 +678,14 @@ TEST_F(SegmentationGpuTest, ReshapeBetweenTwoReductions) {
       (std::vector<SchedulerType>{
           SchedulerType::Reduction, SchedulerType::ExprEval,
           SchedulerType::Reduction}));
+}
+
+TEST_F(SegmentationGpuTest, SizeUsedAcrossACutIsAScalarInput) {
+  FusionExecutorCache fec(meanAfterCutFusion());
+  EXPECT_EQ(
+      runOnGpu(fec, {cudaRandn({300, 700})}, __LINE__),
+      (std::vector<SchedulerType>{
+          SchedulerType::Reduction, SchedulerType::PointWise}));
 }
 
 TEST_F(SegmentationGpuTest, SegmentSetCutsTheSegmenter) {
