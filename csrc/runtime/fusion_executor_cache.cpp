@@ -108,17 +108,33 @@ std::vector<at::Tensor> FusionExecutorCache::runFusionWithInputs(
   FUSER_CHECK(
       inputs.size() == fusion_->inputs().size(), "The fusion takes ",
       fusion_->inputs().size(), " inputs, got ", inputs.size(), ".");
-  signatureOf(inputs, key_);
-  auto it = runtimes_.find(key_);
-  if (it == runtimes_.end()) {
+  // Reused by every run of this thread.
+  static thread_local std::vector<int64_t> key;
+  signatureOf(inputs, key);
+  FusionKernelRuntime* runtime = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = runtimes_.find(key);
+    if (it != runtimes_.end()) {
+      runtime = it->second.get();
+    }
+  }
+  if (runtime == nullptr) {
     // The runtime validates the inputs before it schedules or compiles
     // anything, so a bad input throws before a runtime is cached and the
-    // cache stays usable.
-    auto runtime = std::make_unique<FusionKernelRuntime>(fusion_.get(), inputs);
-    it = runtimes_.emplace(key_, std::move(runtime)).first;
+    // cache stays usable. Compiled outside the lock: other signatures'
+    // runs go on meanwhile.
+    auto fresh = std::make_unique<FusionKernelRuntime>(fusion_.get(), inputs);
+    std::lock_guard<std::mutex> lock(mutex_);
+    runtime = runtimes_.try_emplace(key, std::move(fresh)).first->second.get();
   }
-  most_recent_ = it->second.get();
-  return most_recent_->run(inputs);
+  most_recent_.store(runtime);
+  return runtime->run(inputs);
+}
+
+size_t FusionExecutorCache::numRuntimes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return runtimes_.size();
 }
 
 } // namespace fuser

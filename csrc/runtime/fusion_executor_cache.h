@@ -4,6 +4,10 @@
 // sizes, strides and pointer-alignment class, and each scalar's kind (and
 // value, for an integer or boolean scalar that extents depend on). A hit
 // checks nothing the signature fixes: it looks the runtime up and runs it.
+// One cache may be used from several threads at once (each on its own
+// stream, say): lookups and insertions take a lock, a miss compiles
+// outside it (two threads missing one signature both compile and one
+// runtime is kept), and runs share nothing but what the executors guard.
 #pragma once
 
 #include <fusion.h>
@@ -12,7 +16,9 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/core/ivalue.h>
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
 #include <vector>
 
@@ -31,12 +37,10 @@ class FusionExecutorCache {
     return fusion_.get();
   }
   FusionKernelRuntime* getMostRecentKernelRuntime() const {
-    return most_recent_;
+    return most_recent_.load();
   }
   // Number of distinct compiled runtimes.
-  size_t numRuntimes() const {
-    return runtimes_.size();
-  }
+  size_t numRuntimes() const;
 
  private:
   struct KeyHash {
@@ -50,11 +54,11 @@ class FusionExecutorCache {
   // Per input: whether a scalar's value is part of the signature (an
   // integer or boolean that an extent or split factor depends on).
   std::vector<bool> scalar_value_in_key_;
+  mutable std::mutex mutex_; // guards runtimes_
   std::unordered_map<
       std::vector<int64_t>, std::unique_ptr<FusionKernelRuntime>, KeyHash>
       runtimes_;
-  std::vector<int64_t> key_; // reused by every run
-  FusionKernelRuntime* most_recent_ = nullptr;
+  std::atomic<FusionKernelRuntime*> most_recent_{nullptr};
 };
 
 } // namespace fuser

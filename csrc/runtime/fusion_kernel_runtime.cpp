@@ -179,10 +179,9 @@ std::vector<Executor*> FusionKernelRuntime::executors() const {
   return result;
 }
 
-const LaunchParams& FusionKernelRuntime::lastLaunchParams(size_t i) const {
-  static const LaunchParams no_launch;
+LaunchParams FusionKernelRuntime::lastLaunchParams(size_t i) const {
   auto* kernel = dynamic_cast<KernelExecutor*>(segments_.at(i).executor.get());
-  return kernel ? kernel->lastLaunchParams() : no_launch;
+  return kernel ? kernel->lastLaunchParams() : LaunchParams();
 }
 
 } // namespace fuser

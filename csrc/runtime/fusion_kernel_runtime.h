@@ -14,6 +14,7 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/core/ivalue.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -72,10 +73,10 @@ class FusionKernelRuntime {
   }
   // The last launch of segment `i` (a default for segments without a
   // kernel).
-  const LaunchParams& lastLaunchParams(size_t i = 0) const;
+  LaunchParams lastLaunchParams(size_t i = 0) const;
   // How many times run() was called.
   int64_t runCount() const {
-    return run_count_;
+    return run_count_.load();
   }
 
  private:
@@ -88,7 +89,7 @@ class FusionKernelRuntime {
   // The single segment reads the fusion's inputs and writes its outputs,
   // in order: run() hands them through.
   bool single_segment_ = false;
-  int64_t run_count_ = 0;
+  std::atomic<int64_t> run_count_{0};
 };
 
 } // namespace fuser

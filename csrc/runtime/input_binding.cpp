@@ -185,6 +185,8 @@ void bindFusionInputs(
       inputs.size() == declared.size(), "The fusion has ", declared.size(),
       " inputs but ", inputs.size(), " values were given. Pass one value per ",
       "fusion input, in the order of fusion->addInput calls.");
+  // The first CUDA input's position: the others must be on its device.
+  std::optional<size_t> first_cuda;
   for (size_t i = 0; i < declared.size(); ++i) {
     const auto position = static_cast<int64_t>(i);
     const c10::IValue& input = inputs[i];
@@ -194,6 +196,20 @@ void bindFusionInputs(
           ") is a tensor, but a ", input.tagKind(), " was given.");
       const at::Tensor& tensor = input.toTensor();
       validateInputTensor(tv, tensor, position, require_cuda);
+      if (tensor.is_cuda() && !first_cuda) {
+        first_cuda = i;
+      } else if (tensor.is_cuda()) {
+        const at::Device expected = inputs[*first_cuda].toTensor().device();
+        if (tensor.device() != expected) {
+          failInput(
+              tv, tensor, position,
+              "the tensor is on " + tensor.device().str() + " but input " +
+                  std::to_string(*first_cuda) + " is on " + expected.str() +
+                  "; one kernel runs on one device.",
+              "a tensor on " + expected.str() + ".",
+              "move it with .to(\"" + expected.str() + "\").");
+        }
+      }
       bindInputExtents(tv, tensor, ee, position);
       continue;
     }

@@ -15,12 +15,29 @@
 #include <c10/cuda/CUDAStream.h>
 #include <c10/util/SmallVector.h>
 
+#include <atomic>
 #include <cstring>
 #include <iostream>
 #include <optional>
 #include <sstream>
 
 namespace fuser {
+
+namespace {
+
+// Compiles and launches left to fail (the test hooks).
+std::atomic<int> injected_compile_failures{0};
+std::atomic<int> injected_launch_failures{0};
+
+// Whether this one fails (counting it).
+bool takeInjected(std::atomic<int>& left) {
+  int count = left.load();
+  while (count > 0 && !left.compare_exchange_weak(count, count - 1)) {
+  }
+  return count > 0;
+}
+
+} // namespace
 
 std::string LaunchParams::toString() const {
   std::stringstream ss;
@@ -77,8 +94,12 @@ void KernelExecutor::compile(
   source_ = codegen::generateCudaKernel(*kernel_);
   timer.stage("codegen");
   ensureCurrentContext(device_);
+  // A kernel NVRTC rejects (test hook: failNextCompilesForTesting).
+  const bool injected_failure = takeInjected(injected_compile_failures);
   CompiledModule compiled = compileToCubin(
-      source_, kernel_->kernel_name, deviceComputeCapability(device_),
+      injected_failure ? source_ + "\n#error injected compile failure\n"
+                       : source_,
+      kernel_->kernel_name, deviceComputeCapability(device_),
       /*use_arch_specific=*/true);
   timer.stage("nvrtc");
   FUSER_CUDA_SAFE_CALL(
@@ -331,17 +352,16 @@ KernelExecutor::LaunchPlan KernelExecutor::plan(
     const int64_t elements = ee.evaluateOrThrow(buffer.work_elements).asInt();
     const int64_t semaphores = ee.evaluateOrThrow(buffer.semaphores).asInt();
     // Bytes: a work type may be a Welford state, which ATen has no type for.
-    plan.grid_buffers.push_back(at::empty(
-        {std::max<int64_t>(elements, 1) * dataTypeSize(buffer.work_type)},
-        options.dtype(at::kByte)));
-    plan.grid_buffers.push_back(at::zeros(
-        {std::max<int64_t>(semaphores, 1)}, options.dtype(at::kLong)));
-  }
-  for (const at::Tensor& buffer : plan.grid_buffers) {
-    std::vector<char> pointer(sizeof(void*));
-    void* data = buffer.data_ptr();
-    std::memcpy(pointer.data(), &data, sizeof(void*));
-    appendArgument(plan.bytes, plan.offsets, pointer);
+    for (const auto& [bytes, zeroed] :
+         {std::pair<int64_t, bool>{
+              std::max<int64_t>(elements, 1) * dataTypeSize(buffer.work_type),
+              false},
+          std::pair<int64_t, bool>{
+              std::max<int64_t>(semaphores, 1) * 8, true}}) {
+      appendArgument(
+          plan.bytes, plan.offsets, std::vector<char>(sizeof(void*), 0));
+      plan.grid_buffers.push_back({plan.offsets.size() - 1, bytes, zeroed});
+    }
   }
   if (kernel_->mma.has_value()) {
     plan.launch.shared_memory_bytes += kernel_->mma->shared_bytes;
@@ -397,46 +417,111 @@ std::vector<at::Tensor> KernelExecutor::launch(
     void* data = outputs.back().data_ptr();
     write(inputs.size() + o, &data, sizeof(void*));
   }
-  for (const LaunchPlan::TensorMapArgument& map : plan.tensor_maps) {
-    // Encoded again only when the operand's memory moved: repeated calls on
-    // the same tensors (a training loop's weights) reuse the map.
-    void* data = inputs[map.input].toTensor().data_ptr();
-    if (data != map.encoded_for) {
-      map.encoded = encodeTensorMap(map.geometry, data);
-      map.encoded_for = data;
-    }
-    write(map.argument, &map.encoded, sizeof(map.encoded));
-  }
-  launch_params_ = plan.launch;
+  const LaunchParams& launch = plan.launch;
   static const bool dump_launch =
       isDebugDumpEnabled(DebugDumpOption::LaunchParams);
   if (dump_launch) {
-    std::cout << "[launch_params] " << launch_params_.toString() << "\n";
+    std::cout << "[launch_params] " << launch.toString() << "\n";
   }
-  for (int64_t g : launch_params_.grid) {
+  for (int64_t g : launch.grid) {
     if (g == 0) {
+      std::lock_guard<std::mutex> lock(launch_mutex_);
+      launch_params_ = launch;
       return outputs; // nothing to compute
     }
-  }
-  c10::SmallVector<void*, 16> argument_pointers;
-  for (size_t offset : plan.offsets) {
-    argument_pointers.push_back(bytes + offset);
   }
   c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device_));
   ensureCurrentContext(device_);
   CUstream stream =
       c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device_))
           .stream();
-  FUSER_CUDA_SAFE_CALL(driverApi().cuLaunchKernel(
-      function_, static_cast<unsigned>(launch_params_.grid[0]),
-      static_cast<unsigned>(launch_params_.grid[1]),
-      static_cast<unsigned>(launch_params_.grid[2]),
-      static_cast<unsigned>(launch_params_.block[0]),
-      static_cast<unsigned>(launch_params_.block[1]),
-      static_cast<unsigned>(launch_params_.block[2]),
-      static_cast<unsigned>(launch_params_.shared_memory_bytes), stream,
-      argument_pointers.data(), nullptr));
+  {
+    std::lock_guard<std::mutex> lock(launch_mutex_);
+    launch_params_ = launch;
+    for (const LaunchPlan::TensorMapArgument& map : plan.tensor_maps) {
+      // Encoded again only when the operand's memory moved: repeated calls
+      // on the same tensors (a training loop's weights) reuse the map.
+      void* data = inputs[map.input].toTensor().data_ptr();
+      if (data != map.encoded_for) {
+        map.encoded = encodeTensorMap(map.geometry, data);
+        map.encoded_for = data;
+      }
+      write(map.argument, &map.encoded, sizeof(map.encoded));
+    }
+    writeGridBuffers(plan, stream, bytes);
+  }
+  c10::SmallVector<void*, 16> argument_pointers;
+  for (size_t offset : plan.offsets) {
+    argument_pointers.push_back(bytes + offset);
+  }
+  // A block the driver refuses (test hook: failNextLaunchesForTesting).
+  const bool injected_failure = takeInjected(injected_launch_failures);
+  const CUresult result = driverApi().cuLaunchKernel(
+      function_, static_cast<unsigned>(launch.grid[0]),
+      static_cast<unsigned>(launch.grid[1]),
+      static_cast<unsigned>(launch.grid[2]),
+      static_cast<unsigned>(injected_failure ? 4096 : launch.block[0]),
+      static_cast<unsigned>(launch.block[1]),
+      static_cast<unsigned>(launch.block[2]),
+      static_cast<unsigned>(launch.shared_memory_bytes), stream,
+      argument_pointers.data(), nullptr);
+  if (result != CUDA_SUCCESS) {
+    const char* name = nullptr;
+    driverApi().cuGetErrorName(result, &name);
+    FUSER_ERROR(
+        "Launching kernel ", kernelId(), " failed with ",
+        name != nullptr ? name : "an unknown CUDA error", " (",
+        static_cast<int>(result), ") for ",
+        injected_failure ? "an injected launch failure, " : "", "launch ",
+        launch.toString(),
+        ". FUSER_DUMP=cuda_kernel,launch_params prints the kernel and its "
+        "launches; the fusion and its inputs reproduce it.");
+  }
   return outputs;
+}
+
+LaunchParams KernelExecutor::lastLaunchParams() const {
+  std::lock_guard<std::mutex> lock(launch_mutex_);
+  return launch_params_;
+}
+
+std::string KernelExecutor::kernelId() const {
+  std::stringstream ss;
+  ss << kernel_->kernel_name << " (source hash " << std::hex
+     << std::hash<std::string>()(source_) << ")";
+  return ss.str();
+}
+
+void KernelExecutor::writeGridBuffers(
+    const LaunchPlan& plan, CUstream stream, char* bytes) const {
+  if (plan.grid_buffers.empty()) {
+    return;
+  }
+  auto [it, fresh] = plan.grid_buffers_by_stream.try_emplace(stream);
+  std::vector<at::Tensor>& buffers = it->second;
+  if (fresh) {
+    const auto options =
+        at::TensorOptions().device(at::kCUDA, device_).dtype(at::kByte);
+    for (const LaunchPlan::GridBuffer& buffer : plan.grid_buffers) {
+      buffers.push_back(
+          buffer.semaphores ? at::zeros({buffer.bytes}, options)
+                            : at::empty({buffer.bytes}, options));
+    }
+  }
+  for (size_t b = 0; b < plan.grid_buffers.size(); ++b) {
+    void* data = buffers[b].data_ptr();
+    std::memcpy(
+        bytes + plan.offsets[plan.grid_buffers[b].argument], &data,
+        sizeof(void*));
+  }
+}
+
+void failNextCompilesForTesting(int count) {
+  injected_compile_failures.store(count);
+}
+
+void failNextLaunchesForTesting(int count) {
+  injected_launch_failures.store(count);
 }
 
 } // namespace fuser

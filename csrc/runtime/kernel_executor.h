@@ -20,7 +20,9 @@
 
 #include <array>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace fuser {
@@ -55,9 +57,11 @@ class KernelExecutor : public Executor {
   const std::string& kernelCode() const override {
     return source_;
   }
-  const LaunchParams& lastLaunchParams() const {
-    return launch_params_;
-  }
+  // The launch of the most recent run (a copy: runs may be concurrent).
+  LaunchParams lastLaunchParams() const;
+  // The name by which errors and the dumps refer to the kernel: the lowered
+  // kernel's name and a hash of its source.
+  std::string kernelId() const;
   const LoweredKernel& kernel() const {
     return *kernel_;
   }
@@ -75,15 +79,24 @@ class KernelExecutor : public Executor {
     std::vector<TensorLayout> output_layouts;
     std::vector<at::TensorOptions> output_options;
     LaunchParams launch;
-    // The buffers of reductions across blocks (their pointers are in
-    // `bytes`): kept with the plan, the semaphores zero between launches.
-    // Launches of one plan on several streams at once would share them.
-    std::vector<at::Tensor> grid_buffers;
+    // The buffers of reductions across blocks: a work buffer (any bytes)
+    // and its semaphores (zeroed when allocated; every launch leaves them
+    // zero), written into argument `argument`.
+    struct GridBuffer {
+      size_t argument = 0;
+      int64_t bytes = 0;
+      bool semaphores = false;
+    };
+    std::vector<GridBuffer> grid_buffers;
+    // The buffers on each stream the plan has launched on. Launches on one
+    // stream run one after another and share them; launches on several
+    // streams at once must not (guarded by the executor's launch_mutex_).
+    mutable std::unordered_map<CUstream, std::vector<at::Tensor>>
+        grid_buffers_by_stream;
     // The tensor maps of a matrix product's operands, which hold the
     // input's data pointer (doc/matmul.md §4): the last one encoded is kept
     // with the pointer it was encoded for, and encoded again when a launch
-    // brings another (the executor, like launch_params_, serves one thread
-    // at a time).
+    // brings another (guarded by the executor's launch_mutex_).
     struct TensorMapArgument {
       TensorMapGeometry geometry;
       size_t input = 0;
@@ -122,9 +135,24 @@ class KernelExecutor : public Executor {
   int device_ = -1;
   CUmodule module_ = nullptr;
   CUfunction function_ = nullptr;
+  // Writes the pointers of `plan`'s grid buffers for `stream` into
+  // `bytes`, allocating them on the plan's first launch on that stream.
+  void writeGridBuffers(
+      const LaunchPlan& plan, CUstream stream, char* bytes) const;
+
   std::unique_ptr<LaunchPlan> signature_plan_;
+  // Guards what launches from several threads share: launch_params_ and
+  // each plan's tensor maps and buffers per stream.
+  mutable std::mutex launch_mutex_;
   LaunchParams launch_params_;
 };
+
+// Test hooks (tests/cpp/test_failures.cpp): the next `count` kernels
+// compiled in the process carry an #error, as generated code NVRTC rejects
+// would; the next `count` launches ask the driver for a block it refuses,
+// as a launch that fails would.
+void failNextCompilesForTesting(int count);
+void failNextLaunchesForTesting(int count);
 
 // Whether every tensor of `inputs` can be addressed with 32-bit offsets.
 bool fitsInt32Indexing(const std::vector<c10::IValue>& inputs);

@@ -7,6 +7,8 @@ which it prints itself as Python. It runs through a FusionExecutorCache
 (fuser._C.FusionExecutor) made on the first execute().
 """
 
+import threading
+
 import torch
 
 from . import _C
@@ -61,6 +63,9 @@ class FusionDefinition:
         self._iter_domains = {}  # C++ name -> IterDomain wrapper
         self._state = _NEW
         self._executor = None
+        # execute() may be called from several threads at once: one
+        # executor (a thread-safe cache) is made for all of them.
+        self._executor_lock = threading.Lock()
         self.ops = Ops(self)
 
     # --- the with block ------------------------------------------------------
@@ -717,7 +722,9 @@ class FusionDefinition:
         if len(inputs) != len(self._inputs):
             raise FuserError(self._input_count_message(inputs))
         if self._executor is None:
-            self._executor = _C.FusionExecutor(self._fusion)
+            with self._executor_lock:
+                if self._executor is None:
+                    self._executor = _C.FusionExecutor(self._fusion)
         if device is None:
             return self._executor.run(inputs)
         device = self._check_device(device, inputs)
@@ -773,6 +780,8 @@ class FusionDefinition:
         """The CUDA C++ of the fusion as defined (unscheduled, so serial),
         lowered on the CPU: no GPU needed. The kernel that execute() runs
         is scheduled for its inputs: see last_cuda_code()."""
+        if self._state != _DEFINING:
+            self._ensure_defined("generate_cuda()")
         return self._fusion.generate_cuda()
 
     def _last_run(self, what):

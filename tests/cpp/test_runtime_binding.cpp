@@ -12,6 +12,7 @@
 #include <multidevice/device_counts.h>
 #include <ops/all_ops.h>
 #include <runtime/aten_types.h>
+#include <runtime/fusion_executor_cache.h>
 #include <runtime/input_binding.h>
 #include <runtime/kernel_executor.h>
 #include <runtime/tensor_layout.h>
@@ -553,6 +554,104 @@ TEST_F(RuntimeBindingTest, JoinedAxesOfDifferentSizesAreAUserError) {
   ExpressionEvaluator ee_good;
   bindFusionInputs(&fusion, good, ee_good, /*require_cuda=*/false);
   EXPECT_NO_THROW(checkJoinedInputExtents(&fusion, ee_good));
+}
+
+} // namespace fuser
+
+// Inputs a user may pass that look odd but are valid, and one that is
+// not: each runs through FusionExecutorCache and matches ATen, or is a
+// user error that leaves the cache usable.
+namespace fuser {
+
+class HostileInputGpuTest : public FuserTest {};
+
+namespace {
+
+at::Tensor cudaRandn(std::vector<int64_t> shape) {
+  return at::randn(shape, at::TensorOptions().device(at::kCUDA));
+}
+
+} // namespace
+
+// An output that is an input is that very tensor; the same tensor may be
+// passed as two inputs.
+TEST_F(HostileInputGpuTest, InputsThatAliasOutputsAndEachOther) {
+  auto fusion = std::make_unique<Fusion>();
+  {
+    FusionGuard fg(fusion.get());
+    TensorView* a = makeContigTensor(2);
+    TensorView* b = makeContigTensor(2);
+    fusion->addInput(a);
+    fusion->addInput(b);
+    fusion->addOutput(a);
+    fusion->addOutput(mul(a, b));
+  }
+  FusionExecutorCache fec(std::move(fusion));
+  at::Tensor x = cudaRandn({33, 65});
+  std::vector<at::Tensor> out = fec.runFusionWithInputs({x, x});
+  EXPECT_TRUE(out[0].is_same(x));
+  EXPECT_TRUE(at::equal(out[1], x * x));
+}
+
+// A view whose elements overlap in memory (as_strided with stride 1 along
+// both axes) is read correctly; only the output must not overlap.
+TEST_F(HostileInputGpuTest, SelfOverlappingInputStrides) {
+  auto fusion = std::make_unique<Fusion>();
+  {
+    FusionGuard fg(fusion.get());
+    TensorView* a = makeSymbolicTensor(2);
+    fusion->addInput(a);
+    fusion->addOutput(relu(a));
+  }
+  FusionExecutorCache fec(std::move(fusion));
+  at::Tensor base = cudaRandn({200});
+  at::Tensor overlapping = base.as_strided({64, 64}, {1, 1});
+  std::vector<at::Tensor> out = fec.runFusionWithInputs({overlapping});
+  EXPECT_TRUE(at::equal(out[0], at::relu(overlapping)));
+}
+
+// An input no expr reads is bound and checked like any other, and ignored.
+TEST_F(HostileInputGpuTest, InputNeverUsed) {
+  auto fusion = std::make_unique<Fusion>();
+  {
+    FusionGuard fg(fusion.get());
+    TensorView* a = makeContigTensor(2);
+    TensorView* unused = makeContigTensor(3);
+    fusion->addInput(a);
+    fusion->addInput(unused);
+    fusion->addOutput(neg(a));
+  }
+  FusionExecutorCache fec(std::move(fusion));
+  at::Tensor x = cudaRandn({16, 8});
+  std::vector<at::Tensor> out =
+      fec.runFusionWithInputs({x, cudaRandn({2, 3, 4})});
+  EXPECT_TRUE(at::equal(out[0], -x));
+  EXPECT_THAT(
+      [&] { fec.runFusionWithInputs({x, cudaRandn({2, 3})}); },
+      ThrowsMessage<UserError>(HasSubstr("rank")));
+}
+
+// A tensor on another GPU than the others is refused by name.
+TEST_F(HostileInputGpuTest, TensorOnAnotherGpu) {
+  if (at::getNumGPUs() < 2) {
+    GTEST_SKIP() << "needs two GPUs (this machine has one)";
+  }
+  auto fusion = std::make_unique<Fusion>();
+  {
+    FusionGuard fg(fusion.get());
+    TensorView* a = makeContigTensor(1);
+    TensorView* b = makeContigTensor(1);
+    fusion->addInput(a);
+    fusion->addInput(b);
+    fusion->addOutput(add(a, b));
+  }
+  FusionExecutorCache fec(std::move(fusion));
+  at::Tensor x = cudaRandn({8});
+  at::Tensor y = x.to(at::Device(at::kCUDA, 1));
+  EXPECT_THAT(
+      [&] { fec.runFusionWithInputs({x, y}); },
+      ThrowsMessage<UserError>(HasSubstr("device")));
+  EXPECT_TRUE(at::equal(fec.runFusionWithInputs({x, x})[0], x + x));
 }
 
 } // namespace fuser

@@ -122,6 +122,47 @@ def test_execute_needs_a_closed_definition():
             fd.execute([torch.randn(3)])
 
 
+def test_definition_after_an_exception_in_its_with_block():
+    with pytest.raises(ValueError, match="a bug in the user's code"):
+        with FusionDefinition() as fd:
+            t0 = fd.define_tensor(shape=[-1])
+            fd.add_output(fd.ops.relu(t0))
+            raise ValueError("a bug in the user's code")
+    # Not defined: execute says so, and why, instead of running half of it.
+    with pytest.raises(FuserError, match="an exception in that block leaves it undefined"):
+        fd.execute([torch.randn(3)])
+    with pytest.raises(FuserError, match="not defined"):
+        fd.generate_cuda()
+
+
+@requires_gpu
+def test_execute_from_two_threads_at_once():
+    import threading
+
+    fd = define_add()
+    errors = []
+
+    def work(seed):
+        try:
+            gen = torch.Generator(device="cuda").manual_seed(seed)
+            for rows in (8, 64, 8, 300, 64) * 4:
+                a = torch.randn(rows, 16, device="cuda", generator=gen)
+                b = torch.randn(rows, 16, device="cuda", generator=gen)
+                (out,) = fd.execute([a, b, 3.0])
+                torch.testing.assert_close(out, (a + b) * 3.0)
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+        assert not t.is_alive(), "a thread did not finish"
+    assert not errors, errors
+    assert fd._executor.num_runtimes() == 3
+
+
 @requires_gpu
 def test_wrong_inputs_leave_the_definition_usable_on_gpu():
     fd = define_add()

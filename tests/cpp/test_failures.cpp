@@ -1,0 +1,94 @@
+// Failures inside the runtime (doc/design.md §8): generated code that NVRTC
+// rejects and a launch the driver refuses (both injected through the test
+// hooks of runtime/kernel_executor.h) are InternalErrors that name the
+// kernel and the dump options that show it, and leave the executor cache
+// usable: the same fusion runs on the next call, another one meanwhile.
+#include <fusion.h>
+#include <ir/all_nodes.h>
+#include <ops/all_ops.h>
+#include <runtime/fusion_executor_cache.h>
+#include <runtime/kernel_executor.h>
+#include <tests/cpp/utils.h>
+
+#include <ATen/ATen.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace fuser {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::ThrowsMessage;
+
+class FailureGpuTest : public FuserTest {
+ protected:
+  void TearDown() override {
+    failNextCompilesForTesting(0);
+    failNextLaunchesForTesting(0);
+  }
+};
+
+namespace {
+
+std::unique_ptr<Fusion> reluFusion() {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* x = makeContigTensor(2);
+  fusion->addInput(x);
+  fusion->addOutput(relu(x));
+  return fusion;
+}
+
+std::unique_ptr<Fusion> rowSumFusion() {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* x = makeContigTensor(2);
+  fusion->addInput(x);
+  fusion->addOutput(sum(x, {1}));
+  return fusion;
+}
+
+at::Tensor cudaRandn(std::vector<int64_t> shape) {
+  return at::randn(shape, at::TensorOptions().device(at::kCUDA));
+}
+
+} // namespace
+
+TEST_F(FailureGpuTest, RejectedKernelIsAnInternalErrorAndNothingIsCached) {
+  FusionExecutorCache fec(reluFusion());
+  const at::Tensor x = cudaRandn({64, 96});
+  failNextCompilesForTesting(1);
+  EXPECT_THAT(
+      [&] { fec.runFusionWithInputs({x}); },
+      ThrowsMessage<InternalError>(AllOf(
+          HasSubstr("NVRTC failed to compile kernel 'fuser_kernel'"),
+          HasSubstr("injected compile failure"),
+          HasSubstr("FUSER_DUMP=cuda_kernel"))));
+  EXPECT_EQ(fec.numRuntimes(), 0u);
+  // Another fusion runs, and so does this one now.
+  FusionExecutorCache other(rowSumFusion());
+  testValidate(
+      other.fusion(), other.runFusionWithInputs({x}), {x}, __LINE__, __FILE__);
+  testValidate(fec.fusion(), fec.runFusionWithInputs({x}), {x}, __LINE__, __FILE__);
+}
+
+TEST_F(FailureGpuTest, RefusedLaunchIsAnInternalErrorAndTheCacheStaysUsable) {
+  FusionExecutorCache fec(rowSumFusion());
+  const at::Tensor x = cudaRandn({64, 4096});
+  testValidate(fec.fusion(), fec.runFusionWithInputs({x}), {x}, __LINE__, __FILE__);
+  failNextLaunchesForTesting(1);
+  EXPECT_THAT(
+      [&] { fec.runFusionWithInputs({x}); },
+      ThrowsMessage<InternalError>(AllOf(
+          HasSubstr("Launching kernel fuser_kernel (source hash"),
+          HasSubstr("an injected launch failure"),
+          HasSubstr("FUSER_DUMP=cuda_kernel,launch_params"))));
+  // The error is not sticky: the cached kernel and another fusion run.
+  testValidate(fec.fusion(), fec.runFusionWithInputs({x}), {x}, __LINE__, __FILE__);
+  FusionExecutorCache other(reluFusion());
+  testValidate(
+      other.fusion(), other.runFusionWithInputs({x}), {x}, __LINE__, __FILE__);
+  EXPECT_EQ(fec.numRuntimes(), 1u);
+}
+
+} // namespace fuser

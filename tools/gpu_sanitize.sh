@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Runs the GPU tests under NVIDIA's compute-sanitizer (doc/design.md §8):
+# every C++ GPU test under memcheck (out-of-bounds and misaligned accesses,
+# bad frees, device-side errors), and the reduction, normalization,
+# segmentation and concurrency tests under racecheck (shared-memory
+# hazards) and synccheck (barriers). Builds in build-gpu/ like
+# tools/gpu_test.sh when needed. Each tool runs the tests in concurrent
+# gtest shards; every kernel launch is counted (FUSER_DUMP=launch_params).
+# Writes a summary to benchmarks/results/sanitizer.md (and $OUT when set)
+# and ends with the line
+#   sanitizer: N errors over M kernel launches in T tests
+#   FUSER_SANITIZE_SHARDS   concurrent shards per tool (default: nproc)
+#   FUSER_SANITIZE_TOOLS    which tools (default memcheck,racecheck,synccheck)
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${FUSER_GPU_BUILD_DIR:-$ROOT/build-gpu}"
+export FUSER_BUILD_DIR="$BUILD_DIR"
+export FUSER_JOBS="${FUSER_JOBS:-$(nproc)}"
+cd "$ROOT" || exit 1
+SANITIZER="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)"
+if [ ! -x "$SANITIZER" ]; then
+  echo "compute-sanitizer not found"
+  exit 1
+fi
+if [ ! -x "$BUILD_DIR/test_fuser" ]; then
+  bash tools/build.sh >/dev/null || { echo "build failed"; exit 1; }
+fi
+LOGS="$BUILD_DIR/sanitizer-logs"
+rm -rf "$LOGS"
+mkdir -p "$LOGS"
+shards="${FUSER_SANITIZE_SHARDS:-$(nproc)}"
+tools=",${FUSER_SANITIZE_TOOLS:-memcheck,racecheck,synccheck},"
+subset='ReductionGpuTest.*:NormalizationGpuTest.*:SegmentationGpuTest.*:ConcurrencyGpuTest.*'
+
+summary="$LOGS/summary.md"
+{
+  echo "# compute-sanitizer over the GPU tests ($(date +%Y-%m-%d))"
+  echo
+  echo "$(nvidia-smi -L 2>/dev/null | head -1); $("$SANITIZER" --version | tail -1)."
+  echo "Run by \`bash tools/gpu_sanitize.sh\`; launches counted with FUSER_DUMP=launch_params."
+  echo
+  echo "| tool | tests | passed | failed | kernel launches | sanitizer errors |"
+  echo "|---|---|---|---|---|---|"
+} >"$summary"
+
+total_errors=0
+total_launches=0
+total_tests=0
+status=0
+run_tool() {
+  local tool="$1" filter="$2"
+  local start=$(date +%s)
+  for ((i = 0; i < shards; ++i)); do
+    FUSER_DUMP=launch_params GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i \
+      "$SANITIZER" --tool "$tool" --error-exitcode 99 --print-limit 20 \
+      "$BUILD_DIR/test_fuser" --gtest_filter="$filter" --gtest_brief=1 \
+      >"$LOGS/$tool.$i.log" 2>&1 &
+  done
+  wait
+  local errors=0 launches=0 passed=0 failed=0
+  for ((i = 0; i < shards; ++i)); do
+    local log="$LOGS/$tool.$i.log"
+    local e=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) error.*/\1/p' "$log" | tail -1)
+    if [ -z "$e" ]; then
+      echo "$tool shard $i: no ERROR SUMMARY (crashed?); tail:"
+      tail -20 "$log"
+      e=1
+    fi
+    errors=$((errors + e))
+    launches=$((launches + $(grep -c '^\[launch_params\]' "$log")))
+    passed=$((passed + $(sed -n 's/.*\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1 | grep -o '[0-9]*' || echo 0)))
+    failed=$((failed + $(grep -c '^\[  FAILED  \]' "$log")))
+  done
+  local tests=$((passed + failed))
+  echo "$tool: $errors errors over $launches kernel launches in $tests tests ($passed passed, $failed failed) in $(( $(date +%s) - start ))s"
+  echo "| $tool | $filter | $passed | $failed | $launches | $errors |" >>"$summary"
+  total_errors=$((total_errors + errors))
+  total_launches=$((total_launches + launches))
+  total_tests=$((total_tests + tests))
+  [ "$errors" -eq 0 ] && [ "$failed" -eq 0 ] || status=1
+  grep -h -A12 '========= \(Invalid\|Race\|Barrier\|Program hit\|Error\)' "$LOGS"/$tool.*.log | head -60
+}
+
+[[ $tools == *,memcheck,* ]] && run_tool memcheck '*Gpu*'
+[[ $tools == *,racecheck,* ]] && run_tool racecheck "$subset"
+[[ $tools == *,synccheck,* ]] && run_tool synccheck "$subset"
+
+echo >>"$summary"
+echo "sanitizer: $total_errors errors over $total_launches kernel launches in $total_tests tests" | tee -a "$summary"
+mkdir -p benchmarks/results
+cp "$summary" benchmarks/results/sanitizer.md
+if [ -n "${OUT:-}" ]; then
+  cp "$summary" "$OUT/sanitizer.md"
+fi
+exit "$status"
