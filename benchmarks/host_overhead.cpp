@@ -41,9 +41,13 @@ struct Measure {
   double max = 0;
 };
 
-Measure perCallUs(const std::function<void()>& call) {
-  constexpr int kBatches = 50;
-  constexpr int kCallsPerBatch = 200;
+// `calls_per_batch` small enough that the launches of a batch never wait
+// for the device (three segments of grid reductions take longer on the
+// device than on the host).
+Measure perCallUs(
+    const std::function<void()>& call, int calls_per_batch = 200) {
+  const int kBatches = 50 * 200 / calls_per_batch;
+  const int kCallsPerBatch = calls_per_batch;
   std::vector<double> per_call_us;
   for (int batch = 0; batch < kBatches; ++batch) {
     c10::cuda::device_synchronize();
@@ -102,6 +106,37 @@ int main(int argc, char** argv) {
                       c10::cuda::getCurrentCUDAStream(a.device().index());
                     }));
   rows.emplace_back("eager_add", perCallUs([&] { at::add(a, b); }));
+
+  // A hit on a fusion of three segments (doc/segmentation.md): sums along
+  // alternating axes of a 64 x 64 tensor, each scaling the next one's
+  // input; the same pieces per segment.
+  auto three = std::make_unique<Fusion>();
+  {
+    FusionGuard fg(three.get());
+    TensorView* x = makeContigTensor(2);
+    three->addInput(x);
+    TensorView* y = mul(x, broadcast(sum(x, {1}), {false, true}));
+    TensorView* z = mul(y, broadcast(sum(y, {0}), {true, false}));
+    three->addOutput(sum(z, {1}));
+  }
+  FusionExecutorCache three_cache(std::move(three));
+  const std::vector<c10::IValue> square = {at::randn({64, 64}, options)};
+  three_cache.runFusionWithInputs(square);
+  FusionKernelRuntime* three_runtime = three_cache.getMostRecentKernelRuntime();
+  rows.emplace_back(
+      "cache_hit_batches_of_20",
+      perCallUs([&] { cache.runFusionWithInputs(inputs); }, 20));
+  rows.emplace_back(
+      "three_segments_cache_hit_batches_of_20",
+      perCallUs([&] { three_cache.runFusionWithInputs(square); }, 20));
+  rows.emplace_back(
+      "three_segments_runtime_run_batches_of_20",
+      perCallUs([&] { three_runtime->run(square); }, 20));
+  std::cout << "host_overhead: three segments: ";
+  for (size_t i = 0; i < three_runtime->segments().size(); ++i) {
+    std::cout << (i ? " + " : "") << three_runtime->schedulerType(i);
+  }
+  std::cout << "\n";
 
   for (const auto& [name, m] : rows) {
     std::cout << "host_overhead: " << name << ": median " << m.median

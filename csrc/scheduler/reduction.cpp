@@ -24,21 +24,6 @@ ReductionOp* theReduction(Fusion* fusion) {
   return reductions.size() == 1 ? reductions.front() : nullptr;
 }
 
-// The outputs that do not derive from the reduction: tensors of the
-// input's shape computed before it (exp(x - max) of a softmax whose sum
-// is the reduction), written where the kernel computes them.
-std::vector<TensorView*> prologueOutputs(Fusion* fusion, TensorView* reduced) {
-  const std::unordered_set<Val*> down =
-      scheduler_utils::downstreamOf(fusion, reduced);
-  std::vector<TensorView*> outputs;
-  for (Val* out : fusion->outputs()) {
-    if (!down.count(out)) {
-      outputs.push_back(out->as<TensorView>());
-    }
-  }
-  return outputs;
-}
-
 } // namespace
 
 std::string ReductionParams::toString() const {
@@ -98,25 +83,13 @@ bool ReductionScheduler::canScheduleCompileTime(
     }
   }
   for (Val* out : fusion->outputs()) {
-    auto* tv = out->as<TensorView>();
-    if (!scheduler_utils::hasDefaultLayout(tv)) {
-      *reason = "output " + out->toString() + " has an allocation domain";
+    if (!down.count(out)) {
+      *reason =
+          "output " + out->toString() + " does not derive from the reduction";
       return false;
     }
-    if (down.count(out)) {
-      continue;
-    }
-    // A prologue output: computed (not an input), with every axis of the
-    // input (a broadcast one would be written by every thread along it).
-    const auto logical = TensorDomain::noReductions(tv->getLogicalDomain());
-    if (tv->isFusionInput() ||
-        static_cast<int64_t>(logical.size()) != rank ||
-        std::any_of(logical.begin(), logical.end(), [](IterDomain* id) {
-          return id->isBroadcast();
-        })) {
-      *reason = "output " + out->toString() +
-                " does not derive from the reduction and is not a tensor of "
-                "the input's shape computed before it";
+    if (!scheduler_utils::hasDefaultLayout(out->as<TensorView>())) {
+      *reason = "output " + out->toString() + " has an allocation domain";
       return false;
     }
   }
@@ -138,10 +111,8 @@ std::unique_ptr<HeuristicParams> ReductionScheduler::computeHeuristics(
   auto params = std::make_unique<ReductionParams>();
   ReductionOp* rop = theReduction(fusion);
   const auto& logical = rop->out()->as<TensorView>()->getLogicalDomain();
-  // Prologue outputs are written along the input's axes, in its vectors.
-  const ReductionLayout layout = reductionLayout(
-      fusion, rop->out()->as<TensorView>(), runtime_info,
-      prologueOutputs(fusion, rop->out()->as<TensorView>()));
+  const ReductionLayout layout =
+      reductionLayout(fusion, rop->out()->as<TensorView>(), runtime_info);
   params->kept_axes = layout.kept_axes;
   params->reduced_axes = layout.reduced_axes;
   params->inner = layout.inner;
@@ -239,17 +210,11 @@ std::unique_ptr<HeuristicParams> ReductionScheduler::computeHeuristics(
           1,
           std::min<int64_t>({one_wave / blocks, serial / 8, max_split, 65535}));
     }
-    // Outputs in vectors where their layout follows the kept axes (the
-    // prologue outputs follow the input's: in vectors already).
+    // Outputs in vectors where their layout follows the kept axes.
     if (params->vectorize > 1) {
       bool all = true;
-      const std::vector<TensorView*> prologue =
-          prologueOutputs(fusion, rop->out()->as<TensorView>());
       for (Val* out : fusion->outputs()) {
         auto* tv = out->as<TensorView>();
-        if (std::find(prologue.begin(), prologue.end(), tv) != prologue.end()) {
-          continue;
-        }
         const auto out_logical =
             TensorDomain::noReductions(tv->getLogicalDomain());
         std::vector<IterDomain*> ids;
@@ -300,8 +265,6 @@ std::unique_ptr<HeuristicParams> ReductionScheduler::computeHeuristics(
 void ReductionScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
   const auto& params = dynamic_cast<const ReductionParams&>(hp);
   FusionGuard fg(fusion);
-  const std::vector<TensorView*> prologue_outputs =
-      prologueOutputs(fusion, theReduction(fusion)->out()->as<TensorView>());
   const std::vector<TensorView*> input_caches =
       scheduler_utils::cacheInputsReadOnce(
           fusion, theReduction(fusion)->out()->as<TensorView>());
@@ -420,11 +383,10 @@ void ReductionScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
         last->parallelize(ParallelType::Vectorize);
       }
     }
-    const std::unordered_set<Val*> is_prologue(
-        prologue_outputs.begin(), prologue_outputs.end());
-    for (Val* out : fusion->outputs()) {
-      if (is_prologue.count(out) || params.vectorize_output) {
-        out->as<TensorView>()->axis(-1)->parallelize(ParallelType::Vectorize);
+    if (params.vectorize_output) {
+      for (Val* out : fusion->outputs()) {
+        auto* tv = out->as<TensorView>();
+        tv->axis(-1)->parallelize(ParallelType::Vectorize);
       }
     }
   }

@@ -296,38 +296,6 @@ TEST_F(ReductionTest, KernelsReduceEveryRowOnTheInterpreter) {
         {30, 100},
         [](Fusion* f, TensorView* in) { f->addOutput(mean(in, {1})); }},
        ""},
-      {{"prologue output, inner",
-        {9, 1000},
-        [](Fusion* f, TensorView* in) {
-          TensorView* e = exp(neg(in));
-          f->addOutput(e);
-          f->addOutput(sum(e, {1}));
-        }},
-       "inner"},
-      {{"prologue output, inner grid",
-        {2, 5000},
-        [](Fusion* f, TensorView* in) {
-          TensorView* e = mul(in, in);
-          f->addOutput(sum(e, {1}));
-          f->addOutput(e);
-        }},
-       "grid split"},
-      {{"prologue output, outer",
-        {4, 2000},
-        [](Fusion* f, TensorView* in) {
-          TensorView* e = relu(in);
-          f->addOutput(e);
-          f->addOutput(max(e, {0}));
-        }},
-       "outer"},
-      {{"prologue output, outer grid",
-        {600, 20},
-        [](Fusion* f, TensorView* in) {
-          TensorView* e = mul(in, in);
-          f->addOutput(e);
-          f->addOutput(sum(e, {0}));
-        }},
-       "grid split"},
       {{"split allocation, inner", {32, 300}, sum_over({1}), {}, true}, ""},
       {{"split allocation, outer", {32, 300}, sum_over({0}), {}, true}, ""},
   };
@@ -641,35 +609,8 @@ void addWelford(std::vector<NamedCase>& cases) {
       {"var of one element", reductionCase({64, 1}, var_mean({1}, 1, false))});
 }
 
-// A tensor computed before the reduction is an output too (the segmenter
-// asks for it: exp(x - max) of a softmax whose row does not fit).
-void addPrologueOutputs(std::vector<NamedCase>& cases) {
-  auto exp_and_sum = [](std::vector<int64_t> axes) {
-    return [axes](Fusion* f, TensorView* in) {
-      TensorView* e = exp(mul(in, IrBuilder::create<Val>(0.5)));
-      f->addOutput(e);
-      f->addOutput(sum(e, axes));
-    };
-  };
-  cases.push_back(
-      {"prologue output, rows", reductionCase({300, 5000}, exp_and_sum({1}))});
-  cases.push_back(
-      {"prologue output, few long rows",
-       reductionCase({4, 1 << 18}, exp_and_sum({1}))});
-  cases.push_back(
-      {"prologue output, columns",
-       reductionCase({5000, 300}, exp_and_sum({0}))});
-  cases.push_back(
-      {"prologue output, few columns",
-       reductionCase({1 << 16, 20}, exp_and_sum({0}))});
-  cases.push_back(
-      {"prologue output, bf16 rows",
-       reductionCase({256, 2050}, exp_and_sum({1}), DataType::BFloat16)});
-}
-
 std::vector<NamedCase> everyCase() {
   std::vector<NamedCase> cases;
-  addPrologueOutputs(cases);
   addWelford(cases);
   addSums(cases);
   addBroadcastOperands(cases);

@@ -441,21 +441,23 @@ TEST_F(SegmentationTest, OneSchedulerTakesTheWholeFusion) {
 
 // The inner softmax is one persistent kernel; the outer one (axis 0, not
 // innermost in memory: no persistent scheduler takes it) is cut into two
-// reductions and a division, none run by ATen.
+// reductions and two pointwise kernels, none run by ATen.
 TEST_F(SegmentationTest, TwoNormalizationsAlongDifferentAxes) {
   std::unique_ptr<Fusion> fusion = softmaxTwiceFusion();
   auto segmented = checkedSegments(fusion.get(), {at::randn({64, 96})});
-  // The columns' max; their exponentials (written) and sums; the division.
+  // The columns' max; their exponentials; their sums; the division.
   EXPECT_EQ(
       schedulerTypes(*segmented),
       (std::vector<SchedulerType>{
           SchedulerType::InnerPersistent, SchedulerType::Reduction,
-          SchedulerType::Reduction, SchedulerType::PointWise}));
+          SchedulerType::PointWise, SchedulerType::Reduction,
+          SchedulerType::PointWise}));
 }
 
 // A row too large for one block's registers: the persistent scheduler
 // declines the whole softmax, which becomes a max, a sum of exponentials
-// that also writes them, and a division, with no segment left to ATen.
+// that also writes them (persistent: nothing is held, every row streams
+// through once), and a division, with no segment left to ATen.
 TEST_F(SegmentationTest, RowTooLargeForOneBlockFallsToSegments) {
   std::unique_ptr<Fusion> fusion = softmaxFusion();
   const at::Tensor x = at::randn({4, 1 << 18});
@@ -463,7 +465,7 @@ TEST_F(SegmentationTest, RowTooLargeForOneBlockFallsToSegments) {
   EXPECT_EQ(
       schedulerTypes(*segmented),
       (std::vector<SchedulerType>{
-          SchedulerType::Reduction, SchedulerType::Reduction,
+          SchedulerType::Reduction, SchedulerType::InnerPersistent,
           SchedulerType::PointWise}));
   // The same definition at a row that fits is one kernel again.
   auto small = checkedSegments(fusion.get(), {at::randn({4, 1 << 10})});
@@ -648,7 +650,7 @@ TEST_F(SegmentationGpuTest, RowTooLargeForOneBlockFallsToSegments) {
   EXPECT_EQ(
       runOnGpu(fec, {large}, __LINE__),
       (std::vector<SchedulerType>{
-          SchedulerType::Reduction, SchedulerType::Reduction,
+          SchedulerType::Reduction, SchedulerType::InnerPersistent,
           SchedulerType::PointWise}));
   FusionKernelRuntime* large_runtime = fec.getMostRecentKernelRuntime();
   EXPECT_EQ(
