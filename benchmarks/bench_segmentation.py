@@ -165,8 +165,9 @@ def case_list():
     return cases
 
 
-def kernels_per_call(fn, inputs):
-    """GPU kernels one call launches (copies and memsets left out)."""
+def kernels_per_call(fn, inputs, names=None):
+    """GPU kernels one call launches (copies and memsets left out); their
+    names and times (µs) are appended to `names` when given."""
     from torch.profiler import ProfilerActivity, profile
 
     fn(*inputs)
@@ -182,6 +183,8 @@ def kernels_per_call(fn, inputs):
         if name.startswith("memcpy") or name.startswith("memset"):
             continue
         count += 1
+        if names is not None:
+            names.append(f"{event.name[:60]} {event.device_time:.1f}us")
     return count
 
 
@@ -212,7 +215,10 @@ def measure(case, compilers):
     runners["eager"] = case.torch_fn
     runners["compile"] = compiled
     for name, fn in runners.items():
-        row[f"{name}_kernels"] = kernels_per_call(fn, inputs)
+        names = []
+        row[f"{name}_kernels"] = kernels_per_call(fn, inputs, names)
+        if name in ("fuser", "nvfuser"):
+            print(f"  {name} kernels: {'; '.join(names)}", flush=True)
         ms = median_ms(fn, input_sets)
         row[f"{name}_ms"] = round(ms, 4)
         row[f"{name}_gbps"] = round(moved / (ms * 1e-3) / 1e9, 1)
