@@ -95,12 +95,12 @@ int main(int argc, char** argv) {
   rows.emplace_back(
       "cache_hit", perCallUs([&] { cache.runFusionWithInputs(inputs); }));
   rows.emplace_back("runtime_run", perCallUs([&] { runtime->run(inputs); }));
-  rows.emplace_back(
-      "executor_launch",
-      perCallUs([&] { executor->runWithSignature(inputs); }));
-  rows.emplace_back(
-      "output_allocation",
-      perCallUs([&] { at::empty_strided({1024}, {1}, options); }));
+  rows.emplace_back("executor_launch", perCallUs([&] {
+                      executor->runWithSignature(inputs);
+                    }));
+  rows.emplace_back("output_allocation", perCallUs([&] {
+                      at::empty_strided({1024}, {1}, options);
+                    }));
   rows.emplace_back("guard_and_stream", perCallUs([&] {
                       c10::cuda::CUDAGuard guard(a.device().index());
                       c10::cuda::getCurrentCUDAStream(a.device().index());

@@ -95,9 +95,9 @@ void FusionExecutorCache::signatureOf(
       key.push_back(input.isDouble() ? 1 : input.isInt() ? 2 : 3);
       if (scalar_value_in_key_[i]) {
         key.push_back(
-            input.isInt() ? input.toInt()
-                          : static_cast<int64_t>(input.isBool() &&
-                                                 input.toBool()));
+            input.isInt()
+                ? input.toInt()
+                : static_cast<int64_t>(input.isBool() && input.toBool()));
       }
     }
   }

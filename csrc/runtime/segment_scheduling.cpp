@@ -50,7 +50,7 @@ std::optional<c10::IValue> groupInputValue(
 }
 
 std::optional<SchedulerType> InputSegmentScheduling::compiledScheduler(
-    const SegmentedGroup& group, std::vector<std::string>* rejections) {
+    const SegmentedGroup& group) {
   std::unique_ptr<Fusion> fusion = group.makeFusion();
   std::vector<c10::IValue> group_inputs;
   for (Val* in : group.inputs()) {
@@ -72,10 +72,6 @@ std::optional<SchedulerType> InputSegmentScheduling::compiledScheduler(
   }
   SchedulerChoice choice =
       chooseScheduler(fusion.get(), info, /*allow_expr_eval=*/false);
-  if (rejections != nullptr) {
-    rejections->insert(
-        rejections->end(), choice.rejections.begin(), choice.rejections.end());
-  }
   if (choice.scheduler == nullptr) {
     return std::nullopt;
   }

@@ -34,8 +34,7 @@ class InputSegmentScheduling : public SegmentScheduling {
       Fusion* complete, const std::vector<c10::IValue>& inputs);
 
   std::optional<SchedulerType> compiledScheduler(
-      const SegmentedGroup& group,
-      std::vector<std::string>* rejections) override;
+      const SegmentedGroup& group) override;
 
   int64_t bytes(const TensorView* tv) override;
 

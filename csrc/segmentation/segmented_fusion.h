@@ -77,10 +77,9 @@ class SegmentScheduling {
  public:
   virtual ~SegmentScheduling() = default;
   // The first scheduler other than ExprEval that takes `group` for this
-  // run; nullopt when only ExprEval would, with each scheduler's reason
-  // appended to `rejections`.
+  // run; nullopt when only ExprEval would.
   virtual std::optional<SchedulerType> compiledScheduler(
-      const SegmentedGroup& group, std::vector<std::string>* rejections) = 0;
+      const SegmentedGroup& group) = 0;
   // The bytes `tv` takes for this run (merges that keep the largest
   // intermediates on chip go first).
   virtual int64_t bytes(const TensorView* tv) = 0;

@@ -100,7 +100,7 @@ class Segmenter {
 
   bool accepts(const std::vector<Expr*>& exprs) {
     SegmentedGroup group(complete_, exprs, live_);
-    return scheduling_.compiledScheduler(group, nullptr).has_value();
+    return scheduling_.compiledScheduler(group).has_value();
   }
 
   size_t addNode(std::vector<Expr*> exprs, bool compiled) {

@@ -69,13 +69,15 @@ TEST_F(FailureGpuTest, RejectedKernelIsAnInternalErrorAndNothingIsCached) {
   FusionExecutorCache other(rowSumFusion());
   testValidate(
       other.fusion(), other.runFusionWithInputs({x}), {x}, __LINE__, __FILE__);
-  testValidate(fec.fusion(), fec.runFusionWithInputs({x}), {x}, __LINE__, __FILE__);
+  testValidate(
+      fec.fusion(), fec.runFusionWithInputs({x}), {x}, __LINE__, __FILE__);
 }
 
 TEST_F(FailureGpuTest, RefusedLaunchIsAnInternalErrorAndTheCacheStaysUsable) {
   FusionExecutorCache fec(rowSumFusion());
   const at::Tensor x = cudaRandn({64, 4096});
-  testValidate(fec.fusion(), fec.runFusionWithInputs({x}), {x}, __LINE__, __FILE__);
+  testValidate(
+      fec.fusion(), fec.runFusionWithInputs({x}), {x}, __LINE__, __FILE__);
   failNextLaunchesForTesting(1);
   EXPECT_THAT(
       [&] { fec.runFusionWithInputs({x}); },
@@ -84,7 +86,8 @@ TEST_F(FailureGpuTest, RefusedLaunchIsAnInternalErrorAndTheCacheStaysUsable) {
           HasSubstr("an injected launch failure"),
           HasSubstr("FUSER_DUMP=cuda_kernel,launch_params"))));
   // The error is not sticky: the cached kernel and another fusion run.
-  testValidate(fec.fusion(), fec.runFusionWithInputs({x}), {x}, __LINE__, __FILE__);
+  testValidate(
+      fec.fusion(), fec.runFusionWithInputs({x}), {x}, __LINE__, __FILE__);
   FusionExecutorCache other(reluFusion());
   testValidate(
       other.fusion(), other.runFusionWithInputs({x}), {x}, __LINE__, __FILE__);

@@ -91,7 +91,9 @@ std::vector<PaddingCase> cases() {
        {{128, 4097}}});
   list.push_back(
       {"softmax",
-       [](Fusion* f) { f->addOutput(softmax(input(f, 2, DataType::Float), 1)); },
+       [](Fusion* f) {
+         f->addOutput(softmax(input(f, 2, DataType::Float), 1));
+       },
        {{257, 4097}}});
   list.push_back(
       {"layer norm bf16",

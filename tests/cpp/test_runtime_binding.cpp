@@ -627,7 +627,9 @@ TEST_F(HostileInputGpuTest, InputNeverUsed) {
       fec.runFusionWithInputs({x, cudaRandn({2, 3, 4})});
   EXPECT_TRUE(at::equal(out[0], -x));
   EXPECT_THAT(
-      [&] { fec.runFusionWithInputs({x, cudaRandn({2, 3})}); },
+      [&] {
+        fec.runFusionWithInputs({x, cudaRandn({2, 3})});
+      },
       ThrowsMessage<UserError>(HasSubstr("rank")));
 }
 
@@ -649,7 +651,9 @@ TEST_F(HostileInputGpuTest, TensorOnAnotherGpu) {
   at::Tensor x = cudaRandn({8});
   at::Tensor y = x.to(at::Device(at::kCUDA, 1));
   EXPECT_THAT(
-      [&] { fec.runFusionWithInputs({x, y}); },
+      [&] {
+        fec.runFusionWithInputs({x, y});
+      },
       ThrowsMessage<UserError>(HasSubstr("device")));
   EXPECT_TRUE(at::equal(fec.runFusionWithInputs({x, x})[0], x + x));
 }

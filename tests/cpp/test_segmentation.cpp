@@ -294,9 +294,11 @@ RandomCase randomSegmentationCase(uint64_t seed) {
       } else {
         const int64_t which = uniform(0, 2);
         out = which == 0   ? sum(a, axes, /*keep_dim=*/true)
-            : which == 1 ? max(a, axes, /*keep_dim=*/true)
-                         : mean(a, axes, /*keep_dim=*/true);
-        program << (which == 0 ? "sum" : which == 1 ? "max" : "mean")
+              : which == 1 ? max(a, axes, /*keep_dim=*/true)
+                           : mean(a, axes, /*keep_dim=*/true);
+        program << (which == 0   ? "sum"
+                    : which == 1 ? "max"
+                                 : "mean")
                 << " over " << axes.size() << " axes; ";
       }
     } else if (kind < 6) {
@@ -502,8 +504,11 @@ TEST_F(SegmentationTest, SizeUsedAcrossACutIsAScalarInput) {
   auto segmented = checkedSegments(fusion.get(), {at::randn({16, 24})});
   ASSERT_EQ(segmented->groups().size(), 2u);
   const SegmentedGroup* divide = segmented->groups()[1];
-  Val* row_length =
-      segmented->completeFusion()->inputs()[0]->as<TensorView>()->axis(1)->extent();
+  Val* row_length = segmented->completeFusion()
+                        ->inputs()[0]
+                        ->as<TensorView>()
+                        ->axis(1)
+                        ->extent();
   EXPECT_THAT(divide->inputs(), ::testing::Contains(row_length));
   // Its kernel takes the length as a parameter.
   std::unique_ptr<Fusion> part = divide->makeFusion();
