@@ -225,4 +225,30 @@ TensorView* where(TensorView* condition, Val* a, Val* b) {
   return where(static_cast<Val*>(condition), a, b)->as<TensorView>();
 }
 
+Val* clamp(Val* x, Val* min_value, Val* max_value) {
+  FUSER_CHECK(
+      min_value != nullptr || max_value != nullptr, "clamp of ", x->toString(),
+      ": give min, max or both (torch.clamp needs at least one bound).");
+  Val* out = x;
+  if (min_value != nullptr) {
+    out = binaryOp(BinaryOpType::Max, out, min_value);
+  }
+  if (max_value != nullptr) {
+    out = binaryOp(BinaryOpType::Min, out, max_value);
+  }
+  return out;
+}
+
+Val* addcmul(Val* x, Val* t1, Val* t2, Val* value) {
+  Val* product = binaryOp(BinaryOpType::Mul, t1, t2);
+  return binaryOp(
+      BinaryOpType::Add, x, binaryOp(BinaryOpType::Mul, value, product));
+}
+
+Val* lerp(Val* start, Val* end, Val* weight) {
+  Val* step = binaryOp(BinaryOpType::Sub, end, start);
+  return binaryOp(
+      BinaryOpType::Add, start, binaryOp(BinaryOpType::Mul, weight, step));
+}
+
 } // namespace fuser

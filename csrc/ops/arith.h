@@ -72,6 +72,15 @@ FUSER_DECLARE_BINARY(logical_and)
 FUSER_DECLARE_BINARY(logical_or)
 #undef FUSER_DECLARE_BINARY
 
+// Compositions of the elementwise ops above, with PyTorch's semantics.
+// torch.clamp: minimum(maximum(x, min_value), max_value); a null bound is
+// absent (at least one must be given). NaN stays NaN.
+Val* clamp(Val* x, Val* min_value, Val* max_value);
+// torch.addcmul: x + value * t1 * t2.
+Val* addcmul(Val* x, Val* t1, Val* t2, Val* value);
+// torch.lerp: start + weight * (end - start); weight a tensor or a scalar.
+Val* lerp(Val* start, Val* end, Val* weight);
+
 // where(condition, a, b): a where condition holds, else b.
 Val* where(Val* condition, Val* a, Val* b);
 TensorView* where(TensorView* condition, Val* a, Val* b);

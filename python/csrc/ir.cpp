@@ -367,6 +367,28 @@ void bindIr(py::module_& m) {
           },
           kRef)
       .def(
+          "clamp",
+          [](Fusion& fusion, Val* x, Val* min_value, Val* max_value) {
+            FusionGuard fg(&fusion);
+            return clamp(x, min_value, max_value);
+          },
+          py::arg("x"), py::arg("min_value").none(true),
+          py::arg("max_value").none(true), kRef)
+      .def(
+          "addcmul",
+          [](Fusion& fusion, Val* x, Val* t1, Val* t2, Val* value) {
+            FusionGuard fg(&fusion);
+            return addcmul(x, t1, t2, value);
+          },
+          kRef)
+      .def(
+          "lerp",
+          [](Fusion& fusion, Val* start, Val* end, Val* weight) {
+            FusionGuard fg(&fusion);
+            return lerp(start, end, weight);
+          },
+          kRef)
+      .def(
           "cast",
           [](Fusion& fusion, Val* in, DataType dtype) {
             FusionGuard fg(&fusion);

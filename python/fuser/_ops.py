@@ -4,7 +4,7 @@ checks and records through the definition's own methods
 tables."""
 
 from . import _C
-from ._C import DataType
+from ._C import DataType, FuserError
 
 
 class Ops:
@@ -50,28 +50,46 @@ class Ops:
         are an error when it runs."""
         return self._fd._reshape(arg, new_shape)
 
-    def sum(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
-        return self._fd._reduction("sum", arg, dims, keepdim, dtype)
+    def sum(self, arg, dims=None, keepdim=False, dtype=DataType.Null, *, dim=None):
+        return self._fd._reduction("sum", arg, _dims(dims, dim, "sum"), keepdim, dtype)
 
-    def max(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
-        return self._fd._reduction("max", arg, dims, keepdim, dtype)
+    def max(self, arg, dims=None, keepdim=False, dtype=DataType.Null, *, dim=None):
+        return self._fd._reduction("max", arg, _dims(dims, dim, "max"), keepdim, dtype)
 
-    def min(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
-        return self._fd._reduction("min", arg, dims, keepdim, dtype)
+    def min(self, arg, dims=None, keepdim=False, dtype=DataType.Null, *, dim=None):
+        return self._fd._reduction("min", arg, _dims(dims, dim, "min"), keepdim, dtype)
 
-    def mean(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
-        return self._fd._reduction("mean", arg, dims, keepdim, dtype)
+    def mean(self, arg, dims=None, keepdim=False, dtype=DataType.Null, *, dim=None):
+        return self._fd._reduction("mean", arg, _dims(dims, dim, "mean"), keepdim, dtype)
 
-    def prod(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
-        return self._fd._reduction("prod", arg, dims, keepdim, dtype)
+    def prod(self, arg, dims=None, keepdim=False, dtype=DataType.Null, *, dim=None):
+        return self._fd._reduction("prod", arg, _dims(dims, dim, "prod"), keepdim, dtype)
 
-    def var(self, arg, dims=None, correction=1, keepdim=False):
+    def var(self, arg, dims=None, correction=1, keepdim=False, *, dim=None):
         """torch.var: the variance over `dims` with Bessel's `correction`."""
-        return self._fd._var_mean("var", arg, dims, correction, keepdim)
+        return self._fd._var_mean("var", arg, _dims(dims, dim, "var"), correction, keepdim)
 
-    def var_mean(self, arg, dims=None, correction=1, keepdim=False):
+    def var_mean(self, arg, dims=None, correction=1, keepdim=False, *, dim=None):
         """torch.var_mean: (variance, mean) from one Welford reduction."""
-        return self._fd._var_mean("var_mean", arg, dims, correction, keepdim)
+        return self._fd._var_mean(
+            "var_mean", arg, _dims(dims, dim, "var_mean"), correction, keepdim
+        )
+
+    def clamp(self, arg, min=None, max=None):  # noqa: A002 - torch's names
+        """torch.clamp: maximum(arg, min), then minimum with max; either
+        bound may be left out (not both). NaN stays NaN."""
+        return self._fd._clamp(arg, min, max)
+
+    def addcmul(self, arg, tensor1, tensor2, value=1.0):
+        """torch.addcmul: arg + value * tensor1 * tensor2."""
+        return self._fd._elementwise(
+            "addcmul", [arg, tensor1, tensor2, value], self._fd._fusion.addcmul
+        )
+
+    def lerp(self, start, end, weight):
+        """torch.lerp: start + weight * (end - start); weight a tensor or a
+        number."""
+        return self._fd._elementwise("lerp", [start, end, weight], self._fd._fusion.lerp)
 
     def matmul(self, arg1, arg2):
         """torch.matmul: 1-D operands are vectors, batch axes broadcast;
@@ -113,6 +131,16 @@ class Ops:
         """(mean, var_sum, count) of Welford's one-pass reduction: var_sum
         is the sum of squared deviations from the mean, count an int64."""
         return self._fd._welford(arg, dims)
+
+
+def _dims(dims, dim, name):
+    """The reduced dims, given as `dims` (nvFuser's spelling) or `dim`
+    (PyTorch's), not both."""
+    if dim is None:
+        return dims
+    if dims is not None:
+        raise FuserError(f"fd.ops.{name}: give dims or dim, not both (got {dims} and {dim}).")
+    return dim
 
 
 def _make_unary(name):

@@ -432,6 +432,22 @@ class FusionDefinition:
     def _binary(self, name, lhs, rhs):
         return self._elementwise(name, [lhs, rhs], lambda a, b: self._fusion.binary(name, a, b))
 
+    def _clamp(self, arg, min_value, max_value):
+        what = "fd.ops.clamp"
+        self._check_defining(what)
+        if min_value is None and max_value is None:
+            raise FuserError(f"{what}: give min, max or both (torch.clamp needs a bound).")
+        x = self._tensor_operand(arg, what)
+        lo = None if min_value is None else self._operand(min_value, what, 2)
+        hi = None if max_value is None else self._operand(max_value, what, 3)
+        out = self._wrap(
+            self._fusion.clamp(
+                x._val, None if lo is None else lo._val, None if hi is None else hi._val
+            )
+        )
+        self._propagate_expand(out, [a for a in (x, lo, hi) if a is not None])
+        return self._record_op("clamp", [x], {"min": lo, "max": hi}, out)
+
     def _where(self, pred, value1, value2):
         return self._elementwise("where", [pred, value1, value2], self._fusion.where)
 

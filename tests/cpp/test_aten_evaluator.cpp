@@ -207,6 +207,46 @@ TEST_F(AtenEvaluatorTest, SymbolicReshape) {
                     "hold 15")));
 }
 
+// clamp, addcmul and lerp are compositions of elementwise ops with
+// PyTorch's results: NaN stays NaN through clamp, either bound may be
+// absent, and a bf16 lerp promotes like torch.lerp.
+TEST_F(AtenEvaluatorTest, ClampAddcmulAndLerp) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* x = makeContigTensor(2);
+  TensorView* y = makeContigTensor(2);
+  TensorView* w = makeContigTensor(2);
+  fusion->addInput(x);
+  fusion->addInput(y);
+  fusion->addInput(w);
+  fusion->addOutput(
+      clamp(x, IrBuilder::create<Val>(-0.5), IrBuilder::create<Val>(0.25)));
+  fusion->addOutput(clamp(x, nullptr, IrBuilder::create<Val>(0.1)));
+  fusion->addOutput(addcmul(x, y, w, IrBuilder::create<Val>(0.5)));
+  fusion->addOutput(lerp(x, y, w));
+  fusion->addOutput(lerp(x, y, IrBuilder::create<Val>(0.75)));
+
+  at::Tensor tx = at::randn({5, 7});
+  tx.index_put_({1, 2}, NAN);
+  at::Tensor ty = at::randn({5, 7});
+  at::Tensor tw = at::rand({5, 7});
+  auto outputs = evaluateFusionWithATen(fusion.get(), {tx, ty, tw});
+  ASSERT_EQ(outputs.size(), 5u);
+  EXPECT_TRUE(
+      at::allclose(outputs[0], at::clamp(tx, -0.5, 0.25), 1e-6, 1e-6, true));
+  EXPECT_TRUE(std::isnan(outputs[0][1][2].item<float>()));
+  EXPECT_TRUE(
+      at::allclose(outputs[1], at::clamp_max(tx, 0.1), 1e-6, 1e-6, true));
+  EXPECT_TRUE(
+      at::allclose(outputs[2], at::addcmul(tx, ty, tw, 0.5), 1e-6, 1e-6, true));
+  EXPECT_TRUE(at::allclose(outputs[3], at::lerp(tx, ty, tw), 1e-6, 1e-6, true));
+  EXPECT_TRUE(
+      at::allclose(outputs[4], at::lerp(tx, ty, 0.75), 1e-6, 1e-6, true));
+  EXPECT_THAT(
+      [&]() { clamp(x, nullptr, nullptr); },
+      ::testing::ThrowsMessage<UserError>(HasSubstr("give min, max or both")));
+}
+
 TEST_F(AtenEvaluatorTest, WhereAndScalarInput) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());

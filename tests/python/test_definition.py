@@ -7,6 +7,8 @@ import torch
 import fuser
 from fuser import DataType, FuserError, FusionDefinition, Scalar, Tensor
 
+from helpers import assert_round_trip
+
 
 def contiguous_tensor(fd, ndim, dtype=DataType.Float):
     return fd.define_tensor(shape=[-1] * ndim, contiguity=[True] * ndim, dtype=dtype)
@@ -366,6 +368,29 @@ def test_reshape_of_unknown_sizes():
     text = str(fd)
     assert "T1 = fd.ops.reshape(T0, new_shape=[-1])" in text
     assert "fd.ops.reshape(T0, new_shape=[S0, -1, S1])" in text
+
+
+def test_clamp_addcmul_lerp_and_the_dim_spelling():
+    with FusionDefinition() as fd:
+        t0 = contiguous_tensor(fd, 2)
+        t1 = contiguous_tensor(fd, 2)
+        fd.add_output(fd.ops.clamp(t0, min=-1.0, max=1.0))
+        fd.add_output(fd.ops.clamp(t0, max=0.5))
+        fd.add_output(fd.ops.addcmul(t0, t1, t1, value=0.5))
+        fd.add_output(fd.ops.lerp(t0, t1, 0.25))
+        fd.add_output(fd.ops.sum(t0, dim=1))
+        fd.add_output(fd.ops.var_mean(t1, dim=[0], correction=0)[0])
+        with pytest.raises(FuserError, match="give min, max or both"):
+            fd.ops.clamp(t0)
+        with pytest.raises(FuserError, match="give dims or dim, not both"):
+            fd.ops.sum(t0, dims=[0], dim=1)
+    text = str(fd)
+    assert "fd.ops.clamp(T0, min=S0, max=S1)" in text
+    assert "fd.ops.clamp(T0, min=None, max=S2)" in text
+    assert "fd.ops.addcmul(T0, T1, T1, S3)" in text
+    assert "fd.ops.lerp(T0, T1, S4)" in text
+    assert "fd.ops.sum(T0, dims=[1]" in text
+    assert_round_trip(fd)
 
 
 def test_add_output():

@@ -229,6 +229,22 @@ def test_sum_of_half_accumulates_in_float():
     torch.testing.assert_close(half_sum, x.float().sum(1).half(), rtol=1e-3, atol=1e-2)
 
 
+def test_clamp_addcmul_lerp():
+    def define(fd):
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        t1 = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        fd.add_output(fd.ops.clamp(t0, min=-0.5, max=0.25))
+        fd.add_output(fd.ops.addcmul(t0, t1, t1, value=0.5))
+        fd.add_output(fd.ops.lerp(t0, t1, t1))
+
+    x, y = cuda(33, 70), cuda(33, 70)
+    x[3, 5] = float("nan")
+    _, (clamped, added, lerped) = run(define, [x, y])
+    torch.testing.assert_close(clamped, x.clamp(-0.5, 0.25), equal_nan=True)
+    torch.testing.assert_close(added, torch.addcmul(x, y, y, value=0.5), equal_nan=True)
+    torch.testing.assert_close(lerped, torch.lerp(x, y, y), equal_nan=True)
+
+
 def test_permute_and_reshape():
     def define(fd):
         t0 = fd.define_tensor(shape=[4, 6, 8], contiguity=True)
