@@ -719,6 +719,20 @@ TEST_F(SegmentationGpuTest, IntermediateKeepsItsOwnLayout) {
   EXPECT_EQ(segments[2].last_reads[0], segments[0].output_slots[0]);
 }
 
+// An output that is an input stays that very tensor when the fusion is
+// segmented.
+TEST_F(SegmentationGpuTest, OutputThatIsAnInputIsThatTensor) {
+  std::unique_ptr<Fusion> fusion = twoAxesFusion();
+  fusion->addOutput(fusion->inputs()[0]);
+  FusionExecutorCache fec(std::move(fusion));
+  const at::Tensor x = cudaRandn({300, 500});
+  std::vector<at::Tensor> outputs = fec.runFusionWithInputs({x});
+  EXPECT_TRUE(fec.getMostRecentKernelRuntime()->isSegmented());
+  ASSERT_EQ(outputs.size(), 2u);
+  EXPECT_TRUE(outputs[1].is_same(x));
+  testValidate(fec.fusion(), outputs, {x}, __LINE__, __FILE__);
+}
+
 TEST_F(SegmentationGpuTest, RandomFusionsMatchATen) {
   for (uint64_t seed = 0; seed < 20; ++seed) {
     RandomCase c = randomSegmentationCase(seed);
