@@ -51,6 +51,52 @@ TensorView* broadcast(
   return out;
 }
 
+TensorView* unsqueeze(TensorView* tv, int64_t dim) {
+  checkTensor(tv, "unsqueeze");
+  const auto rank = static_cast<int64_t>(
+      TensorDomain::noReductions(tv->getLogicalDomain()).size());
+  FUSER_CHECK(
+      dim >= -(rank + 1) && dim <= rank, "unsqueeze of ", tv->toString(),
+      ": dim ", dim, " is out of range for a result of rank ", rank + 1, ".");
+  const int64_t at = dim < 0 ? dim + rank + 1 : dim;
+  std::vector<bool> flags(static_cast<size_t>(rank + 1), false);
+  flags[static_cast<size_t>(at)] = true;
+  return broadcast(tv, flags);
+}
+
+TensorView* squeeze(TensorView* tv, const std::vector<int64_t>& dims) {
+  checkTensor(tv, "squeeze");
+  const auto logical = TensorDomain::noReductions(tv->getLogicalDomain());
+  const auto rank = static_cast<int64_t>(logical.size());
+  std::vector<bool> squeezed(logical.size(), false);
+  for (int64_t dim : dims) {
+    FUSER_CHECK(
+        dim >= -rank && dim < rank, "squeeze of ", tv->toString(), ": dim ",
+        dim, " is out of range for rank ", rank, ".");
+    const auto at = static_cast<size_t>(dim < 0 ? dim + rank : dim);
+    IterDomain* id = logical[at];
+    FUSER_CHECK(
+        id->isBroadcast() || !id->extent()->isConstInt() ||
+            id->extent()->constIntValue() == 1,
+        "squeeze of ", tv->toString(), ": axis ", at, " (", id->toString(),
+        ") has size ", id->extent()->toInlineString(),
+        "; only axes of size 1 can be squeezed.");
+    squeezed[at] = true;
+  }
+  std::vector<Val*> sizes;
+  for (size_t i = 0; i < logical.size(); ++i) {
+    if (!squeezed[i]) {
+      sizes.push_back(
+          logical[i]->isBroadcast() ? IrBuilder::indexConst(1)
+                                    : logical[i]->extent());
+    }
+  }
+  FUSER_CHECK(
+      !sizes.empty(), "squeeze of ", tv->toString(),
+      ": squeezing every axis (a rank-0 result) is not supported.");
+  return reshape(tv, sizes);
+}
+
 TensorView* permute(TensorView* tv, const std::vector<int64_t>& new2old) {
   checkTensor(tv, "permute");
   const auto inputs = TensorDomain::noReductions(tv->getLogicalDomain());

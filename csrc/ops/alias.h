@@ -14,6 +14,15 @@ namespace fuser {
 TensorView* broadcast(
     TensorView* tv, const std::vector<bool>& is_broadcast_dim);
 
+// torch.unsqueeze: a broadcast axis inserted at `dim` (negative counts from
+// the end of the output).
+TensorView* unsqueeze(TensorView* tv, int64_t dim);
+// torch.squeeze of `dims`: each must have size 1 (a broadcast axis, or an
+// extent that is 1 when the fusion runs). A view of the other axes, made
+// by reshape (so a segment of its own, doc/segmentation.md §5); squeezing
+// every axis (a rank-0 result) is not supported.
+TensorView* squeeze(TensorView* tv, const std::vector<int64_t>& dims);
+
 // Output axis i is input axis new2old[i]. The output's root domain keeps the
 // input's order and its logical domain is the permutation of it.
 TensorView* permute(TensorView* tv, const std::vector<int64_t>& new2old);

@@ -417,6 +417,21 @@ void bindIr(py::module_& m) {
           },
           kRef)
       .def(
+          "squeeze",
+          [](Fusion& fusion, Val* in,
+             const std::vector<int64_t>& dims) -> Val* {
+            FusionGuard fg(&fusion);
+            return squeeze(asTensor(in, "squeeze"), dims);
+          },
+          kRef)
+      .def(
+          "unsqueeze",
+          [](Fusion& fusion, Val* in, int64_t dim) -> Val* {
+            FusionGuard fg(&fusion);
+            return unsqueeze(asTensor(in, "unsqueeze"), dim);
+          },
+          kRef)
+      .def(
           "permute",
           [](Fusion& fusion, Val* in,
              const std::vector<int64_t>& dims) -> Val* {

@@ -43,6 +43,15 @@ class Ops:
         """Output dimension i is input dimension dims[i]."""
         return self._fd._permute(arg, dims)
 
+    def squeeze(self, arg, dims):
+        """torch.squeeze of `dims` (axes of size 1): a view of the others,
+        run between kernels like reshape."""
+        return self._fd._squeeze(arg, dims)
+
+    def unsqueeze(self, arg, dim):
+        """torch.unsqueeze: a broadcast axis inserted at `dim`."""
+        return self._fd._unsqueeze(arg, dim)
+
     def reshape(self, arg, new_shape):
         """Reshape to `new_shape`: ints (one may be -1) or integer Scalars
         (scalar inputs, or sizes of the tensor such as x.size(0)). Runs as a

@@ -478,6 +478,23 @@ class FusionDefinition:
         out._expand = {kept[a]: s for a, s in tensor._expand.items() if a < len(kept)}
         return self._record_op("broadcast", [tensor], {"is_broadcast_dim": flags}, out)
 
+    def _squeeze(self, arg, dims):
+        what = "fd.ops.squeeze"
+        self._check_defining(what)
+        tensor = self._tensor_operand(arg, what)
+        dims = [int(dims)] if _is_int(dims) else [int(d) for d in dims]
+        self._check_no_expand(tensor, what, tensor._expand)
+        out = self._wrap(self._fusion.squeeze(tensor._val, dims))
+        return self._record_op("squeeze", [tensor], {"dims": dims}, out)
+
+    def _unsqueeze(self, arg, dim):
+        what = "fd.ops.unsqueeze"
+        self._check_defining(what)
+        tensor = self._tensor_operand(arg, what)
+        self._check_no_expand(tensor, what, tensor._expand)
+        out = self._wrap(self._fusion.unsqueeze(tensor._val, int(dim)))
+        return self._record_op("unsqueeze", [tensor], {"dim": int(dim)}, out)
+
     def _broadcast_in_dim(self, arg, shape, broadcast_dims):
         what = "fd.ops.broadcast_in_dim"
         self._check_defining(what)

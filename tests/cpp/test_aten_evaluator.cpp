@@ -247,6 +247,41 @@ TEST_F(AtenEvaluatorTest, ClampAddcmulAndLerp) {
       ::testing::ThrowsMessage<UserError>(HasSubstr("give min, max or both")));
 }
 
+// squeeze views the other axes (a broadcast axis, or one that is 1 when
+// the fusion runs); unsqueeze inserts a broadcast axis.
+TEST_F(AtenEvaluatorTest, SqueezeAndUnsqueeze) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* x = makeContigConcreteTensor({-1, 1, -1});
+  TensorView* y = makeContigTensor(2);
+  fusion->addInput(x);
+  fusion->addInput(y);
+  fusion->addOutput(squeeze(x, {1}));
+  fusion->addOutput(squeeze(y, {0}));
+  fusion->addOutput(unsqueeze(y, -1));
+  EXPECT_EQ(unsqueeze(y, 0)->axis(0)->isBroadcast(), true);
+
+  at::Tensor tx = at::randn({3, 1, 5});
+  at::Tensor ty = at::randn({1, 7});
+  auto outputs = evaluateFusionWithATen(fusion.get(), {tx, ty});
+  EXPECT_TRUE(at::equal(outputs[0], tx.squeeze(1)));
+  EXPECT_TRUE(at::equal(outputs[1], ty.squeeze(0)));
+  EXPECT_TRUE(at::equal(outputs[2], ty.unsqueeze(-1)));
+  // The symbolic axis must be 1 when the fusion runs.
+  EXPECT_THAT(
+      [&]() {
+        evaluateFusionWithATen(fusion.get(), {tx, at::randn({2, 7})});
+      },
+      ::testing::ThrowsMessage<UserError>(HasSubstr("hold 7")));
+  EXPECT_THAT(
+      [&]() { squeeze(makeContigConcreteTensor({4, 2}), {1}); },
+      ::testing::ThrowsMessage<UserError>(
+          HasSubstr("only axes of size 1 can be squeezed")));
+  EXPECT_THAT(
+      [&]() { unsqueeze(y, 3); },
+      ::testing::ThrowsMessage<UserError>(HasSubstr("out of range")));
+}
+
 TEST_F(AtenEvaluatorTest, WhereAndScalarInput) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());

@@ -517,6 +517,24 @@ TEST_F(SegmentationTest, SizeUsedAcrossACutIsAScalarInput) {
       HasSubstr("nvfuser_index_t " + row_length->toString()));
 }
 
+// squeeze is a reshape: a view between the kernels before and after it.
+TEST_F(SegmentationTest, SqueezeIsAViewBetweenKernels) {
+  auto fusion = std::make_unique<Fusion>();
+  {
+    FusionGuard fg(fusion.get());
+    TensorView* x = makeContigConcreteTensor({-1, 1, -1});
+    fusion->addInput(x);
+    TensorView* squeezed = squeeze(relu(x), {1});
+    fusion->addOutput(unsqueeze(sum(squeezed, {1}), 1));
+  }
+  auto segmented = checkedSegments(fusion.get(), {at::randn({40, 1, 300})});
+  EXPECT_EQ(
+      schedulerTypes(*segmented),
+      (std::vector<SchedulerType>{
+          SchedulerType::PointWise, SchedulerType::ExprEval,
+          SchedulerType::Reduction}));
+}
+
 // segment_set cuts even where one kernel would do.
 TEST_F(SegmentationTest, SegmentSetCutsTheSegmenter) {
   std::unique_ptr<Fusion> fusion = cutPointwiseFusion();

@@ -393,6 +393,20 @@ def test_clamp_addcmul_lerp_and_the_dim_spelling():
     assert_round_trip(fd)
 
 
+def test_squeeze_and_unsqueeze():
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, 1, -1], contiguity=[True, None, True])
+        t1 = fd.ops.squeeze(t0, [1])
+        t2 = fd.ops.unsqueeze(t1, 0)
+        fd.add_output(t2)
+        with pytest.raises(FuserError, match="only axes of size 1"):
+            fd.ops.squeeze(fd.define_tensor(shape=[2, 3], contiguity=True), [0])
+    assert t1.ndim == 2 and t2.ndim == 3
+    text = str(fd)
+    assert "T1 = fd.ops.squeeze(T0, dims=[1])" in text
+    assert "T2 = fd.ops.unsqueeze(T1, dim=0)" in text
+
+
 def test_add_output():
     with FusionDefinition() as fd:
         t0 = contiguous_tensor(fd, 1)

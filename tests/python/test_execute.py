@@ -245,6 +245,18 @@ def test_clamp_addcmul_lerp():
     torch.testing.assert_close(lerped, torch.lerp(x, y, y), equal_nan=True)
 
 
+def test_squeeze_between_kernels():
+    def define(fd):
+        t0 = fd.define_tensor(shape=[-1, 1, -1], contiguity=[True, None, True])
+        t1 = fd.ops.squeeze(fd.ops.relu(t0), [1])
+        fd.add_output(fd.ops.unsqueeze(fd.ops.sum(t1, [1]), 1))
+
+    x = cuda(40, 1, 300)
+    fd, (out,) = run(define, [x])
+    torch.testing.assert_close(out, x.relu().squeeze(1).sum(1).unsqueeze(1))
+    assert "ExprEval" in fd.last_scheduler_types()
+
+
 def test_permute_and_reshape():
     def define(fd):
         t0 = fd.define_tensor(shape=[4, 6, 8], contiguity=True)
