@@ -148,13 +148,11 @@ TensorView* transpose(TensorView* tv, int64_t dim0, int64_t dim1) {
 
 namespace {
 
-// The view of `tv` with logical sizes `sizes` (every one known, none -1):
-// its root mirrors tv's logical domain, merged into one axis, from which
-// the new axes split off from the innermost outwards. `requested` are the
-// sizes as asked (the ViewOp's inputs, checked when it runs).
-TensorView* viewAs(
-    TensorView* tv, const std::vector<Val*>& sizes,
-    const std::vector<Val*>& requested) {
+// The view of `tv` with logical sizes `sizes` (none -1; the ViewOp's
+// inputs, checked when it runs): its root mirrors tv's logical domain,
+// merged into one axis, from which the new axes split off from the
+// innermost outwards.
+TensorView* viewAs(TensorView* tv, const std::vector<Val*>& sizes) {
   const auto inputs = TensorDomain::noReductions(tv->getLogicalDomain());
   FUSER_CHECK(!inputs.empty(), "reshape of a rank-0 tensor.");
   FUSER_CHECK(!sizes.empty(), "reshape to rank 0 is not supported.");
@@ -175,7 +173,7 @@ TensorView* viewAs(
       root, logical, std::vector<IterDomain*>{}, logical,
       TensorDomain::getContiguityFilledWith(logical, true));
   auto* out = IrBuilder::create<TensorView>(domain, tv->dtype());
-  IrBuilder::create<ViewOp>(out, tv, requested);
+  IrBuilder::create<ViewOp>(out, tv, sizes);
   return out;
 }
 
@@ -231,7 +229,7 @@ TensorView* reshape(TensorView* tv, const std::vector<Val*>& new_sizes) {
   if (infer_at) {
     sizes[*infer_at] = IrBuilder::divExpr(numel, known);
   }
-  return viewAs(tv, sizes, sizes);
+  return viewAs(tv, sizes);
 }
 
 TensorView* reshape(TensorView* tv, const std::vector<int64_t>& new_sizes) {

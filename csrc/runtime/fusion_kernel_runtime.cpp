@@ -19,12 +19,12 @@ FusionKernelRuntime::FusionKernelRuntime(
   Fusion* complete = segmented_->completeFusion();
   // Validates the inputs before anything is scheduled or compiled, and
   // gives the extents of the intermediates.
-  ExpressionEvaluator ee;
-  bindFusionInputs(complete, inputs, ee, /*require_cuda=*/true);
+  RuntimeInfo info = makeRuntimeInfo(complete, inputs, /*require_cuda=*/true);
+  ExpressionEvaluator& ee = info.expressionEvaluator();
   checkJoinedInputExtents(complete, ee);
   {
     CompileTimer timer("segmentation");
-    InputSegmentScheduling scheduling(complete, inputs);
+    InputSegmentScheduling scheduling(complete, inputs, info);
     segmented_->segment(scheduling);
     timer.stage("segment");
   }
@@ -119,9 +119,6 @@ FusionKernelRuntime::FusionKernelRuntime(
   for (const auto& [value_slot, reader] : last_reader) {
     const bool kept =
         value_slot < complete->inputs().size() ||
-        std::any_of(
-            constants_.begin(), constants_.end(),
-            [&](const auto& c) { return c.first == value_slot; }) ||
         std::find(output_slots_.begin(), output_slots_.end(), value_slot) !=
             output_slots_.end();
     if (!kept) {

@@ -118,7 +118,7 @@ void validateInputTensor(
 
 void bindInputExtents(
     const TensorView* tv, const at::Tensor& tensor, ExpressionEvaluator& ee,
-    int64_t input_position, bool bind_derived) {
+    int64_t input_position, std::vector<DerivedExtent>* derived) {
   checkRank(tv, tensor, input_position);
   const DeviceCounts device_counts(tv, ee);
   const auto logical = TensorDomain::noReductions(tv->getLogicalDomain());
@@ -167,12 +167,10 @@ void bindInputExtents(
       }
       continue;
     }
-    // An extent computed from other values is checked once those are
-    // bound; when nothing binds them (an intermediate between segments
-    // whose extents are expressions of the complete fusion's sizes), the
-    // expression itself takes the size.
-    if (extent->definition() == nullptr || bind_derived) {
+    if (extent->definition() == nullptr) {
       ee.bind(extent, ScalarValue(global));
+    } else if (derived != nullptr) {
+      derived->push_back({extent, global});
     }
   }
 }
@@ -187,6 +185,7 @@ void bindFusionInputs(
       "fusion input, in the order of fusion->addInput calls.");
   // The first CUDA input's position: the others must be on its device.
   std::optional<size_t> first_cuda;
+  std::vector<DerivedExtent> derived;
   for (size_t i = 0; i < declared.size(); ++i) {
     const auto position = static_cast<int64_t>(i);
     const c10::IValue& input = inputs[i];
@@ -210,7 +209,7 @@ void bindFusionInputs(
               "move it with .to(\"" + expected.str() + "\").");
         }
       }
-      bindInputExtents(tv, tensor, ee, position);
+      bindInputExtents(tv, tensor, ee, position, &derived);
       continue;
     }
     Val* scalar = declared[i];
@@ -248,11 +247,12 @@ void bindFusionInputs(
     }
     ee.bind(scalar, value);
   }
-  for (size_t i = 0; i < declared.size(); ++i) {
-    if (auto* tv = dynamic_cast<TensorView*>(declared[i])) {
-      bindInputExtents(
-          tv, inputs[i].toTensor(), ee, static_cast<int64_t>(i),
-          /*bind_derived=*/true);
+  // An extent computed from scalars no input binds (an intermediate between
+  // segments whose extents are expressions of the complete fusion's sizes)
+  // takes its tensor's size itself.
+  for (const DerivedExtent& d : derived) {
+    if (!ee.evaluate(d.extent)) {
+      ee.bind(d.extent, ScalarValue(d.size));
     }
   }
 }

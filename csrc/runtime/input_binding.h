@@ -41,12 +41,16 @@ void checkRank(
 // symbolic logical extent to the tensor's size: for an axis sharded over D
 // devices the global extent, size * D. Constant extents and extents bound
 // earlier (by another input sharing them) must match. A broadcast axis
-// needs size 1. An extent computed from other scalars is checked when
-// they are bound; with `bind_derived` (a second pass, once every input is
-// bound) one that still cannot be evaluated is bound itself.
+// needs size 1. An extent computed from other scalars that cannot be
+// evaluated yet is appended to `derived` with the size it takes, when
+// given (bindFusionInputs binds it once every input is bound).
+struct DerivedExtent {
+  Val* extent = nullptr;
+  int64_t size = 0;
+};
 void bindInputExtents(
     const TensorView* tv, const at::Tensor& tensor, ExpressionEvaluator& ee,
-    int64_t input_position, bool bind_derived = false);
+    int64_t input_position, std::vector<DerivedExtent>* derived = nullptr);
 
 // Checks that `tensor` is defined, has tv's rank and dtype and, when
 // `require_cuda`, lives on a CUDA device.
@@ -55,9 +59,9 @@ void validateInputTensor(
     bool require_cuda = true);
 
 // Validates and binds every fusion input: tensors with validateInputTensor
-// and bindInputExtents (then again with bind_derived), scalars (double, int64,
-// bool, or a 0-dim tensor) bound to their Val. The count must match
-// fusion->inputs().
+// and bindInputExtents, scalars (double, int64, bool, or a 0-dim tensor)
+// bound to their Val; then the extents computed from scalars no input
+// binds. The count must match fusion->inputs().
 void bindFusionInputs(
     Fusion* fusion, const std::vector<c10::IValue>& inputs,
     ExpressionEvaluator& ee, bool require_cuda = true);

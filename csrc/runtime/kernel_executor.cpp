@@ -351,17 +351,15 @@ KernelExecutor::LaunchPlan KernelExecutor::plan(
   for (const LoweredKernel::GridBuffer& buffer : kernel_->grid_buffers) {
     const int64_t elements = ee.evaluateOrThrow(buffer.work_elements).asInt();
     const int64_t semaphores = ee.evaluateOrThrow(buffer.semaphores).asInt();
-    // Bytes: a work type may be a Welford state, which ATen has no type for.
-    for (const auto& [bytes, zeroed] :
-         {std::pair<int64_t, bool>{
-              std::max<int64_t>(elements, 1) * dataTypeSize(buffer.work_type),
-              false},
-          std::pair<int64_t, bool>{
-              std::max<int64_t>(semaphores, 1) * 8, true}}) {
+    // A pointer argument, filled in per stream at launch.
+    auto add = [&](int64_t bytes, bool semaphores) {
       appendArgument(
           plan.bytes, plan.offsets, std::vector<char>(sizeof(void*), 0));
-      plan.grid_buffers.push_back({plan.offsets.size() - 1, bytes, zeroed});
-    }
+      plan.grid_buffers.push_back({plan.offsets.size() - 1, bytes, semaphores});
+    };
+    // Bytes: a work type may be a Welford state, which ATen has no type for.
+    add(std::max<int64_t>(elements, 1) * dataTypeSize(buffer.work_type), false);
+    add(std::max<int64_t>(semaphores, 1) * int64_t(sizeof(int64_t)), true);
   }
   if (kernel_->mma.has_value()) {
     plan.launch.shared_memory_bytes += kernel_->mma->shared_bytes;

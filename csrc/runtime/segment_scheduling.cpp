@@ -7,26 +7,14 @@
 #include <scheduler/registry.h>
 
 #include <ATen/ATen.h>
-#include <ATen/cuda/CUDAContext.h>
 
 #include <algorithm>
 
 namespace fuser {
 
 InputSegmentScheduling::InputSegmentScheduling(
-    Fusion* complete, const std::vector<c10::IValue>& inputs)
-    : complete_(complete), inputs_(inputs) {
-  bindFusionInputs(complete_, inputs_, ee_, /*require_cuda=*/false);
-  for (const auto& input : inputs_) {
-    if (input.isTensor() && input.toTensor().is_cuda()) {
-      const auto* properties =
-          at::cuda::getDeviceProperties(input.toTensor().get_device());
-      multiprocessors_ = properties->multiProcessorCount;
-      compute_capability_ = properties->major * 10 + properties->minor;
-      break;
-    }
-  }
-}
+    Fusion* complete, const std::vector<c10::IValue>& inputs, RuntimeInfo& info)
+    : complete_(complete), inputs_(inputs), info_(info) {}
 
 std::optional<c10::IValue> groupInputValue(
     Fusion* complete, const std::vector<c10::IValue>& inputs, Val* in,
@@ -54,22 +42,22 @@ std::optional<SchedulerType> InputSegmentScheduling::compiledScheduler(
   std::unique_ptr<Fusion> fusion = group.makeFusion();
   std::vector<c10::IValue> group_inputs;
   for (Val* in : group.inputs()) {
-    if (auto value = groupInputValue(complete_, inputs_, in, ee_)) {
+    if (auto value = groupInputValue(
+            complete_, inputs_, in, info_.expressionEvaluator())) {
       group_inputs.push_back(*value);
       continue;
     }
     // An intermediate, as the runtime will allocate it.
     auto* tv = in->as<TensorView>();
     group_inputs.emplace_back(allocateTensor(
-        denseLayout(tv, ee_),
+        denseLayout(tv, info_.expressionEvaluator()),
         at::TensorOptions().device(at::kMeta).dtype(toAtenType(tv->dtype()))));
   }
   RuntimeInfo info =
       makeRuntimeInfo(fusion.get(), group_inputs, /*require_cuda=*/false);
-  if (multiprocessors_) {
-    info.setMultiprocessors(*multiprocessors_);
-    info.setComputeCapability(*compute_capability_);
-  }
+  // The device's, also when the group reads only intermediates.
+  info.setMultiprocessors(info_.multiprocessors());
+  info.setComputeCapability(info_.computeCapability());
   SchedulerChoice choice =
       chooseScheduler(fusion.get(), info, /*allow_expr_eval=*/false);
   if (choice.scheduler == nullptr) {
@@ -79,13 +67,7 @@ std::optional<SchedulerType> InputSegmentScheduling::compiledScheduler(
 }
 
 int64_t InputSegmentScheduling::bytes(const TensorView* tv) {
-  int64_t numel = 1;
-  for (IterDomain* id : TensorDomain::noReductions(tv->getLogicalDomain())) {
-    if (!id->isBroadcast()) {
-      numel *= ee_.evaluateOrThrow(id->extent()).asInt();
-    }
-  }
-  return numel * dataTypeSize(tv->dtype());
+  return info_.numel(tv) * dataTypeSize(tv->dtype());
 }
 
 } // namespace fuser

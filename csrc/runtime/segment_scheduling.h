@@ -8,6 +8,7 @@
 
 #include <expr/evaluator.h>
 #include <fusion.h>
+#include <scheduler/runtime_info.h>
 #include <segmentation/segmented_fusion.h>
 
 #include <ATen/core/ivalue.h>
@@ -29,9 +30,11 @@ std::optional<c10::IValue> groupInputValue(
 class InputSegmentScheduling : public SegmentScheduling {
  public:
   // `complete`: the fusion being segmented; `inputs`: its inputs for this
-  // run, already validated (they may live on the CPU in tests).
+  // run (they may live on the CPU in tests); `info`: what makeRuntimeInfo
+  // made of them for `complete`.
   InputSegmentScheduling(
-      Fusion* complete, const std::vector<c10::IValue>& inputs);
+      Fusion* complete, const std::vector<c10::IValue>& inputs,
+      RuntimeInfo& info);
 
   std::optional<SchedulerType> compiledScheduler(
       const SegmentedGroup& group) override;
@@ -41,10 +44,8 @@ class InputSegmentScheduling : public SegmentScheduling {
  private:
   Fusion* complete_;
   const std::vector<c10::IValue>& inputs_;
-  ExpressionEvaluator ee_;
-  // The device's, when the run has CUDA tensors.
-  std::optional<int64_t> multiprocessors_;
-  std::optional<int64_t> compute_capability_;
+  // The complete fusion's: extents and the device.
+  RuntimeInfo& info_;
 };
 
 } // namespace fuser

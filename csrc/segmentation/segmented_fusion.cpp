@@ -5,6 +5,7 @@
 #include <segmentation/segmenter.h>
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 #include <sstream>
 
@@ -41,15 +42,42 @@ void appendScalarInputs(Val* scalar, std::vector<Val*>& inputs) {
   }
 }
 
-int64_t findRoot(std::vector<int64_t>& parent, int64_t i) {
-  while (parent[static_cast<size_t>(i)] != i) {
-    i = parent[static_cast<size_t>(i)] =
-        parent[static_cast<size_t>(parent[static_cast<size_t>(i)])];
-  }
-  return i;
-}
-
 } // namespace
+
+std::vector<std::vector<Expr*>> connectedGroups(
+    const std::vector<Expr*>& exprs,
+    const std::function<bool(const Val*, const Expr*)>& joins) {
+  std::unordered_map<const Expr*, size_t> position;
+  for (size_t i = 0; i < exprs.size(); ++i) {
+    position[exprs[i]] = i;
+  }
+  std::vector<size_t> parent(exprs.size());
+  std::iota(parent.begin(), parent.end(), 0);
+  auto root = [&](size_t i) {
+    while (parent[i] != i) {
+      i = parent[i] = parent[parent[i]];
+    }
+    return i;
+  };
+  for (Expr* expr : exprs) {
+    for (Val* in : expr->inputs()) {
+      Expr* def = in->definition();
+      if (def != nullptr && position.count(def) && joins(in, def)) {
+        parent[root(position.at(expr))] = root(position.at(def));
+      }
+    }
+  }
+  std::vector<std::vector<Expr*>> groups;
+  std::unordered_map<size_t, size_t> group_of_root;
+  for (size_t i = 0; i < exprs.size(); ++i) {
+    auto [it, fresh] = group_of_root.emplace(root(i), groups.size());
+    if (fresh) {
+      groups.emplace_back();
+    }
+    groups[it->second].push_back(exprs[i]);
+  }
+  return groups;
+}
 
 bool isSegmenterSet(const Expr* expr) {
   auto* ldst = dynamic_cast<const LoadStoreOp*>(expr);
@@ -92,34 +120,11 @@ SegmentedFusion::SegmentedFusion(const Fusion* fusion)
     }
   }
   live_.insert(tensor_exprs_.begin(), tensor_exprs_.end());
-  // Union the exprs connected by an edge that is not the output of a
-  // segment_set.
-  std::unordered_map<const Expr*, int64_t> position;
-  for (size_t i = 0; i < tensor_exprs_.size(); ++i) {
-    position[tensor_exprs_[i]] = static_cast<int64_t>(i);
-  }
-  std::vector<int64_t> parent(tensor_exprs_.size());
-  std::iota(parent.begin(), parent.end(), 0);
-  for (Expr* expr : tensor_exprs_) {
-    for (Val* in : expr->inputs()) {
-      Expr* def = in->isA<TensorView>() ? in->definition() : nullptr;
-      if (def == nullptr || isSegmenterSet(def) || !position.count(def)) {
-        continue;
-      }
-      parent[static_cast<size_t>(findRoot(parent, position.at(expr)))] =
-          findRoot(parent, position.at(def));
-    }
-  }
-  std::unordered_map<int64_t, size_t> group_of_root;
-  std::vector<std::vector<Expr*>> members;
-  for (Expr* expr : tensor_exprs_) {
-    const int64_t root = findRoot(parent, position.at(expr));
-    auto [it, fresh] = group_of_root.emplace(root, members.size());
-    if (fresh) {
-      members.emplace_back();
-    }
-    members[it->second].push_back(expr);
-  }
+  // Exprs tied by an edge that is not the output of a segment_set.
+  const std::vector<std::vector<Expr*>> members = connectedGroups(
+      tensor_exprs_, [](const Val* value, const Expr* producer) {
+        return value->isA<TensorView>() && !isSegmenterSet(producer);
+      });
   setGroups(members);
 }
 

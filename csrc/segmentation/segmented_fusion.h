@@ -10,6 +10,7 @@
 #include <scheduler/scheduler_types.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -130,5 +131,13 @@ class SegmentedFusion {
 
 // Whether `expr` is a segment_set: its output is always a group input.
 bool isSegmenterSet(const Expr* expr);
+
+// `exprs` (topologically) in the sets that edges tie together: an expr
+// reading `value` from `producer` (another of `exprs`) joins its set when
+// joins(value, producer). Each set in topological order, the sets in the
+// order of their first expr.
+std::vector<std::vector<Expr*>> connectedGroups(
+    const std::vector<Expr*>& exprs,
+    const std::function<bool(const Val*, const Expr*)>& joins);
 
 } // namespace fuser

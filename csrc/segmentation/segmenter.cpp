@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <map>
-#include <numeric>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -43,7 +42,12 @@ class Segmenter {
     if (!has_cuts && accepts(exprs_)) {
       return {exprs_};
     }
-    for (std::vector<Expr*>& exprs : initialGroups()) {
+    // One group per expr, except that a value no tensor can hold between
+    // segments (a Welford state) keeps its producer and readers together.
+    for (std::vector<Expr*>&exprs :
+         connectedGroups(exprs_, [](const Val*value, const Expr*) {
+           return isWelfordType(value->dtype());
+         })) {
       const bool compiled = accepts(exprs);
       addNode(std::move(exprs), compiled);
     }
@@ -65,38 +69,6 @@ class Segmenter {
     bool compiled = false;
     bool alive = true;
   };
-
-  // One group per expr, except that a value no tensor can hold between
-  // segments (a Welford state) stays inside one group with its producer
-  // and readers.
-  std::vector<std::vector<Expr*>> initialGroups() const {
-    std::vector<size_t> parent(exprs_.size());
-    std::iota(parent.begin(), parent.end(), 0);
-    auto root = [&](size_t i) {
-      while (parent[i] != i) {
-        i = parent[i] = parent[parent[i]];
-      }
-      return i;
-    };
-    for (Expr* expr : exprs_) {
-      for (Val* in : expr->inputs()) {
-        Expr* def = in->definition();
-        if (def != nullptr && live_.count(def) && isWelfordType(in->dtype())) {
-          parent[root(position_.at(expr))] = root(position_.at(def));
-        }
-      }
-    }
-    std::vector<std::vector<Expr*>> groups;
-    std::unordered_map<size_t, size_t> group_of_root;
-    for (size_t i = 0; i < exprs_.size(); ++i) {
-      auto [it, fresh] = group_of_root.emplace(root(i), groups.size());
-      if (fresh) {
-        groups.emplace_back();
-      }
-      groups[it->second].push_back(exprs_[i]);
-    }
-    return groups;
-  }
 
   bool accepts(const std::vector<Expr*>& exprs) {
     SegmentedGroup group(complete_, exprs, live_);

@@ -441,14 +441,6 @@ void bindIr(py::module_& m) {
           kRef)
       .def(
           "reshape",
-          [](Fusion& fusion, Val* in,
-             const std::vector<int64_t>& sizes) -> Val* {
-            FusionGuard fg(&fusion);
-            return reshape(asTensor(in, "reshape"), sizes);
-          },
-          kRef)
-      .def(
-          "reshape_to_scalars",
           [](Fusion& fusion, Val* in, const std::vector<Val*>& sizes) -> Val* {
             FusionGuard fg(&fusion);
             return reshape(asTensor(in, "reshape"), sizes);

@@ -597,15 +597,11 @@ class FusionDefinition:
                     f"(inputs, or sizes of tensors); got {new_shape}."
                 )
             sizes.append(size)
-        if all(_is_int(size) for size in sizes):
-            val = self._fusion.reshape(tensor._val, sizes)
-        else:
-            vals = [
-                size._val if isinstance(size, Scalar) else self._fusion.index_constant(size)
-                for size in sizes
-            ]
-            val = self._fusion.reshape_to_scalars(tensor._val, vals)
-        out = self._wrap(val)
+        vals = [
+            size._val if isinstance(size, Scalar) else self._fusion.index_constant(size)
+            for size in sizes
+        ]
+        out = self._wrap(self._fusion.reshape(tensor._val, vals))
         return self._record_op("reshape", [tensor], {"new_shape": sizes}, out)
 
     def _reduction(self, name, arg, dims, keepdim, dtype):

@@ -60,10 +60,10 @@ std::unique_ptr<SegmentedFusion> segmentAndCompile(
     const Fusion* fusion, const std::vector<c10::IValue>& inputs) {
   auto segmented = std::make_unique<SegmentedFusion>(fusion);
   Fusion* complete = segmented->completeFusion();
-  InputSegmentScheduling scheduling(complete, inputs);
+  RuntimeInfo info = makeRuntimeInfo(complete, inputs, /*require_cuda=*/false);
+  InputSegmentScheduling scheduling(complete, inputs, info);
   segmented->segment(scheduling);
-  ExpressionEvaluator ee;
-  bindFusionInputs(complete, inputs, ee, /*require_cuda=*/false);
+  ExpressionEvaluator& ee = info.expressionEvaluator();
   for (SegmentedGroup* group : segmented->groups()) {
     std::unique_ptr<Fusion> part = group->makeFusion();
     std::vector<c10::IValue> part_inputs;
