@@ -42,7 +42,7 @@ rm -rf "$LOGS"
 mkdir -p "$LOGS"
 shards="${FUSER_SANITIZE_SHARDS:-$(nproc)}"
 tools=",${FUSER_SANITIZE_TOOLS:-memcheck,racecheck,synccheck},"
-subset='ReductionGpuTest.*:NormalizationGpuTest.EveryCaseMatchesATen:SegmentationGpuTest.*:ConcurrencyGpuTest.*'
+subset='ReductionGpuTest.*:EveryCase/NormalizationCaseGpuTest.*:SegmentationGpuTest.*:ConcurrencyGpuTest.*'
 all_gpu='*Gpu*:-NormalizationGpuTest.InputAbove2To31Elements'
 limit="${FUSER_SANITIZE_TIMEOUT:-1800}"
 export FUSER_PROPERTY_GPU_CASES="${FUSER_PROPERTY_GPU_CASES:-100}"

@@ -511,26 +511,36 @@ TEST_F(NormalizationTest, KernelsNormalizeEveryRowOnTheInterpreter) {
   }
 }
 
-// Each case runs twice (compile, then a cache hit), as one kernel.
-TEST_F(NormalizationGpuTest, EveryCaseMatchesATen) {
-  for (const NormCase& c : everyCase()) {
-    SCOPED_TRACE(c.name);
-    std::vector<c10::IValue> inputs;
-    for (const at::Tensor& t : c.inputs) {
-      inputs.push_back(onDevice(t));
-    }
-    FusionExecutorCache fec(std::make_unique<Fusion>(*c.fusion));
-    for (int run = 0; run < 2; ++run) {
-      std::vector<at::Tensor> outputs = fec.runFusionWithInputs(inputs);
-      const auto* runtime = fec.getMostRecentKernelRuntime();
-      EXPECT_EQ(runtime->schedulerType(), c.expected);
-      EXPECT_FALSE(runtime->isSegmented());
-      testValidate(
-          fec.fusion(), outputs, inputs, __LINE__, __FILE__,
-          c.name + ", run " + std::to_string(run));
-    }
+// Each case runs twice (compile, then a cache hit), as one kernel. One
+// test per case, so that gtest shards (and the sanitizer's) spread them.
+class NormalizationCaseGpuTest : public NormalizationGpuTest,
+                                 public ::testing::WithParamInterface<size_t> {
+};
+
+TEST_P(NormalizationCaseGpuTest, MatchesATen) {
+  std::vector<NormCase> cases = everyCase();
+  const NormCase& c = cases.at(GetParam());
+  SCOPED_TRACE(c.name);
+  std::vector<c10::IValue> inputs;
+  for (const at::Tensor& t : c.inputs) {
+    inputs.push_back(onDevice(t));
+  }
+  FusionExecutorCache fec(std::make_unique<Fusion>(*c.fusion));
+  for (int run = 0; run < 2; ++run) {
+    std::vector<at::Tensor> outputs = fec.runFusionWithInputs(inputs);
+    const auto* runtime = fec.getMostRecentKernelRuntime();
+    EXPECT_EQ(runtime->schedulerType(), c.expected);
+    EXPECT_FALSE(runtime->isSegmented());
+    testValidate(
+        fec.fusion(), outputs, inputs, __LINE__, __FILE__,
+        c.name + ", run " + std::to_string(run));
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryCase,
+    NormalizationCaseGpuTest,
+    ::testing::Range(size_t{0}, everyCase().size()));
 
 // 2^31 + 4096 elements: the kernel indexes in 64 bits.
 TEST_F(NormalizationGpuTest, InputAbove2To31Elements) {
