@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs the GPU tests under NVIDIA's compute-sanitizer (doc/design.md §8):
 # every C++ GPU test under memcheck (out-of-bounds and misaligned accesses,
-# bad frees, device-side errors), and the reduction, normalization,
-# segmentation and concurrency tests under racecheck (shared-memory
-# hazards) and synccheck (barriers) on fuser's kernels. Builds in build-gpu/ like
+# bad frees, device-side errors), the reduction, normalization,
+# segmentation and concurrency tests under synccheck (barriers) and the
+# same less two (see race_subset) under racecheck (shared-memory hazards),
+# both on fuser's kernels. Builds in build-gpu/ like
 # tools/gpu_test.sh when needed. Each tool runs the tests in concurrent
 # gtest shards; every kernel launch is counted (FUSER_DUMP=launch_params).
 # The property tests draw fewer cases than in tools/gpu_test.sh (100
@@ -43,6 +44,13 @@ mkdir -p "$LOGS"
 shards="${FUSER_SANITIZE_SHARDS:-$(nproc)}"
 tools=",${FUSER_SANITIZE_TOOLS:-memcheck,racecheck,synccheck},"
 subset='ReductionGpuTest.*:EveryCase/NormalizationCaseGpuTest.*:SegmentationGpuTest.*:ConcurrencyGpuTest.*'
+# racecheck leaves out two tests. The Hopper matmul kernels (TMA copies,
+# mbarriers, wgmma) stop racecheck itself ("failed to handle a hardware
+# exception") while memcheck and synccheck pass on them; and the
+# concurrency test's 192 launches of large grid reductions take racecheck
+# over an hour, while its kernels are the grid reductions the reduction
+# tests check at smaller sizes.
+race_subset="ReductionGpuTest.*:EveryCase/NormalizationCaseGpuTest.*:SegmentationGpuTest.*:-SegmentationGpuTest.MatmulThenLayerNorm"
 all_gpu='*Gpu*:-NormalizationGpuTest.InputAbove2To31Elements'
 limit="${FUSER_SANITIZE_TIMEOUT:-1800}"
 export FUSER_PROPERTY_GPU_CASES="${FUSER_PROPERTY_GPU_CASES:-100}"
@@ -112,7 +120,7 @@ run_tool() {
 }
 
 [[ $tools == *,memcheck,* ]] && run_tool memcheck "$all_gpu"
-[[ $tools == *,racecheck,* ]] && run_tool racecheck "$subset"
+[[ $tools == *,racecheck,* ]] && run_tool racecheck "$race_subset"
 [[ $tools == *,synccheck,* ]] && run_tool synccheck "$subset"
 
 echo >>"$summary"

@@ -538,8 +538,7 @@ TEST_P(NormalizationCaseGpuTest, MatchesATen) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    EveryCase,
-    NormalizationCaseGpuTest,
+    EveryCase, NormalizationCaseGpuTest,
     ::testing::Range(size_t{0}, everyCase().size()));
 
 // 2^31 + 4096 elements: the kernel indexes in 64 bits.
