@@ -748,7 +748,9 @@ TEST_F(SegmentationGpuTest, OutputThatIsAnInputIsThatTensor) {
   std::unique_ptr<Fusion> fusion = twoAxesFusion();
   fusion->addOutput(fusion->inputs()[0]);
   FusionExecutorCache fec(std::move(fusion));
-  const at::Tensor x = cudaRandn({300, 500});
+  // Uniform, as in ReductionsAlongTwoAxes.
+  const at::Tensor x =
+      at::rand({300, 500}, at::TensorOptions().device(at::kCUDA));
   std::vector<at::Tensor> outputs = fec.runFusionWithInputs({x});
   EXPECT_TRUE(fec.getMostRecentKernelRuntime()->isSegmented());
   ASSERT_EQ(outputs.size(), 2u);
