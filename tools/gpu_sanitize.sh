@@ -60,7 +60,7 @@ summary="$LOGS/summary.md"
 {
   echo "# compute-sanitizer over the GPU tests ($(date +%Y-%m-%d))"
   echo
-  echo "$(nvidia-smi -L 2>/dev/null | head -1); $("$SANITIZER" --version | tail -1)."
+  echo "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1); $("$SANITIZER" --version | tail -1)."
   echo "Run by \`bash tools/gpu_sanitize.sh\`; launches counted with FUSER_DUMP=launch_params."
   echo
   echo "| tool | tests | passed | failed | kernel launches | sanitizer errors |"

@@ -48,6 +48,12 @@ std::string literal(const Val* v) {
 
 namespace {
 
+// CUDA's math function `name` for `dtype`: the float version (`erfinvf`)
+// for float, whose C++ overloads CUDA does not declare for every function.
+std::string mathCall(const std::string& name, DataType dtype) {
+  return dtype == DataType::Float ? name + "f" : name;
+}
+
 std::string binary(
     BinaryOpType op, const std::string& a, const std::string& b,
     DataType dtype) {
@@ -87,6 +93,24 @@ std::string binary(
       return "(" + a + " && " + b + ")";
     case BinaryOpType::LogicalOr:
       return "(" + a + " || " + b + ")";
+    case BinaryOpType::Atan2:
+      return mathCall("atan2", dtype) + "(" + a + ", " + b + ")";
+    case BinaryOpType::Remainder:
+      return "fuserRemainder(" + a + ", " + b + ")";
+    case BinaryOpType::BitwiseAnd:
+      return "(" + a + " & " + b + ")";
+    case BinaryOpType::BitwiseOr:
+      return "(" + a + " | " + b + ")";
+    case BinaryOpType::BitwiseXor:
+      return "(" + a + " ^ " + b + ")";
+    case BinaryOpType::LeftShift:
+      return "fuserLeftShift(" + a + ", " + b + ")";
+    case BinaryOpType::RightShift:
+      return "fuserRightShift(" + a + ", " + b + ")";
+    case BinaryOpType::LogicalRightShift:
+      return "fuserLogicalRightShift(" + a + ", " + b + ")";
+    case BinaryOpType::Gcd:
+      return "fuserGcd(" + a + ", " + b + ")";
   }
   FUSER_ERROR("unknown binary op");
 }
@@ -123,8 +147,46 @@ std::string unary(
       return "sin(" + x + ")";
     case UnaryOpType::Cos:
       return "cos(" + x + ")";
+    case UnaryOpType::Acos:
+    case UnaryOpType::Acosh:
+    case UnaryOpType::Asin:
+    case UnaryOpType::Asinh:
+    case UnaryOpType::Atan:
+    case UnaryOpType::Atanh:
+    case UnaryOpType::Cosh:
+    case UnaryOpType::Sinh:
+    case UnaryOpType::Tan:
+    case UnaryOpType::Exp2:
+    case UnaryOpType::Expm1:
+    case UnaryOpType::Erf:
+    case UnaryOpType::Erfc:
+    case UnaryOpType::Erfinv:
+    case UnaryOpType::Lgamma:
+    case UnaryOpType::Log10:
+    case UnaryOpType::Log1p:
+    case UnaryOpType::Log2:
+    case UnaryOpType::Ceil:
+    case UnaryOpType::Floor:
+    case UnaryOpType::Trunc:
+      return mathCall(toString(op), out_type) + "(" + x + ")";
+    case UnaryOpType::Round: // half to even
+      return mathCall("rint", out_type) + "(" + x + ")";
+    case UnaryOpType::Frac:
+      return "fuserFrac(" + x + ")";
+    case UnaryOpType::Sign:
+      return "fuserSign(" + x + ")";
+    case UnaryOpType::Signbit:
+      return "fuserSignbit(" + x + ")";
+    case UnaryOpType::IsNan:
+      return "fuserIsNan(" + x + ")";
+    case UnaryOpType::IsInf:
+      return "fuserIsInf(" + x + ")";
+    case UnaryOpType::IsFinite:
+      return "fuserIsFinite(" + x + ")";
     case UnaryOpType::LogicalNot:
       return "(!" + x + ")";
+    case UnaryOpType::BitwiseNot:
+      return (isBooleanType(in_type) ? "(!" : "(~") + x + ")";
     case UnaryOpType::Cast:
       return "castTo<" + cudaTypeName(out_type) + ">(" + x + ")";
     case UnaryOpType::WelfordInit:
@@ -159,11 +221,11 @@ std::string KernelPrinter::inlineExpr(Expr* def) {
 
 void KernelPrinter::handle(UnaryOp* uop) {
   const DataType dtype = uop->out()->dtype();
-  // A cast and the Welford conversions change the type; other ops compute
-  // in the output's.
-  const bool converts = uop->opType() == UnaryOpType::Cast ||
-                        isWelfordType(uop->in()->dtype()) ||
-                        isWelfordType(dtype);
+  // A cast, the predicates and the Welford conversions change the type;
+  // other ops compute in the output's.
+  const bool converts =
+      uop->opType() == UnaryOpType::Cast || isUnaryPredicate(uop->opType()) ||
+      isWelfordType(uop->in()->dtype()) || isWelfordType(dtype);
   const DataType in_type = converts ? uop->in()->dtype() : dtype;
   line(
       gen(uop->out()) + " = " +

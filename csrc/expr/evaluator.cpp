@@ -31,6 +31,49 @@ ScalarValue castTo(const ScalarValue& v, DataType dtype) {
   return v;
 }
 
+// The inverse of erf: Winitzki's approximation refined by Newton steps.
+double erfinv(double y) {
+  if (!(y > -1.0 && y < 1.0)) {
+    return y == 1.0 ? INFINITY : (y == -1.0 ? -INFINITY : NAN);
+  }
+  constexpr double a = 0.147;
+  constexpr double kPi = 3.14159265358979323846;
+  const double w = std::log((1.0 - y) * (1.0 + y));
+  const double t = 2.0 / (kPi * a) + w / 2.0;
+  double x = std::copysign(std::sqrt(std::sqrt(t * t - w / a) - t), y);
+  for (int i = 0; i < 3; ++i) {
+    x -= (std::erf(x) - y) / (2.0 / std::sqrt(kPi) * std::exp(-x * x));
+  }
+  return x;
+}
+
+// Integer ops of torch's semantics on `bits`-bit values (runtime/math.h).
+int64_t shiftOf(BinaryOpType op, int64_t a, int64_t b, int bits) {
+  const bool in_range = b >= 0 && b < bits;
+  const uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  switch (op) {
+    case BinaryOpType::LeftShift:
+      return in_range ? static_cast<int64_t>(static_cast<uint64_t>(a) << b) : 0;
+    case BinaryOpType::RightShift:
+      return a >> (b >= 0 && b < bits - 1 ? b : bits - 1);
+    default: // LogicalRightShift
+      return in_range
+                 ? static_cast<int64_t>((static_cast<uint64_t>(a) & mask) >> b)
+                 : 0;
+  }
+}
+
+int64_t gcdOf(int64_t a, int64_t b) {
+  a = a < 0 ? -a : a;
+  b = b < 0 ? -b : b;
+  while (a != 0) {
+    const int64_t c = a;
+    a = b % a;
+    b = c;
+  }
+  return b;
+}
+
 } // namespace
 
 ScalarValue evaluateBinaryOp(
@@ -92,6 +135,42 @@ ScalarValue evaluateBinaryOp(
       return ScalarValue(a.asBool() && b.asBool());
     case BinaryOpType::LogicalOr:
       return ScalarValue(a.asBool() || b.asBool());
+    case BinaryOpType::Atan2:
+      return castTo(
+          ScalarValue(std::atan2(a.asDouble(), b.asDouble())), out_type);
+    case BinaryOpType::Remainder: {
+      FUSER_CHECK(!integral || b.asInt() != 0, "Remainder by zero.");
+      if (integral) {
+        const int64_t r = a.asInt() % b.asInt();
+        return castTo(
+            ScalarValue(
+                r != 0 && (r < 0) != (b.asInt() < 0) ? r + b.asInt() : r),
+            out_type);
+      }
+      const double r = std::fmod(a.asDouble(), b.asDouble());
+      return castTo(
+          ScalarValue(
+              r != 0 && (r < 0) != (b.asDouble() < 0) ? r + b.asDouble() : r),
+          out_type);
+    }
+    case BinaryOpType::BitwiseAnd:
+      return castTo(ScalarValue(a.asInt() & b.asInt()), out_type);
+    case BinaryOpType::BitwiseOr:
+      return castTo(ScalarValue(a.asInt() | b.asInt()), out_type);
+    case BinaryOpType::BitwiseXor:
+      return castTo(ScalarValue(a.asInt() ^ b.asInt()), out_type);
+    case BinaryOpType::LeftShift:
+    case BinaryOpType::RightShift:
+    case BinaryOpType::LogicalRightShift: {
+      const int bits = static_cast<int>(dataTypeSize(out_type)) * 8;
+      int64_t r = shiftOf(op, a.asInt(), b.asInt(), bits);
+      if (bits == 32) {
+        r = static_cast<int32_t>(static_cast<uint32_t>(r));
+      }
+      return castTo(ScalarValue(r), out_type);
+    }
+    case BinaryOpType::Gcd:
+      return castTo(ScalarValue(gcdOf(a.asInt(), b.asInt())), out_type);
   }
   FUSER_ERROR("unknown binary op");
 }
@@ -136,8 +215,73 @@ ScalarValue evaluateUnaryOp(
       return castTo(ScalarValue(std::sin(x)), out_type);
     case UnaryOpType::Cos:
       return castTo(ScalarValue(std::cos(x)), out_type);
+    case UnaryOpType::Acos:
+      return castTo(ScalarValue(std::acos(x)), out_type);
+    case UnaryOpType::Acosh:
+      return castTo(ScalarValue(std::acosh(x)), out_type);
+    case UnaryOpType::Asin:
+      return castTo(ScalarValue(std::asin(x)), out_type);
+    case UnaryOpType::Asinh:
+      return castTo(ScalarValue(std::asinh(x)), out_type);
+    case UnaryOpType::Atan:
+      return castTo(ScalarValue(std::atan(x)), out_type);
+    case UnaryOpType::Atanh:
+      return castTo(ScalarValue(std::atanh(x)), out_type);
+    case UnaryOpType::Cosh:
+      return castTo(ScalarValue(std::cosh(x)), out_type);
+    case UnaryOpType::Sinh:
+      return castTo(ScalarValue(std::sinh(x)), out_type);
+    case UnaryOpType::Tan:
+      return castTo(ScalarValue(std::tan(x)), out_type);
+    case UnaryOpType::Exp2:
+      return castTo(ScalarValue(std::exp2(x)), out_type);
+    case UnaryOpType::Expm1:
+      return castTo(ScalarValue(std::expm1(x)), out_type);
+    case UnaryOpType::Erf:
+      return castTo(ScalarValue(std::erf(x)), out_type);
+    case UnaryOpType::Erfc:
+      return castTo(ScalarValue(std::erfc(x)), out_type);
+    case UnaryOpType::Erfinv:
+      return castTo(ScalarValue(erfinv(x)), out_type);
+    case UnaryOpType::Lgamma:
+      return castTo(ScalarValue(std::lgamma(x)), out_type);
+    case UnaryOpType::Log10:
+      return castTo(ScalarValue(std::log10(x)), out_type);
+    case UnaryOpType::Log1p:
+      return castTo(ScalarValue(std::log1p(x)), out_type);
+    case UnaryOpType::Log2:
+      return castTo(ScalarValue(std::log2(x)), out_type);
+    // Integers never reach the rounding ops (arith.cpp returns them as
+    // they are).
+    case UnaryOpType::Ceil:
+      return castTo(ScalarValue(std::ceil(x)), out_type);
+    case UnaryOpType::Floor:
+      return castTo(ScalarValue(std::floor(x)), out_type);
+    case UnaryOpType::Round:
+      return castTo(ScalarValue(std::nearbyint(x)), out_type);
+    case UnaryOpType::Trunc:
+      return castTo(ScalarValue(std::trunc(x)), out_type);
+    case UnaryOpType::Frac:
+      return castTo(ScalarValue(x - std::trunc(x)), out_type);
+    case UnaryOpType::Sign:
+      return a.isDouble()
+                 ? castTo(ScalarValue(double((0.0 < x) - (x < 0.0))), out_type)
+                 : castTo(
+                       ScalarValue(int64_t((0 < a.asInt()) - (a.asInt() < 0))),
+                       out_type);
+    case UnaryOpType::Signbit:
+      return ScalarValue(a.isDouble() ? std::signbit(x) : a.asInt() < 0);
+    case UnaryOpType::IsNan:
+      return ScalarValue(a.isDouble() && std::isnan(x));
+    case UnaryOpType::IsInf:
+      return ScalarValue(a.isDouble() && std::isinf(x));
+    case UnaryOpType::IsFinite:
+      return ScalarValue(!a.isDouble() || std::isfinite(x));
     case UnaryOpType::LogicalNot:
       return ScalarValue(!a.asBool());
+    case UnaryOpType::BitwiseNot:
+      return a.isBool() ? ScalarValue(!a.asBool())
+                        : castTo(ScalarValue(~a.asInt()), out_type);
     case UnaryOpType::Cast:
       return castTo(a, out_type);
     case UnaryOpType::WelfordInit:

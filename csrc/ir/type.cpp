@@ -87,6 +87,26 @@ bool isLogicalOp(BinaryOpType op) {
   return op == BinaryOpType::LogicalAnd || op == BinaryOpType::LogicalOr;
 }
 
+bool isBitwiseOp(BinaryOpType op) {
+  switch (op) {
+    case BinaryOpType::BitwiseAnd:
+    case BinaryOpType::BitwiseOr:
+    case BinaryOpType::BitwiseXor:
+    case BinaryOpType::LeftShift:
+    case BinaryOpType::RightShift:
+    case BinaryOpType::LogicalRightShift:
+    case BinaryOpType::Gcd:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool isUnaryPredicate(UnaryOpType op) {
+  return op == UnaryOpType::Signbit || op == UnaryOpType::IsNan ||
+         op == UnaryOpType::IsInf || op == UnaryOpType::IsFinite;
+}
+
 bool isParallelTypeThreadDim(ParallelType pt) {
   return pt == ParallelType::TIDx || pt == ParallelType::TIDy ||
          pt == ParallelType::TIDz;
@@ -324,8 +344,66 @@ std::string toString(UnaryOpType op) {
       return "sin";
     case UnaryOpType::Cos:
       return "cos";
+    case UnaryOpType::Acos:
+      return "acos";
+    case UnaryOpType::Acosh:
+      return "acosh";
+    case UnaryOpType::Asin:
+      return "asin";
+    case UnaryOpType::Asinh:
+      return "asinh";
+    case UnaryOpType::Atan:
+      return "atan";
+    case UnaryOpType::Atanh:
+      return "atanh";
+    case UnaryOpType::Cosh:
+      return "cosh";
+    case UnaryOpType::Sinh:
+      return "sinh";
+    case UnaryOpType::Tan:
+      return "tan";
+    case UnaryOpType::Exp2:
+      return "exp2";
+    case UnaryOpType::Expm1:
+      return "expm1";
+    case UnaryOpType::Erf:
+      return "erf";
+    case UnaryOpType::Erfc:
+      return "erfc";
+    case UnaryOpType::Erfinv:
+      return "erfinv";
+    case UnaryOpType::Lgamma:
+      return "lgamma";
+    case UnaryOpType::Log10:
+      return "log10";
+    case UnaryOpType::Log1p:
+      return "log1p";
+    case UnaryOpType::Log2:
+      return "log2";
+    case UnaryOpType::Ceil:
+      return "ceil";
+    case UnaryOpType::Floor:
+      return "floor";
+    case UnaryOpType::Round:
+      return "round";
+    case UnaryOpType::Trunc:
+      return "trunc";
+    case UnaryOpType::Frac:
+      return "frac";
+    case UnaryOpType::Sign:
+      return "sign";
+    case UnaryOpType::Signbit:
+      return "signbit";
+    case UnaryOpType::IsNan:
+      return "isnan";
+    case UnaryOpType::IsInf:
+      return "isinf";
+    case UnaryOpType::IsFinite:
+      return "isfinite";
     case UnaryOpType::LogicalNot:
       return "logical_not";
+    case UnaryOpType::BitwiseNot:
+      return "bitwise_not";
     case UnaryOpType::Cast:
       return "cast";
     case UnaryOpType::WelfordInit:
@@ -376,6 +454,24 @@ std::string toString(BinaryOpType op) {
       return "logical_and";
     case BinaryOpType::LogicalOr:
       return "logical_or";
+    case BinaryOpType::Atan2:
+      return "atan2";
+    case BinaryOpType::Remainder:
+      return "remainder";
+    case BinaryOpType::BitwiseAnd:
+      return "bitwise_and";
+    case BinaryOpType::BitwiseOr:
+      return "bitwise_or";
+    case BinaryOpType::BitwiseXor:
+      return "bitwise_xor";
+    case BinaryOpType::LeftShift:
+      return "bitwise_left_shift";
+    case BinaryOpType::RightShift:
+      return "bitwise_right_shift";
+    case BinaryOpType::LogicalRightShift:
+      return "logical_right_shift";
+    case BinaryOpType::Gcd:
+      return "gcd";
   }
   return "?";
 }

@@ -79,7 +79,40 @@ enum class UnaryOpType {
   Silu,
   Sin,
   Cos,
+  // Floating-point functions of torch's names (doc/ops.md): integer inputs
+  // give the default float type.
+  Acos,
+  Acosh,
+  Asin,
+  Asinh,
+  Atan,
+  Atanh,
+  Cosh,
+  Sinh,
+  Tan,
+  Exp2,
+  Expm1,
+  Erf,
+  Erfc,
+  Erfinv,
+  Lgamma,
+  Log10,
+  Log1p,
+  Log2,
+  // Rounding (identity on integers), the fractional part and the sign.
+  Ceil,
+  Floor,
+  Round, // half to even, as torch.round
+  Trunc,
+  Frac,
+  Sign,
+  // Predicates: bool results of the input's value (isUnaryPredicate).
+  Signbit,
+  IsNan,
+  IsInf,
+  IsFinite,
   LogicalNot,
+  BitwiseNot,
   Cast,
   // Between values and Welford states (doc/reduction.md §4): a value as
   // the state of one element, and the three parts of a state.
@@ -107,6 +140,16 @@ enum class BinaryOpType {
   Ge,
   LogicalAnd,
   LogicalOr,
+  Atan2,
+  Remainder, // the sign of the divisor, as torch.remainder (Mod: fmod's)
+  // Integer (and bool) only.
+  BitwiseAnd,
+  BitwiseOr,
+  BitwiseXor,
+  LeftShift,
+  RightShift,        // arithmetic: the sign bit fills
+  LogicalRightShift, // zeros fill
+  Gcd,
 };
 
 enum class TernaryOpType { Where };
@@ -126,6 +169,11 @@ DataType welfordValueType(DataType state_type);
 
 bool isComparisonOp(BinaryOpType op);
 bool isLogicalOp(BinaryOpType op);
+// Ops defined on integers and bools only.
+bool isBitwiseOp(BinaryOpType op);
+// Unary ops whose bool result is a property of a value of the input's type
+// (signbit, isnan, isinf, isfinite): computed in that type.
+bool isUnaryPredicate(UnaryOpType op);
 
 bool isParallelTypeThreadDim(ParallelType pt);
 bool isParallelTypeBlockDim(ParallelType pt);

@@ -54,9 +54,52 @@ bool isFloatFunction(UnaryOpType op) {
     case UnaryOpType::Silu:
     case UnaryOpType::Sin:
     case UnaryOpType::Cos:
+    case UnaryOpType::Acos:
+    case UnaryOpType::Acosh:
+    case UnaryOpType::Asin:
+    case UnaryOpType::Asinh:
+    case UnaryOpType::Atan:
+    case UnaryOpType::Atanh:
+    case UnaryOpType::Cosh:
+    case UnaryOpType::Sinh:
+    case UnaryOpType::Tan:
+    case UnaryOpType::Exp2:
+    case UnaryOpType::Expm1:
+    case UnaryOpType::Erf:
+    case UnaryOpType::Erfc:
+    case UnaryOpType::Erfinv:
+    case UnaryOpType::Lgamma:
+    case UnaryOpType::Log10:
+    case UnaryOpType::Log1p:
+    case UnaryOpType::Log2:
       return true;
     default:
       return false;
+  }
+}
+
+bool isRounding(UnaryOpType op) {
+  return op == UnaryOpType::Ceil || op == UnaryOpType::Floor ||
+         op == UnaryOpType::Round || op == UnaryOpType::Trunc;
+}
+
+bool isIntegerOrBool(DataType dtype) {
+  return isIntegralType(dtype) || isBooleanType(dtype);
+}
+
+// Bitwise ops, shifts and gcd take integers (and bools, but for shifts and
+// gcd), as torch's do.
+void checkBitwiseOperands(BinaryOpType op, const std::vector<Val*>& operands) {
+  const bool bool_ok = op == BinaryOpType::BitwiseAnd ||
+                       op == BinaryOpType::BitwiseOr ||
+                       op == BinaryOpType::BitwiseXor;
+  for (Val* v : operands) {
+    FUSER_CHECK(
+        isIntegralType(v->dtype()) || (bool_ok && isBooleanType(v->dtype())),
+        toString(op), ": expected ",
+        bool_ok ? "integer or bool operands" : "integer operands", "; got ",
+        v->toString(), " of type ", v->dtype(), ". Cast it first, e.g. ",
+        "castOp(DataType::Int, x), or use a floating-point op.");
   }
 }
 
@@ -104,6 +147,30 @@ Val* unaryOp(UnaryOpType op, Val* in) {
     IrBuilder::create<UnaryOp>(op, out, in);
     return out;
   }
+  if (op == UnaryOpType::BitwiseNot) {
+    FUSER_CHECK(
+        isIntegerOrBool(in->dtype()), "bitwise_not: expected an integer or ",
+        "bool operand; got ", in->toString(), " of type ", in->dtype(),
+        ". Cast it to an integer type first.");
+    Val* out = newResult({in}, in->dtype());
+    IrBuilder::create<UnaryOp>(op, out, in);
+    return out;
+  }
+  if (isUnaryPredicate(op)) {
+    Val* x = ops::maybeCastTensor(in, computeDataType(in->dtype()));
+    Val* out = newResult({x}, DataType::Bool);
+    IrBuilder::create<UnaryOp>(op, out, x);
+    return out;
+  }
+  if (isRounding(op) && !isFloatingPointType(in->dtype())) {
+    // torch.floor (ceil, round, trunc) of an integer tensor: its values.
+    auto* tv = dynamic_cast<TensorView*>(in);
+    return tv != nullptr ? set(tv) : in;
+  }
+  FUSER_CHECK(
+      op != UnaryOpType::Frac || isFloatingPointType(in->dtype()),
+      "frac: expected a floating-point operand; got ", in->toString(),
+      " of type ", in->dtype(), " (torch.frac is defined for floating types).");
   FUSER_CHECK(
       !(op == UnaryOpType::Neg && in->dtype() == DataType::Bool),
       "neg: negation of bool tensor ", in->toString(),
@@ -142,11 +209,43 @@ FUSER_DEFINE_UNARY(gelu, Gelu)
 FUSER_DEFINE_UNARY(silu, Silu)
 FUSER_DEFINE_UNARY(sin, Sin)
 FUSER_DEFINE_UNARY(cos, Cos)
+FUSER_DEFINE_UNARY(acos, Acos)
+FUSER_DEFINE_UNARY(acosh, Acosh)
+FUSER_DEFINE_UNARY(asin, Asin)
+FUSER_DEFINE_UNARY(asinh, Asinh)
+FUSER_DEFINE_UNARY(atan, Atan)
+FUSER_DEFINE_UNARY(atanh, Atanh)
+FUSER_DEFINE_UNARY(cosh, Cosh)
+FUSER_DEFINE_UNARY(sinh, Sinh)
+FUSER_DEFINE_UNARY(tan, Tan)
+FUSER_DEFINE_UNARY(exp2, Exp2)
+FUSER_DEFINE_UNARY(expm1, Expm1)
+FUSER_DEFINE_UNARY(erf, Erf)
+FUSER_DEFINE_UNARY(erfc, Erfc)
+FUSER_DEFINE_UNARY(erfinv, Erfinv)
+FUSER_DEFINE_UNARY(lgamma, Lgamma)
+FUSER_DEFINE_UNARY(log10, Log10)
+FUSER_DEFINE_UNARY(log1p, Log1p)
+FUSER_DEFINE_UNARY(log2, Log2)
+FUSER_DEFINE_UNARY(ceil, Ceil)
+FUSER_DEFINE_UNARY(floor, Floor)
+FUSER_DEFINE_UNARY(round, Round)
+FUSER_DEFINE_UNARY(trunc, Trunc)
+FUSER_DEFINE_UNARY(frac, Frac)
+FUSER_DEFINE_UNARY(sign, Sign)
+FUSER_DEFINE_UNARY(signbit, Signbit)
+FUSER_DEFINE_UNARY(isnan, IsNan)
+FUSER_DEFINE_UNARY(isinf, IsInf)
+FUSER_DEFINE_UNARY(isfinite, IsFinite)
 FUSER_DEFINE_UNARY(logical_not, LogicalNot)
+FUSER_DEFINE_UNARY(bitwise_not, BitwiseNot)
 #undef FUSER_DEFINE_UNARY
 
 Val* binaryOp(BinaryOpType op, Val* lhs, Val* rhs) {
   checkOperands({lhs, rhs}, toString(op).c_str());
+  if (isBitwiseOp(op)) {
+    checkBitwiseOperands(op, {lhs, rhs});
+  }
   DataType promoted = computeTypePromotion({lhs, rhs});
   DataType out_type = promoted;
   DataType compute_type = computeDataType(promoted);
@@ -155,8 +254,8 @@ Val* binaryOp(BinaryOpType op, Val* lhs, Val* rhs) {
   } else if (isLogicalOp(op)) {
     out_type = DataType::Bool;
     compute_type = DataType::Bool;
-  } else if (op == BinaryOpType::Div) {
-    // True division, as torch.div.
+  } else if (op == BinaryOpType::Div || op == BinaryOpType::Atan2) {
+    // True division, as torch.div; atan2 of integers is a float too.
     out_type = floatResultType(promoted);
     compute_type = computeDataType(out_type);
   }
@@ -198,6 +297,15 @@ FUSER_DEFINE_BINARY(gt, Gt)
 FUSER_DEFINE_BINARY(ge, Ge)
 FUSER_DEFINE_BINARY(logical_and, LogicalAnd)
 FUSER_DEFINE_BINARY(logical_or, LogicalOr)
+FUSER_DEFINE_BINARY(atan2, Atan2)
+FUSER_DEFINE_BINARY(remainder, Remainder)
+FUSER_DEFINE_BINARY(bitwise_and, BitwiseAnd)
+FUSER_DEFINE_BINARY(bitwise_or, BitwiseOr)
+FUSER_DEFINE_BINARY(bitwise_xor, BitwiseXor)
+FUSER_DEFINE_BINARY(bitwise_left_shift, LeftShift)
+FUSER_DEFINE_BINARY(bitwise_right_shift, RightShift)
+FUSER_DEFINE_BINARY(logical_right_shift, LogicalRightShift)
+FUSER_DEFINE_BINARY(gcd, Gcd)
 #undef FUSER_DEFINE_BINARY
 
 Val* where(Val* condition, Val* a, Val* b) {

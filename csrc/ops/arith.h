@@ -44,7 +44,41 @@ FUSER_DECLARE_UNARY(gelu)
 FUSER_DECLARE_UNARY(silu)
 FUSER_DECLARE_UNARY(sin)
 FUSER_DECLARE_UNARY(cos)
+// Floating-point functions: integer operands give the default float type.
+FUSER_DECLARE_UNARY(acos)
+FUSER_DECLARE_UNARY(acosh)
+FUSER_DECLARE_UNARY(asin)
+FUSER_DECLARE_UNARY(asinh)
+FUSER_DECLARE_UNARY(atan)
+FUSER_DECLARE_UNARY(atanh)
+FUSER_DECLARE_UNARY(cosh)
+FUSER_DECLARE_UNARY(sinh)
+FUSER_DECLARE_UNARY(tan)
+FUSER_DECLARE_UNARY(exp2)
+FUSER_DECLARE_UNARY(expm1)
+FUSER_DECLARE_UNARY(erf)
+FUSER_DECLARE_UNARY(erfc)
+FUSER_DECLARE_UNARY(erfinv)
+FUSER_DECLARE_UNARY(lgamma)
+FUSER_DECLARE_UNARY(log10)
+FUSER_DECLARE_UNARY(log1p)
+FUSER_DECLARE_UNARY(log2)
+// Rounding keeps the type (and an integer's values); round is half to
+// even. frac takes floating types only; sign is -1, 0 or 1 (0 for NaN).
+FUSER_DECLARE_UNARY(ceil)
+FUSER_DECLARE_UNARY(floor)
+FUSER_DECLARE_UNARY(round)
+FUSER_DECLARE_UNARY(trunc)
+FUSER_DECLARE_UNARY(frac)
+FUSER_DECLARE_UNARY(sign)
+// Bool results.
+FUSER_DECLARE_UNARY(signbit)
+FUSER_DECLARE_UNARY(isnan)
+FUSER_DECLARE_UNARY(isinf)
+FUSER_DECLARE_UNARY(isfinite)
 FUSER_DECLARE_UNARY(logical_not)
+// Integers and bools.
+FUSER_DECLARE_UNARY(bitwise_not)
 #undef FUSER_DECLARE_UNARY
 
 Val* binaryOp(BinaryOpType op, Val* lhs, Val* rhs);
@@ -70,6 +104,20 @@ FUSER_DECLARE_BINARY(gt)
 FUSER_DECLARE_BINARY(ge)
 FUSER_DECLARE_BINARY(logical_and)
 FUSER_DECLARE_BINARY(logical_or)
+// atan2 of integers is a float; remainder has the divisor's sign, as
+// torch.remainder (mod: the dividend's, as torch.fmod).
+FUSER_DECLARE_BINARY(atan2)
+FUSER_DECLARE_BINARY(remainder)
+// Integer operands (bools too for and, or, xor), torch's semantics: a
+// shift by a negative amount or by the width or more gives 0 (left,
+// logical right) or the sign fill (arithmetic right); gcd is non-negative.
+FUSER_DECLARE_BINARY(bitwise_and)
+FUSER_DECLARE_BINARY(bitwise_or)
+FUSER_DECLARE_BINARY(bitwise_xor)
+FUSER_DECLARE_BINARY(bitwise_left_shift)
+FUSER_DECLARE_BINARY(bitwise_right_shift)
+FUSER_DECLARE_BINARY(logical_right_shift)
+FUSER_DECLARE_BINARY(gcd)
 #undef FUSER_DECLARE_BINARY
 
 // Compositions of the elementwise ops above, with PyTorch's semantics.

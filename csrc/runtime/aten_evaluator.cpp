@@ -24,6 +24,21 @@ at::Scalar toAtenScalar(const ScalarValue& value) {
   return at::Scalar(value.asInt());
 }
 
+// a >> b filling zeros (ATen shifts arithmetically): the arithmetic shift
+// with its sign fill masked off; 0 for amounts outside [0, width), as the
+// kernels' fuserLogicalRightShift (runtime/math.h).
+at::Tensor logicalRightShift(const at::Tensor& a, const at::Tensor& b) {
+  const int64_t width = static_cast<int64_t>(a.element_size()) * 8;
+  at::Tensor shifted = at::bitwise_right_shift(a, b);
+  // ~(-1 << (width - b)): the low width - b bits (all of them for b = 0,
+  // where ATen's shift by the width gives 0).
+  at::Tensor mask = at::bitwise_not(
+      at::bitwise_left_shift(at::full_like(shifted, -1), at::rsub(b, width)));
+  at::Tensor in_range = at::logical_and(at::ge(b, 0), at::lt(b, width));
+  return at::where(
+      in_range, at::bitwise_and(shifted, mask), at::zeros_like(shifted));
+}
+
 class AtenEvaluator {
  public:
   AtenEvaluator(ExpressionEvaluator& ee, at::TensorOptions options)
@@ -190,8 +205,66 @@ class AtenEvaluator {
         return at::sin(x);
       case UnaryOpType::Cos:
         return at::cos(x);
+      case UnaryOpType::Acos:
+        return at::acos(x);
+      case UnaryOpType::Acosh:
+        return at::acosh(x);
+      case UnaryOpType::Asin:
+        return at::asin(x);
+      case UnaryOpType::Asinh:
+        return at::asinh(x);
+      case UnaryOpType::Atan:
+        return at::atan(x);
+      case UnaryOpType::Atanh:
+        return at::atanh(x);
+      case UnaryOpType::Cosh:
+        return at::cosh(x);
+      case UnaryOpType::Sinh:
+        return at::sinh(x);
+      case UnaryOpType::Tan:
+        return at::tan(x);
+      case UnaryOpType::Exp2:
+        return at::exp2(x);
+      case UnaryOpType::Expm1:
+        return at::expm1(x);
+      case UnaryOpType::Erf:
+        return at::erf(x);
+      case UnaryOpType::Erfc:
+        return at::erfc(x);
+      case UnaryOpType::Erfinv:
+        return at::erfinv(x);
+      case UnaryOpType::Lgamma:
+        return at::lgamma(x);
+      case UnaryOpType::Log10:
+        return at::log10(x);
+      case UnaryOpType::Log1p:
+        return at::log1p(x);
+      case UnaryOpType::Log2:
+        return at::log2(x);
+      case UnaryOpType::Ceil:
+        return at::ceil(x);
+      case UnaryOpType::Floor:
+        return at::floor(x);
+      case UnaryOpType::Round:
+        return at::round(x);
+      case UnaryOpType::Trunc:
+        return at::trunc(x);
+      case UnaryOpType::Frac:
+        return at::frac(x);
+      case UnaryOpType::Sign:
+        return at::sign(x);
+      case UnaryOpType::Signbit:
+        return at::signbit(x);
+      case UnaryOpType::IsNan:
+        return at::isnan(x);
+      case UnaryOpType::IsInf:
+        return at::isinf(x);
+      case UnaryOpType::IsFinite:
+        return at::isfinite(x);
       case UnaryOpType::LogicalNot:
         return at::logical_not(x);
+      case UnaryOpType::BitwiseNot:
+        return at::bitwise_not(x);
       case UnaryOpType::Cast:
         return x.to(toAtenType(out->dtype()));
       // A Welford state is a double tensor with a last axis of 3: mean,
@@ -254,6 +327,24 @@ class AtenEvaluator {
         return at::logical_and(a, b);
       case BinaryOpType::LogicalOr:
         return at::logical_or(a, b);
+      case BinaryOpType::Atan2:
+        return at::atan2(a, b);
+      case BinaryOpType::Remainder:
+        return at::remainder(a, b);
+      case BinaryOpType::BitwiseAnd:
+        return at::bitwise_and(a, b);
+      case BinaryOpType::BitwiseOr:
+        return at::bitwise_or(a, b);
+      case BinaryOpType::BitwiseXor:
+        return at::bitwise_xor(a, b);
+      case BinaryOpType::LeftShift:
+        return at::bitwise_left_shift(a, b);
+      case BinaryOpType::RightShift:
+        return at::bitwise_right_shift(a, b);
+      case BinaryOpType::LogicalRightShift:
+        return logicalRightShift(a, b);
+      case BinaryOpType::Gcd:
+        return at::gcd(a, b);
     }
     FUSER_ERROR("unknown binary op ", op);
   }

@@ -146,9 +146,17 @@ def test_define_scalar_constants_and_inputs():
 
 UNARY = [
     "abs", "cos", "exp", "gelu", "log", "neg", "reciprocal", "relu", "rsqrt",
-    "sigmoid", "silu", "sin", "sqrt", "tanh",
+    "sigmoid", "silu", "sin", "sqrt", "tanh", "acos", "acosh", "asin",
+    "asinh", "atan", "atanh", "cosh", "sinh", "tan", "exp2", "expm1", "erf",
+    "erfc", "erfinv", "lgamma", "log10", "log1p", "log2", "ceil", "floor",
+    "round", "trunc", "frac", "sign",
 ]  # fmt: skip
-BINARY = ["add", "sub", "mul", "div", "pow", "maximum", "minimum", "fmod"]
+PREDICATES = ["signbit", "isnan", "isinf", "isfinite"]
+INTEGER_BINARY = [
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+    "bitwise_right_shift", "logical_right_shift", "gcd",
+]  # fmt: skip
+BINARY = ["add", "sub", "mul", "div", "pow", "maximum", "minimum", "fmod", "atan2", "remainder"]
 COMPARE = ["eq", "ne", "lt", "le", "gt", "ge"]
 
 
@@ -159,8 +167,32 @@ def test_every_op_of_the_library_is_in_fd_ops():
         "var_mean", "welford",
     ]:  # fmt: skip
         assert callable(getattr(FusionDefinition().ops, name)), name
-    assert set(UNARY + ["logical_not"]) == set(fuser._C.unary_ops)
-    assert set(BINARY + COMPARE + ["logical_and", "logical_or", "mod"]) == set(fuser._C.binary_ops)
+    assert set(UNARY + PREDICATES + ["logical_not", "bitwise_not"]) == set(fuser._C.unary_ops)
+    assert set(BINARY + COMPARE + INTEGER_BINARY + ["logical_and", "logical_or", "mod"]) == set(
+        fuser._C.binary_ops
+    )
+
+
+@pytest.mark.parametrize("name", PREDICATES)
+def test_predicates_are_bool(name):
+    with FusionDefinition() as fd:
+        t0 = contiguous_tensor(fd, 2, DataType.BFloat16)
+        t1 = getattr(fd.ops, name)(t0)
+        fd.add_output(t1)
+    assert t1.dtype == DataType.Bool
+    assert f"T1 = fd.ops.{name}(T0)" in str(fd)
+
+
+@pytest.mark.parametrize("name", INTEGER_BINARY)
+def test_integer_ops_take_integers_only(name):
+    with FusionDefinition() as fd:
+        t0 = contiguous_tensor(fd, 2, DataType.Int32)
+        t1 = contiguous_tensor(fd, 2, DataType.Int)
+        t2 = getattr(fd.ops, name)(t0, t1)
+        fd.add_output(t2)
+        assert t2.dtype == DataType.Int
+        with pytest.raises(FuserError, match=f"{name}: expected integer"):
+            getattr(fd.ops, name)(t0, contiguous_tensor(fd, 2))
 
 
 @pytest.mark.parametrize("name", UNARY)

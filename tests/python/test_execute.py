@@ -77,6 +77,69 @@ def test_binary(name):
     torch.testing.assert_close(out, BINARY[name](a, b))
 
 
+# The math ops beyond arithmetic (doc/ops.md), each against torch's
+# function of the same name on inputs of its domain, bf16 and float.
+MATH_DOMAINS = {
+    "acos": (-0.99, 0.99), "asin": (-0.99, 0.99), "atanh": (-0.99, 0.99),
+    "erfinv": (-0.99, 0.99), "acosh": (1.0, 10.0), "lgamma": (0.05, 10.0),
+    "log10": (0.05, 10.0), "log1p": (0.05, 10.0), "log2": (0.05, 10.0),
+    "tan": (-1.4, 1.4),
+}  # fmt: skip
+MATH_UNARY = [
+    "acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh", "sinh", "tan",
+    "exp2", "expm1", "erf", "erfc", "erfinv", "lgamma", "log10", "log1p",
+    "log2", "ceil", "floor", "round", "trunc", "frac", "sign", "signbit",
+    "isnan", "isinf", "isfinite",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("name", MATH_UNARY)
+def test_math_unary(name, dtype):
+    def define(fd):
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=dtype)
+        fd.add_output(getattr(fd.ops, name)(t0))
+
+    lo, hi = MATH_DOMAINS.get(name, (-4.0, 4.0))
+    x = (torch.rand(40, 70, device="cuda", dtype=torch.float64) * (hi - lo) + lo).to(dtype)
+    x[0, :4] = torch.tensor([float("nan"), float("inf"), -0.0, 2.5])
+    _, (out,) = run(define, [x])
+    torch.testing.assert_close(out, getattr(torch, name)(x), equal_nan=True)
+
+
+def test_integer_ops():
+    def define(fd):
+        t0 = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Int)
+        t1 = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Int)
+        for name in ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "gcd"):
+            fd.add_output(getattr(fd.ops, name)(t0, t1))
+        fd.add_output(fd.ops.bitwise_not(t0))
+        fd.add_output(fd.ops.remainder(t0, fd.ops.add(fd.ops.abs(t1), 1)))
+
+    a = torch.randint(-1000, 1000, (5000,), device="cuda")
+    b = torch.randint(-2, 67, (5000,), device="cuda")
+    _, outs = run(define, [a, b])
+    expected = [
+        a & b, a | b, a ^ b, torch.bitwise_left_shift(a, b), torch.bitwise_right_shift(a, b),
+        torch.gcd(a, b), ~a, torch.remainder(a, b.abs() + 1),
+    ]  # fmt: skip
+    for got, want in zip(outs, expected):
+        assert torch.equal(got, want)
+
+
+def test_atan2_and_remainder_of_floats():
+    def define(fd):
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        t1 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        fd.add_output(fd.ops.atan2(t0, t1))
+        fd.add_output(fd.ops.remainder(t0, t1))
+
+    a, b = cuda(30, 40) * 10, cuda(30, 40) + 3
+    _, (angle, rest) = run(define, [a, b])
+    torch.testing.assert_close(angle, torch.atan2(a, b))
+    torch.testing.assert_close(rest, torch.remainder(a, b))
+
+
 def equal_or_not(n):
     a = cuda(n)
     b = a.clone()
