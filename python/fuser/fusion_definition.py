@@ -196,7 +196,9 @@ class FusionDefinition:
 
         * ``shape`` (-1: any size, 1: a broadcast axis, n: exactly n),
           ``contiguity`` (in allocation order; a bool for all axes, or one
-          flag per axis with None for broadcast axes; default: all False)
+          flag per axis with None for broadcast axes and for expanded ones,
+          of any size and stride 0, read through their stride; default: all
+          False)
           and ``stride_order`` (``stride_order[i]`` ranks axis i's stride,
           0 being the innermost; default: row-major);
         * ``sizes`` and ``strides`` of an example tensor, from which the
@@ -243,6 +245,15 @@ class FusionDefinition:
         if not isinstance(tensor, torch.Tensor):
             raise TypeError(
                 f"fd.from_pytorch: expected a torch.Tensor, got {type(tensor).__name__}."
+            )
+        # A meta tensor describes a layout without data; a CPU tensor could
+        # not be passed to execute.
+        if tensor.device.type not in ("cuda", "meta"):
+            raise FuserError(
+                f"fd.from_pytorch: the tensor is on {tensor.device}; fuser runs on "
+                "CUDA tensors only. Declare it from the tensor on the GPU "
+                "(tensor.cuda()), as it will be passed to execute, or from a "
+                "meta tensor of its layout."
             )
         return self.define_tensor(
             sizes=list(tensor.shape),
@@ -902,11 +913,15 @@ def _normalize_contiguity(shape, contiguity, stride_order, what):
             result.append(None)
         elif isinstance(flag, bool):
             result.append(flag)
+        elif flag is None:
+            # An expanded dimension, as nvFuser spells it: any size, stride 0
+            # in the tensors passed. Read through its stride, as from_pytorch
+            # declares an expanded tensor.
+            result.append(False)
         else:
             raise FuserError(
-                f"{what}: contiguity[{position}] is {flag!r}, but dimension {d} "
-                f"(size {shape[d]}) is not a broadcast: use True or False "
-                "(None is for dimensions of size 1)."
+                f"{what}: contiguity[{position}] is {flag!r}: use True, False "
+                "or None (None: a broadcast or expanded dimension)."
             )
     return result
 

@@ -70,16 +70,16 @@ def test_define_tensor_row_major_stride_order_is_no_allocation():
 @pytest.mark.parametrize(
     "make, shape, contiguity, stride_order",
     [
-        (lambda: torch.empty(2, 3, 4), [-1, -1, -1], [True, True, True], None),
-        (lambda: torch.empty(4, 3).t(), [-1, -1], [True, True], [0, 1]),
-        (lambda: torch.empty(2, 8)[:, ::2], [-1, -1], [True, False], None),
+        (lambda: torch.empty(2, 3, 4, device="meta"), [-1, -1, -1], [True, True, True], None),
+        (lambda: torch.empty(4, 3, device="meta").t(), [-1, -1], [True, True], [0, 1]),
+        (lambda: torch.empty(2, 8, device="meta")[:, ::2], [-1, -1], [True, False], None),
         (
-            lambda: torch.empty(2, 3, 4, 5).to(memory_format=torch.channels_last),
+            lambda: torch.empty(2, 3, 4, 5, device="meta").to(memory_format=torch.channels_last),
             [-1, -1, -1, -1],
             [True, True, True, True],
             [3, 0, 2, 1],
         ),
-        (lambda: torch.empty(3, 1, 4), [-1, 1, -1], [True, None, True], None),
+        (lambda: torch.empty(3, 1, 4, device="meta"), [-1, 1, -1], [True, None, True], None),
     ],
 )
 def test_define_tensor_from_sizes_and_strides(make, shape, contiguity, stride_order):
@@ -100,9 +100,28 @@ def test_define_tensor_from_sizes_and_strides(make, shape, contiguity, stride_or
 
 def test_from_pytorch_dtype_and_static_sizes():
     with FusionDefinition() as fd:
-        t0 = fd.from_pytorch(torch.empty(2, 3, dtype=torch.bfloat16), static_sizes=True)
+        t0 = fd.from_pytorch(torch.empty(2, 3, dtype=torch.bfloat16, device="meta"), static_sizes=True)
     assert t0.dtype == DataType.BFloat16
     assert [i.extent().value() for i in t0.logical_domain()] == [2, 3]
+
+
+def test_from_pytorch_rejects_cpu_tensors():
+    with FusionDefinition() as fd:
+        with pytest.raises(FuserError, match=r"the tensor is on cpu; fuser runs on CUDA tensors only"):
+            fd.from_pytorch(torch.empty(2, 3))
+        # The definition stays usable.
+        fd.add_output(fd.ops.neg(fd.define_tensor(shape=[-1], contiguity=True)))
+    assert len(fd.outputs()) == 1
+
+
+def test_contiguity_none_declares_an_expanded_dimension():
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=[None, True])
+        fd.add_output(fd.ops.relu(t0))
+    # Read through its stride (0 when expanded), as from_pytorch declares
+    # an expanded tensor.
+    assert t0.contiguity() == [False, True]
+    assert "contiguity=[False, True]" in str(fd)
 
 
 @pytest.mark.parametrize(
@@ -110,7 +129,7 @@ def test_from_pytorch_dtype_and_static_sizes():
     [
         (dict(shape=[-1, -1], contiguity=[True]), "one entry per dimension (2)"),
         (dict(shape=[-1, -2]), "shape entries must be -1"),
-        (dict(shape=[-1, -1], contiguity=[None, True]), "contiguity[0] is None"),
+        (dict(shape=[-1, -1], contiguity=["yes", True]), "contiguity[0] is 'yes'"),
         (dict(shape=[-1, -1], stride_order=[0, 0]), "permutation of 0..1"),
         (dict(shape=[-1], is_cpu=True), "CPU tensors"),
     ],

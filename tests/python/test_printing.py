@@ -79,7 +79,7 @@ def define_shapes(fd):
 def define_strided_inputs(fd):
     import torch
 
-    fd.from_pytorch(torch.empty(2, 3, 4, 5).to(memory_format=torch.channels_last))
+    fd.from_pytorch(torch.empty(2, 3, 4, 5, device="meta").to(memory_format=torch.channels_last))
     fd.define_tensor(sizes=[4, 1, 3], strides=[1, 12, 4], dtype=DataType.BFloat16)
     fd.define_tensor(shape=[-1, -1], contiguity=[False, True], stride_order=[0, 1])
 
