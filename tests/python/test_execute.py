@@ -391,3 +391,13 @@ def test_execute_device_argument():
     assert out.device == x.device
     with pytest.raises(FuserError, match="CUDA devices"):
         fd.execute([x], device="cpu")
+
+
+def test_expanded_input_declared_with_contiguity_none():
+    def define(fd):
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=[None, True])
+        fd.add_output(fd.ops.relu(t0))
+
+    x = torch.randn(1, 70, device="cuda").expand(33, 70)
+    _, (out,) = run(define, [x])
+    torch.testing.assert_close(out, x.relu())
