@@ -59,6 +59,16 @@ class Ops:
         are an error when it runs."""
         return self._fd._reshape(arg, new_shape)
 
+    def size(self, arg, dim):
+        """The extent of dimension `dim` of a tensor, an Int Scalar (as
+        arg.size(dim))."""
+        return self._fd._tensor_operand(arg, "fd.ops.size").size(dim)
+
+    def shape(self, arg):
+        """The extents of a tensor's dimensions, a list of Int Scalars that
+        fd.ops.reshape takes (as arg.shape())."""
+        return self._fd._tensor_operand(arg, "fd.ops.shape").shape()
+
     def sum(self, arg, dims=None, keepdim=False, dtype=DataType.Null, *, dim=None):
         return self._fd._reduction("sum", arg, _dims(dims, dim, "sum"), keepdim, dtype)
 

@@ -132,11 +132,14 @@ class Op(Record):
 
 
 class AddOutput(Record):
-    def __init__(self, tensor):
+    def __init__(self, tensor, stride_order=None):
         self.tensor = tensor
+        self.stride_order = stride_order
 
     def render(self, namer):
-        return f"fd.add_output({self.tensor.name})"
+        if self.stride_order is None:
+            return f"fd.add_output({self.tensor.name})"
+        return f"fd.add_output({self.tensor.name}, stride_order={self.stride_order})"
 
 
 class Split(Record):

@@ -262,6 +262,34 @@ class FusionDefinition:
             static_sizes=static_sizes,
         )
 
+    def define_vector(self, values, dtype=DataType.Int):
+        """A shape for fd.ops.reshape from ints and integer Scalars (a list
+        of them, checked), as nvFuser's define_vector builds one. Vector
+        inputs (nvFuser's define_vector(size)) are not supported: declare
+        the sizes as scalar inputs, fd.define_scalar(None, dtype=DataType.Int)."""
+        what = "fd.define_vector"
+        self._check_defining(what)
+        if _is_int(values):
+            raise FuserError(
+                f"{what}({values}): vector inputs are not supported; declare "
+                "each size as a scalar input, fd.define_scalar(None, "
+                "dtype=DataType.Int), and pass them as numbers to execute."
+            )
+        if dtype != DataType.Int:
+            raise FuserError(f"{what}: vectors hold Int sizes; got dtype={dtype}.")
+        vector = []
+        for position, value in enumerate(values):
+            if isinstance(value, Scalar):
+                vector.append(self._operand(value, what, position))
+            elif _is_int(value):
+                vector.append(int(value))
+            else:
+                raise FuserError(
+                    f"{what}: entries must be ints or integer Scalars; entry "
+                    f"{position} is {value!r}."
+                )
+        return vector
+
     def define_scalar(self, value=None, dtype=None):
         """A constant scalar, or with value None a scalar input.
 
@@ -298,17 +326,35 @@ class FusionDefinition:
             self._input_records[scalar.name] = record
         return scalar
 
-    def add_output(self, output):
-        """Makes a tensor an output of the fusion."""
+    def add_output(self, output, stride_order=None):
+        """Makes a tensor an output of the fusion. With ``stride_order`` (as
+        in define_tensor: ``stride_order[i]`` ranks dimension i's stride, 0
+        the innermost) the output is allocated dense in that order, as
+        torch.empty_strided would lay it out."""
         what = "fd.add_output"
         self._check_defining(what)
         tensor = self._operand(output, what, 1)
         if not isinstance(tensor, Tensor):
             raise FuserError(f"{what}: only tensors can be outputs; {tensor.name} is a scalar.")
         self._check_no_expand(tensor, what, tensor._expand)
+        ids = tensor.logical_domain()
+        dims = [d for d, i in enumerate(ids) if not i.is_reduction()]
+        stride_order = _check_stride_order(stride_order, len(dims), what)
+        if stride_order is not None and tensor._val.has_allocation():
+            raise FuserError(
+                f"{what}: {tensor.name} already has an allocation domain; give "
+                "either it or stride_order."
+            )
+        if stride_order is not None:
+            # Outermost first; reduction axes (no memory) after the others.
+            order = sorted(range(len(dims)), key=lambda k: -stride_order[k])
+            alloc = [ids[dims[k]] for k in order]
+            alloc += [i for i in ids if i.is_reduction()]
+            flags = [None if i.is_broadcast() else True for i in alloc]
+            self._fusion.set_allocation_domain(tensor._val, [i._val for i in alloc], flags)
         self._fusion.add_output(tensor._val)
         self._outputs.append(tensor)
-        self._records.append(rec.AddOutput(tensor))
+        self._records.append(rec.AddOutput(tensor, stride_order))
 
     def inputs(self):
         """The inputs (Tensors and Scalars), in the order execute() takes them."""

@@ -511,3 +511,55 @@ def test_subclass_with_definition_method():
     fd = Relu()
     assert "T1 = fd.ops.relu(T0)" in str(fd)
     assert len(fd.inputs()) == 1 and len(fd.outputs()) == 1
+
+
+def test_add_output_with_stride_order_sets_a_dense_allocation():
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, 1, -1], contiguity=[True, None, True])
+        t1 = fd.ops.relu(t0)
+        fd.add_output(t1, stride_order=[0, 1, 2])
+        t2 = fd.ops.sum(t0, [2])
+        fd.add_output(t2, stride_order=[1, 0])  # row-major: no allocation domain
+    assert "allocation domain : [iS5{i3}, bS4{1}, iS3{i0}]" in fd.fusion_ir()
+    assert "contiguity: t n t" in fd.fusion_ir()
+    text = str(fd)
+    assert "fd.add_output(T1, stride_order=[0, 1, 2])" in text
+    assert "fd.add_output(T2)" in text
+    assert_round_trip(fd)
+
+
+@pytest.mark.parametrize(
+    "stride_order, message",
+    [([0, 0, 1], "permutation of 0..2"), ([0, 1], "permutation of 0..2")],
+)
+def test_add_output_rejects_a_bad_stride_order(stride_order, message):
+    with FusionDefinition() as fd:
+        t1 = fd.ops.relu(fd.define_tensor(shape=[-1, -1, -1], contiguity=True))
+        with pytest.raises(FuserError, match=message):
+            fd.add_output(t1, stride_order=stride_order)
+        fd.add_output(t1)
+    assert len(fd.outputs()) == 1
+
+
+def test_shape_size_and_define_vector_build_reshapes():
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        t1 = fd.define_tensor(shape=[-1], contiguity=True)
+        s0 = fd.define_scalar(None, dtype=DataType.Int)
+        t2 = fd.ops.reshape(t0, fd.define_vector([s0, -1]))
+        t3 = fd.ops.reshape(t1, fd.ops.shape(t0))
+        t4 = fd.ops.reshape(t1, [fd.ops.size(t0, 1), fd.ops.size(t0, 0)])
+        for t in (t2, t3, t4):
+            fd.add_output(t)
+    text = str(fd)
+    assert "T2 = fd.ops.reshape(T0, new_shape=[S0, -1])" in text
+    assert "T3 = fd.ops.reshape(T1, new_shape=[S1, S2])" in text
+    assert "S1 = T0.size(0)" in text and "S2 = T0.size(1)" in text
+    assert "S3 = T0.size(1)" in text and "S4 = T0.size(0)" in text
+    assert "T4 = fd.ops.reshape(T1, new_shape=[S3, S4])" in text
+    with FusionDefinition() as fd:
+        with pytest.raises(FuserError, match=r"define_vector\(2\): vector inputs are not supported"):
+            fd.define_vector(2)
+        with pytest.raises(FuserError, match="entry 1 is 2.5"):
+            fd.define_vector([1, 2.5])
+        fd.add_output(fd.define_tensor(shape=[-1], contiguity=True))

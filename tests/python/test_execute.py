@@ -401,3 +401,29 @@ def test_expanded_input_declared_with_contiguity_none():
     x = torch.randn(1, 70, device="cuda").expand(33, 70)
     _, (out,) = run(define, [x])
     torch.testing.assert_close(out, x.relu())
+
+
+def test_output_stride_order_gives_that_layout():
+    def define(fd):
+        t0 = fd.define_tensor(shape=[-1, -1, -1], contiguity=True)
+        fd.add_output(fd.ops.mul(t0, 2.0), stride_order=[1, 2, 0])
+
+    x = cuda(4, 6, 8)
+    _, (out,) = run(define, [x])
+    torch.testing.assert_close(out, x * 2.0)
+    # Dimension 2 innermost, then 0, then 1.
+    assert out.stride() == x.permute(1, 0, 2).contiguous().permute(1, 0, 2).stride() == (8, 32, 1)
+
+
+def test_reshape_to_define_vector_and_shape_of_another_tensor():
+    def define(fd):
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        t1 = fd.define_tensor(shape=[-1], contiguity=True)
+        rows = fd.define_scalar(None, dtype=DataType.Int)
+        fd.add_output(fd.ops.reshape(fd.ops.relu(t0), fd.define_vector([rows, -1])))
+        fd.add_output(fd.ops.reshape(fd.ops.neg(t1), fd.ops.shape(t0)))
+
+    x, y = cuda(6, 10), cuda(60)
+    _, (a, b) = run(define, [x, y, 3])
+    torch.testing.assert_close(a, x.relu().reshape(3, -1))
+    torch.testing.assert_close(b, (-y).reshape(6, 10))
