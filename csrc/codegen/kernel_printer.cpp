@@ -94,8 +94,13 @@ std::string KernelPrinter::gen(Val* v) {
 }
 
 std::string KernelPrinter::operand(Val* v, DataType dtype) {
+  // Integer scalars mix freely with int32 and int64 operands, but a
+  // narrower integer type takes them cast, so that templates such as
+  // fuserMax see one type.
+  const bool integers_mix = isIntegralType(v->dtype()) &&
+                            isIntegralType(dtype) && dataTypeSize(dtype) >= 4;
   if (v->isScalar() && !v->isA<kir::TensorIndex>() && v->dtype() != dtype &&
-      !(isIntegralType(v->dtype()) && isIntegralType(dtype))) {
+      !integers_mix) {
     if (v->isConst() && isFloatingPointType(dtype) &&
         (dtype == DataType::Float || dtype == DataType::Double)) {
       Val tmp(ScalarValue(v->value().asDouble()), dtype);

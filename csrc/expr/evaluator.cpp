@@ -19,6 +19,19 @@ void ExpressionEvaluator::bind(const std::string& name, ScalarValue concrete) {
 namespace {
 
 ScalarValue castTo(const ScalarValue& v, DataType dtype) {
+  switch (dtype) {
+    // Narrow integers wrap, as C++ conversions (and torch) do.
+    case DataType::Int8:
+      return ScalarValue(int64_t(static_cast<int8_t>(v.asInt())));
+    case DataType::UInt8:
+      return ScalarValue(int64_t(static_cast<uint8_t>(v.asInt())));
+    case DataType::Int16:
+      return ScalarValue(int64_t(static_cast<int16_t>(v.asInt())));
+    case DataType::Int32:
+      return ScalarValue(int64_t(static_cast<int32_t>(v.asInt())));
+    default:
+      break;
+  }
   if (isIntegralType(dtype)) {
     return ScalarValue(v.asInt());
   }

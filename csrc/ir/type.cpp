@@ -17,8 +17,28 @@ bool isFloatingPointType(DataType dtype) {
 }
 
 bool isIntegralType(DataType dtype) {
-  return dtype == DataType::Int32 || dtype == DataType::Int ||
-         dtype == DataType::Index;
+  return dtype == DataType::Int8 || dtype == DataType::UInt8 ||
+         dtype == DataType::Int16 || dtype == DataType::Int32 ||
+         dtype == DataType::Int || dtype == DataType::Index;
+}
+
+std::pair<int64_t, int64_t> integralRange(DataType dtype) {
+  switch (dtype) {
+    case DataType::Int8:
+      return {INT8_MIN, INT8_MAX};
+    case DataType::UInt8:
+      return {0, UINT8_MAX};
+    case DataType::Int16:
+      return {INT16_MIN, INT16_MAX};
+    case DataType::Int32:
+      return {INT32_MIN, INT32_MAX};
+    case DataType::Int:
+    case DataType::Index:
+      return {INT64_MIN, INT64_MAX};
+    default:
+      break;
+  }
+  FUSER_ERROR("integralRange of ", toString(dtype));
 }
 
 bool isBooleanType(DataType dtype) {
@@ -28,7 +48,10 @@ bool isBooleanType(DataType dtype) {
 int64_t dataTypeSize(DataType dtype) {
   switch (dtype) {
     case DataType::Bool:
+    case DataType::Int8:
+    case DataType::UInt8:
       return 1;
+    case DataType::Int16:
     case DataType::Half:
     case DataType::BFloat16:
       return 2;
@@ -134,6 +157,12 @@ std::string toString(DataType dtype) {
       return "int64";
     case DataType::Index:
       return "index";
+    case DataType::Int8:
+      return "int8";
+    case DataType::UInt8:
+      return "uint8";
+    case DataType::Int16:
+      return "int16";
     case DataType::Half:
       return "half";
     case DataType::BFloat16:
@@ -160,6 +189,12 @@ std::string cudaTypeName(DataType dtype) {
       return "int64_t";
     case DataType::Index:
       return "nvfuser_index_t";
+    case DataType::Int8:
+      return "signed char";
+    case DataType::UInt8:
+      return "unsigned char";
+    case DataType::Int16:
+      return "short";
     case DataType::Half:
       return "__half";
     case DataType::BFloat16:

@@ -14,6 +14,9 @@ enum class DataType {
   Int32,
   Int,   // int64
   Index, // int32 or int64, chosen when a kernel is compiled
+  Int8,
+  UInt8,
+  Int16,
   Half,
   BFloat16,
   Float,
@@ -159,7 +162,9 @@ enum class ReductionOpType { Sum, Prod, Max, Min, Welford };
 
 // Type queries.
 bool isFloatingPointType(DataType dtype);
-bool isIntegralType(DataType dtype); // Int32, Int, Index
+bool isIntegralType(DataType dtype); // Int8, UInt8, Int16, Int32, Int, Index
+// The smallest and largest values of an integral type (Index as int64).
+std::pair<int64_t, int64_t> integralRange(DataType dtype);
 bool isBooleanType(DataType dtype);
 int64_t dataTypeSize(DataType dtype); // bytes; Index counts as 8
 bool isWelfordType(DataType dtype);

@@ -33,11 +33,7 @@ Val* initValue(ReductionOpType op, DataType dtype) {
         return IrBuilder::create<Val>(ScalarValue(false), dtype);
       }
       return IrBuilder::create<Val>(
-          ScalarValue(
-              dtype == DataType::Int32
-                  ? int64_t(std::numeric_limits<int32_t>::min())
-                  : std::numeric_limits<int64_t>::min()),
-          dtype);
+          ScalarValue(integralRange(dtype).first), dtype);
     case ReductionOpType::Welford:
       // The empty state: count 0.
       return IrBuilder::create<Val>(ScalarValue(0.0), dtype);
@@ -50,11 +46,7 @@ Val* initValue(ReductionOpType op, DataType dtype) {
         return IrBuilder::create<Val>(ScalarValue(true), dtype);
       }
       return IrBuilder::create<Val>(
-          ScalarValue(
-              dtype == DataType::Int32
-                  ? int64_t(std::numeric_limits<int32_t>::max())
-                  : std::numeric_limits<int64_t>::max()),
-          dtype);
+          ScalarValue(integralRange(dtype).second), dtype);
   }
   FUSER_ERROR("unknown reduction");
 }

@@ -26,18 +26,23 @@ int rank(DataType dtype) {
   switch (dtype) {
     case DataType::Bool:
       return 0;
-    case DataType::Int32:
+    case DataType::Int8:
+    case DataType::UInt8:
       return 1;
+    case DataType::Int16:
+      return 2;
+    case DataType::Int32:
+      return 3;
     case DataType::Int:
     case DataType::Index:
-      return 2;
+      return 4;
     case DataType::Half:
     case DataType::BFloat16:
-      return 3;
-    case DataType::Float:
-      return 4;
-    case DataType::Double:
       return 5;
+    case DataType::Float:
+      return 6;
+    case DataType::Double:
+      return 7;
     case DataType::WelfordFloat:
     case DataType::WelfordDouble:
     case DataType::Null:
@@ -56,10 +61,15 @@ DataType promoteTypes(DataType a, DataType b) {
     DataType other = a == DataType::Index ? b : a;
     return isFloatingPointType(other) ? other : DataType::Index;
   }
-  // Half and BFloat16 have no common 16-bit type.
+  // Half and BFloat16 have no common 16-bit type; int8 and uint8 meet in
+  // int16, as in torch.promote_types.
   if ((a == DataType::Half && b == DataType::BFloat16) ||
       (a == DataType::BFloat16 && b == DataType::Half)) {
     return DataType::Float;
+  }
+  if ((a == DataType::Int8 && b == DataType::UInt8) ||
+      (a == DataType::UInt8 && b == DataType::Int8)) {
+    return DataType::Int16;
   }
   return rank(a) >= rank(b) ? a : b;
 }

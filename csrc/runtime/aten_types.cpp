@@ -8,6 +8,12 @@ at::ScalarType toAtenType(DataType dtype) {
   switch (dtype) {
     case DataType::Bool:
       return at::ScalarType::Bool;
+    case DataType::Int8:
+      return at::ScalarType::Char;
+    case DataType::UInt8:
+      return at::ScalarType::Byte;
+    case DataType::Int16:
+      return at::ScalarType::Short;
     case DataType::Int32:
       return at::ScalarType::Int;
     case DataType::Int:
@@ -33,6 +39,12 @@ DataType fromAtenType(at::ScalarType type) {
   switch (type) {
     case at::ScalarType::Bool:
       return DataType::Bool;
+    case at::ScalarType::Char:
+      return DataType::Int8;
+    case at::ScalarType::Byte:
+      return DataType::UInt8;
+    case at::ScalarType::Short:
+      return DataType::Int16;
     case at::ScalarType::Int:
       return DataType::Int32;
     case at::ScalarType::Long:
@@ -50,8 +62,8 @@ DataType fromAtenType(at::ScalarType type) {
   }
   FUSER_CHECK(
       false, "Tensors of type ", c10::toString(type),
-      " are not supported; fuser handles bool, int32, int64, float16, "
-      "bfloat16, float32 and float64. Convert the tensor first, e.g. "
+      " are not supported; fuser handles bool, int8, uint8, int16, int32, "
+      "int64, float16, bfloat16, float32 and float64. Convert the tensor first, e.g. "
       "t.to(torch.float32).");
   return DataType::Null;
 }

@@ -180,6 +180,15 @@ std::vector<char> scalarArgument(
     case DataType::Int32:
       append<int32_t>(buffer, static_cast<int32_t>(value.toInt()));
       break;
+    case DataType::Int16:
+      append<int16_t>(buffer, static_cast<int16_t>(value.toInt()));
+      break;
+    case DataType::Int8:
+      append<int8_t>(buffer, static_cast<int8_t>(value.toInt()));
+      break;
+    case DataType::UInt8:
+      append<uint8_t>(buffer, static_cast<uint8_t>(value.toInt()));
+      break;
     case DataType::Index:
       appendIndex(buffer, value.toInt(), index_type);
       break;

@@ -6,6 +6,9 @@ from ._C import DataType
 
 _TORCH_TO_FUSER = {
     torch.bool: DataType.Bool,
+    torch.int8: DataType.Int8,
+    torch.uint8: DataType.UInt8,
+    torch.int16: DataType.Int16,
     torch.int32: DataType.Int32,
     torch.int64: DataType.Int,
     torch.float16: DataType.Half,

@@ -563,3 +563,21 @@ def test_shape_size_and_define_vector_build_reshapes():
         with pytest.raises(FuserError, match="entry 1 is 2.5"):
             fd.define_vector([1, 2.5])
         fd.add_output(fd.define_tensor(shape=[-1], contiguity=True))
+
+
+@pytest.mark.parametrize(
+    "dtype, data_type",
+    [(torch.int8, DataType.Int8), (torch.uint8, DataType.UInt8), (torch.int16, DataType.Int16)],
+)
+def test_narrow_integer_tensors(dtype, data_type):
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1], contiguity=True, dtype=dtype)
+        t1 = fd.ops.add(t0, 3)
+        t2 = fd.ops.sum(t0, [0])
+        fd.add_output(t1)
+        fd.add_output(t2)
+    assert t0.dtype == data_type
+    assert t1.dtype == data_type  # a Python int keeps the tensor's type
+    assert t2.dtype == DataType.Int  # integer sums accumulate in int64
+    assert f"dtype=DataType.{data_type.name}" in str(fd)
+    assert_round_trip(fd)

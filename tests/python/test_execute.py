@@ -427,3 +427,19 @@ def test_reshape_to_define_vector_and_shape_of_another_tensor():
     _, (a, b) = run(define, [x, y, 3])
     torch.testing.assert_close(a, x.relu().reshape(3, -1))
     torch.testing.assert_close(b, (-y).reshape(6, 10))
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.uint8, torch.int16])
+def test_narrow_integers_wrap_and_sum_as_torch(dtype):
+    def define(fd):
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=True, dtype=dtype)
+        t1 = fd.define_tensor(shape=[-1, -1], contiguity=True, dtype=dtype)
+        fd.add_output(fd.ops.add(t0, t1))
+        fd.add_output(fd.ops.sum(t0, [1]))
+
+    low = 0 if dtype == torch.uint8 else -128
+    a = torch.randint(low, 127, (40, 300), device="cuda", dtype=dtype)
+    b = torch.randint(low, 127, (40, 300), device="cuda", dtype=dtype)
+    _, (added, summed) = run(define, [a, b])
+    assert torch.equal(added, a + b)
+    assert torch.equal(summed, a.sum(1))
