@@ -63,7 +63,8 @@ DataType fromAtenType(at::ScalarType type) {
   FUSER_CHECK(
       false, "Tensors of type ", c10::toString(type),
       " are not supported; fuser handles bool, int8, uint8, int16, int32, "
-      "int64, float16, bfloat16, float32 and float64. Convert the tensor first, e.g. "
+      "int64, float16, bfloat16, float32 and float64. Convert the tensor "
+      "first, e.g. "
       "t.to(torch.float32).");
   return DataType::Null;
 }
