@@ -175,12 +175,10 @@ ScalarValue evaluateBinaryOp(
     case BinaryOpType::LeftShift:
     case BinaryOpType::RightShift:
     case BinaryOpType::LogicalRightShift: {
+      // castTo wraps the result to the type's width.
       const int bits = static_cast<int>(dataTypeSize(out_type)) * 8;
-      int64_t r = shiftOf(op, a.asInt(), b.asInt(), bits);
-      if (bits == 32) {
-        r = static_cast<int32_t>(static_cast<uint32_t>(r));
-      }
-      return castTo(ScalarValue(r), out_type);
+      return castTo(
+          ScalarValue(shiftOf(op, a.asInt(), b.asInt(), bits)), out_type);
     }
     case BinaryOpType::Gcd:
       return castTo(ScalarValue(gcdOf(a.asInt(), b.asInt())), out_type);

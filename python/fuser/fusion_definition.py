@@ -17,6 +17,7 @@ from ._C import DataType, FuserError, ParallelType
 from ._values import IterDomain, Scalar, Tensor, TensorDomain
 from ._ops import Ops
 from .dtypes import to_data_type
+from ._layouts import allocation_order, check_stride_order, describe_strides, normalize_contiguity
 
 _NEW = "new"
 _DEFINING = "defining"
@@ -218,7 +219,7 @@ class FusionDefinition:
                 )
             if sizes is None or strides is None:
                 raise TypeError(f"{what}: sizes and strides go together.")
-            shape, contiguity, stride_order = _describe_strides(
+            shape, contiguity, stride_order = describe_strides(
                 list(sizes), list(strides), static_sizes, what
             )
         elif shape is None:
@@ -230,8 +231,8 @@ class FusionDefinition:
                     f"{what}: shape entries must be -1 (any size) or a "
                     f"non-negative int; got {size!r} in {shape}."
                 )
-        stride_order = _check_stride_order(stride_order, len(shape), what)
-        contiguity = _normalize_contiguity(shape, contiguity, stride_order, what)
+        stride_order = check_stride_order(stride_order, len(shape), what)
+        contiguity = normalize_contiguity(shape, contiguity, stride_order, what)
         val = self._fusion.define_tensor(shape, contiguity, dtype, stride_order or [])
         tensor = self._new_tensor(val)
         record = rec.DefineTensor(tensor, shape, contiguity, dtype, stride_order)
@@ -339,7 +340,7 @@ class FusionDefinition:
         self._check_no_expand(tensor, what, tensor._expand)
         ids = tensor.logical_domain()
         dims = [d for d, i in enumerate(ids) if not i.is_reduction()]
-        stride_order = _check_stride_order(stride_order, len(dims), what)
+        stride_order = check_stride_order(stride_order, len(dims), what)
         if stride_order is not None and tensor._val.has_allocation():
             raise FuserError(
                 f"{what}: {tensor.name} already has an allocation domain; give "
@@ -347,8 +348,7 @@ class FusionDefinition:
             )
         if stride_order is not None:
             # Outermost first; reduction axes (no memory) after the others.
-            order = sorted(range(len(dims)), key=lambda k: -stride_order[k])
-            alloc = [ids[dims[k]] for k in order]
+            alloc = [ids[dims[k]] for k in allocation_order(stride_order, len(dims))]
             alloc += [i for i in ids if i.is_reduction()]
             flags = [None if i.is_broadcast() else True for i in alloc]
             self._fusion.set_allocation_domain(tensor._val, [i._val for i in alloc], flags)
@@ -921,81 +921,6 @@ class FusionDefinition:
         return "\n".join(lines) + "\n"
 
     __repr__ = __str__
-
-
-def _check_stride_order(stride_order, rank, what):
-    if stride_order is None:
-        return None
-    stride_order = [int(s) for s in stride_order]
-    if sorted(stride_order) != list(range(rank)):
-        raise FuserError(
-            f"{what}: stride_order must be a permutation of 0..{rank - 1}; " f"got {stride_order}."
-        )
-    # Row-major is the default and is printed as such.
-    if stride_order == list(range(rank - 1, -1, -1)):
-        return None
-    return stride_order
-
-
-def _normalize_contiguity(shape, contiguity, stride_order, what):
-    """One flag per axis in allocation order; None exactly for broadcasts."""
-    rank = len(shape)
-    if stride_order is None:
-        alloc = list(range(rank))
-    else:
-        alloc = sorted(range(rank), key=lambda d: -stride_order[d])
-    if contiguity is None or isinstance(contiguity, bool):
-        fill = bool(contiguity)
-        return [None if shape[d] == 1 else fill for d in alloc]
-    flags = list(contiguity)
-    if len(flags) != rank:
-        raise FuserError(
-            f"{what}: contiguity needs one entry per dimension ({rank}), got "
-            f"{len(flags)}: {flags}."
-        )
-    result = []
-    for position, (d, flag) in enumerate(zip(alloc, flags)):
-        if shape[d] == 1:
-            result.append(None)
-        elif isinstance(flag, bool):
-            result.append(flag)
-        elif flag is None:
-            # An expanded dimension, as nvFuser spells it: any size, stride 0
-            # in the tensors passed. Read through its stride, as from_pytorch
-            # declares an expanded tensor.
-            result.append(False)
-        else:
-            raise FuserError(
-                f"{what}: contiguity[{position}] is {flag!r}: use True, False "
-                "or None (None: a broadcast or expanded dimension)."
-            )
-    return result
-
-
-def _describe_strides(sizes, strides, static_sizes, what):
-    """(shape, contiguity, stride_order) of a tensor with these sizes and
-    strides. Axes of size 1 are broadcasts and keep their place in the
-    allocation order; the others go outermost first by decreasing stride
-    (ties keep their order)."""
-    rank = len(sizes)
-    if len(strides) != rank:
-        raise FuserError(f"{what}: sizes {sizes} and strides {strides} differ in length.")
-    broadcast = [s == 1 for s in sizes]
-    ordered = iter(sorted((d for d in range(rank) if not broadcast[d]), key=lambda d: -strides[d]))
-    alloc = [d if broadcast[d] else next(ordered) for d in range(rank)]
-    contiguity = []
-    for position, d in enumerate(alloc):
-        if broadcast[d]:
-            contiguity.append(None)
-            continue
-        inner = [q for q in alloc[position + 1 :] if not broadcast[q]]
-        expected = strides[inner[0]] * sizes[inner[0]] if inner else 1
-        contiguity.append(strides[d] == expected)
-    stride_order = [0] * rank
-    for position, d in enumerate(alloc):
-        stride_order[d] = rank - 1 - position
-    shape = [s if (static_sizes or s == 1) else -1 for s in sizes]
-    return shape, contiguity, stride_order
 
 
 __all__ = ["FusionDefinition", "IterDomain", "Scalar", "Tensor", "TensorDomain"]
