@@ -16,7 +16,6 @@ markdown table and, when matplotlib is there, a plot.
 import sys
 
 import torch
-import torch.nn.functional as F
 
 from harness import Case, define_input, run_benchmark
 
@@ -29,97 +28,169 @@ def rows_of(numel, width=1024):
     return max(1, numel // width), width
 
 
+def nbytes(t):
+    return t.numel() * t.element_size()
+
+
+def to_float(fd, m, t):
+    return fd.ops.cast(t, m.DataType.Float)
+
+
+def tanh_gelu_torch(x):
+    xf = x.float()
+    inner = 0.7978845608028654 * (xf + 0.044715 * xf * xf * xf)
+    return (0.5 * xf * (1.0 + torch.tanh(inner))).to(x.dtype)
+
+
 def case_list():
+    """The cases of issue 18's table and its additions. 2-D inputs are
+    [rows, 1024] (bias add: [8192, N]); NHWC inputs are channels-last
+    [N, 64, 32, 32]."""
     f32, bf16 = torch.float32, torch.bfloat16
     dev = "cuda"
 
-    def one(dtype):
-        return lambda mib: [torch.randn(elements(mib, dtype), device=dev, dtype=dtype)]
+    def matrices(dtype, count):
+        def make(mib):
+            shape = rows_of(elements(mib, dtype))
+            return [torch.randn(*shape, device=dev, dtype=dtype) for _ in range(count)]
 
-    def two(dtype):
-        return lambda mib: [
-            torch.randn(elements(mib, dtype), device=dev, dtype=dtype) for _ in range(2)
-        ]
+        return make
 
-    def nhwc(mib):
-        n = max(1, elements(mib, f32) // (64 * 32 * 32))
-        return [
-            torch.randn(n, 64, 32, 32, device=dev).contiguous(
-                memory_format=torch.channels_last
-            )
-        ]
+    def nhwc(with_channel_vectors):
+        def make(mib):
+            n = max(1, elements(mib, f32) // (64 * 32 * 32))
+            x = torch.randn(n, 64, 32, 32, device=dev).contiguous(memory_format=torch.channels_last)
+            if not with_channel_vectors:
+                return [x]
+            return [x, torch.randn(64, device=dev), torch.randn(64, device=dev)]
+
+        return make
 
     def bias(mib):
-        m, n = rows_of(elements(mib, f32))
-        return [torch.randn(m, n, device=dev), torch.randn(n, device=dev)]
-
-    def nbytes(t):
-        return t.numel() * t.element_size()
+        numel = elements(mib, f32)
+        return [
+            torch.randn(8192, numel // 8192, device=dev),
+            torch.randn(numel // 8192, device=dev),
+        ]
 
     def d_copy(fd, m, ins):
         fd.add_output(fd.ops.set(define_input(fd, m, ins[0])))
 
     def d_add(fd, m, ins):
-        fd.add_output(
-            fd.ops.add(define_input(fd, m, ins[0]), define_input(fd, m, ins[1]))
-        )
+        fd.add_output(fd.ops.add(define_input(fd, m, ins[0]), define_input(fd, m, ins[1])))
+
+    def d_relu_add_mul(fd, m, ins):
+        a, b = (define_input(fd, m, t) for t in ins)
+        fd.add_output(fd.ops.mul(fd.ops.relu(fd.ops.add(a, b)), 2.0))
 
     def d_seed(fd, m, ins):
-        # The seed layout: allocation [i/2, 2] of a 1-D input, loop untouched.
-        # (fuser's domain API: nvFuser runs the plain copy of the same bytes.)
+        # The seed layout: allocation [i/2, 2] of the inner axis, loop
+        # untouched. (fuser's domain API: nvFuser runs the plain copy of the
+        # same bytes.)
         t = define_input(fd, m, ins[0])
         if hasattr(fd, "split"):
-            outer, inner = fd.split(t.axis(0), 2)
-            t.set_allocation_domain([outer, inner], [True, True])
+            outer, inner = fd.split(t.axis(1), 2)
+            t.set_allocation_domain([t.axis(0), outer, inner], [True, True, True])
         fd.add_output(fd.ops.set(t))
 
     def d_relu(fd, m, ins):
         fd.add_output(fd.ops.relu(define_input(fd, m, ins[0])))
 
-    def d_gelu(fd, m, ins):
-        t = define_input(fd, m, ins[0])
-        fd.add_output(fd.ops.cast(fd.ops.gelu(t), m.DataType.BFloat16))
+    def d_tanh_gelu(fd, m, ins):
+        x = to_float(fd, m, define_input(fd, m, ins[0]))
+        cube = fd.ops.mul(fd.ops.mul(x, x), x)
+        inner = fd.ops.mul(fd.ops.add(x, fd.ops.mul(cube, 0.044715)), 0.7978845608028654)
+        y = fd.ops.mul(fd.ops.mul(x, 0.5), fd.ops.add(fd.ops.tanh(inner), 1.0))
+        fd.add_output(fd.ops.cast(y, m.DataType.BFloat16))
 
     def d_bias(fd, m, ins):
         x = define_input(fd, m, ins[0])
         b = define_input(fd, m, ins[1])
-        bb = fd.ops.broadcast_in_dim(b, list(ins[0].shape), [1])
-        fd.add_output(fd.ops.add(x, bb))
+        fd.add_output(fd.ops.add(x, fd.ops.broadcast_in_dim(b, list(ins[0].shape), [1])))
+
+    def d_fma3(fd, m, ins):
+        a, b, c = (to_float(fd, m, define_input(fd, m, t)) for t in ins)
+        fd.add_output(fd.ops.cast(fd.ops.add(fd.ops.mul(a, b), c), m.DataType.BFloat16))
+
+    def d_scale_shift(fd, m, ins):
+        x = define_input(fd, m, ins[0])
+        shape = list(ins[0].shape)
+        scale = fd.ops.broadcast_in_dim(define_input(fd, m, ins[1]), shape, [1])
+        shift = fd.ops.broadcast_in_dim(define_input(fd, m, ins[2]), shape, [1])
+        fd.add_output(fd.ops.add(fd.ops.mul(x, scale), shift))
 
     def d_cast(fd, m, ins):
         fd.add_output(fd.ops.cast(define_input(fd, m, ins[0]), m.DataType.BFloat16))
 
+    def d_cast_chain(fd, m, ins):
+        # fp32 -> bf16 -> fp32 (rounding kept), scaled, -> fp16.
+        x = fd.ops.cast(
+            fd.ops.cast(define_input(fd, m, ins[0]), m.DataType.BFloat16), m.DataType.Float
+        )
+        fd.add_output(fd.ops.cast(fd.ops.mul(x, 0.5), m.DataType.Half))
+
+    one_f32, two_f32 = matrices(f32, 1), matrices(f32, 2)
     return [
-        Case("copy", one(f32), lambda x: x.clone(), d_copy, lambda i: 2 * nbytes(i[0])),
-        Case("add", two(f32), lambda a, b: a + b, d_add, lambda i: 3 * nbytes(i[0])),
+        Case("copy", one_f32, lambda x: x.clone(), d_copy, lambda i: 2 * nbytes(i[0])),
+        Case("add", two_f32, lambda a, b: a + b, d_add, lambda i: 3 * nbytes(i[0])),
         Case(
-            "seed_split_alloc_copy",
-            one(f32),
-            lambda x: x.clone(),
-            d_seed,
-            lambda i: 2 * nbytes(i[0]),
-        ),
-        Case("nhwc_relu", nhwc, torch.relu, d_relu, lambda i: 2 * nbytes(i[0])),
-        Case(
-            "bf16_gelu",
-            one(bf16),
-            lambda x: F.gelu(x),
-            d_gelu,
-            lambda i: 2 * nbytes(i[0]),
+            "relu_add_mul2",
+            two_f32,
+            lambda a, b: torch.relu(a + b) * 2,
+            d_relu_add_mul,
+            lambda i: 3 * nbytes(i[0]),
         ),
         Case(
-            "bias_add",
+            "bf16_tanh_gelu",
+            matrices(bf16, 1),
+            tanh_gelu_torch,
+            d_tanh_gelu,
+            lambda i: 2 * nbytes(i[0]),
+            tol=2e-2,
+        ),
+        Case(
+            "bias_add_8192xN",
             bias,
             lambda x, b: x + b,
             d_bias,
             lambda i: 2 * nbytes(i[0]) + nbytes(i[1]),
         ),
+        Case("nhwc_relu", nhwc(False), torch.relu, d_relu, lambda i: 2 * nbytes(i[0])),
+        Case(
+            "bf16_a_times_b_plus_c",
+            matrices(bf16, 3),
+            lambda a, b, c: (a.float() * b.float() + c.float()).to(torch.bfloat16),
+            d_fma3,
+            lambda i: 4 * nbytes(i[0]),
+            tol=2e-2,
+        ),
+        Case(
+            "nhwc_scale_shift",
+            nhwc(True),
+            lambda x, s, b: x * s[:, None, None] + b[:, None, None],
+            d_scale_shift,
+            lambda i: 2 * nbytes(i[0]) + 2 * nbytes(i[1]),
+        ),
         Case(
             "cast_f32_bf16",
-            one(f32),
+            one_f32,
             lambda x: x.to(torch.bfloat16),
             d_cast,
             lambda i: nbytes(i[0]) + nbytes(i[0]) // 2,
+        ),
+        Case(
+            "cast_chain_f32_bf16_f32_f16",
+            one_f32,
+            lambda x: (x.to(torch.bfloat16).float() * 0.5).to(torch.float16),
+            d_cast_chain,
+            lambda i: nbytes(i[0]) + nbytes(i[0]) // 2,
+        ),
+        Case(
+            "seed_split_alloc_copy",
+            one_f32,
+            lambda x: x.clone(),
+            d_seed,
+            lambda i: 2 * nbytes(i[0]),
         ),
     ]
 

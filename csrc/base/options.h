@@ -21,9 +21,11 @@
 //                    lower, codegen, NVRTC, load, plan)
 //
 // Other environment variables fuser reads (not dump options):
-//   FUSER_KERNEL_CACHE_DIR  a directory for compiled kernels (cubins) that
-//                           outlives the process; unset: memory cache only
-//                           (csrc/runtime/nvrtc_compile.h)
+//   FUSER_KERNEL_CACHE_DIR  the directory for compiled kernels (cubins) that
+//                           outlives the process; unset: the per-user cache
+//                           folder; "off": memory cache only
+//                           (kernelDiskCacheDir, runtime/nvrtc_compile.h)
+//   XDG_CACHE_HOME, HOME    where the per-user cache folder is
 //   CUDA_HOME               where to find cuda_fp16.h / cuda_bf16.h for NVRTC
 //                           ($CUDA_HOME/include) before the default places
 #pragma once

@@ -132,14 +132,56 @@ void GpuLower::recordPredicate(const Expr* lowered, Val* predicate) {
   predicates_[lowered] = predicate;
 }
 
-void GpuLower::recordDivisibleExtent(Val* extent, int64_t divisor) {
-  int64_t& known = divisible_extents_[extent];
-  known = std::max(known, divisor);
+void GpuLower::recordDivisibleProduct(
+    std::vector<Val*> extents, int64_t divisor) {
+  divisible_products_.emplace_back(std::move(extents), divisor);
 }
 
+namespace {
+
+// The factors of a product of extents (a tree of multiplications).
+void appendFactors(Val* value, std::vector<Val*>& factors) {
+  auto* mul = dynamic_cast<BinaryOp*>(value->definition());
+  if (mul != nullptr && mul->opType() == BinaryOpType::Mul) {
+    appendFactors(mul->lhs(), factors);
+    appendFactors(mul->rhs(), factors);
+    return;
+  }
+  factors.push_back(value);
+}
+
+// Whether every value of `part` is a distinct factor of `factors`.
+bool containsFactors(std::vector<Val*> factors, const std::vector<Val*>& part) {
+  for (Val* wanted : part) {
+    auto it = std::find_if(factors.begin(), factors.end(), [&](Val* factor) {
+      return factor->sameAs(wanted);
+    });
+    if (it == factors.end()) {
+      return false;
+    }
+    factors.erase(it);
+  }
+  return true;
+}
+
+} // namespace
+
 int64_t GpuLower::knownDivisor(Val* extent) const {
-  auto it = divisible_extents_.find(extent);
-  return it == divisible_extents_.end() ? 1 : it->second;
+  std::vector<Val*> factors;
+  appendFactors(extent, factors);
+  int64_t constant = 1;
+  for (Val* factor : factors) {
+    if (factor->isConstInt() && factor->constIntValue() > 0) {
+      constant *= factor->constIntValue();
+    }
+  }
+  int64_t recorded = 1;
+  for (const auto& [product, divisor] : divisible_products_) {
+    if (divisor > recorded && containsFactors(factors, product)) {
+      recorded = divisor;
+    }
+  }
+  return constant * recorded;
 }
 
 Val* GpuLower::predicateOf(const Expr* lowered) const {

@@ -145,11 +145,13 @@ class GpuLower {
   void recordPredicate(const Expr* lowered, Val* predicate);
   Val* predicateOf(const Expr* lowered) const;
 
-  // Extents (as loopExtent gives them) that every launch checks to be a
-  // multiple of `divisor`: a vectorized access whose lanes walk that one
-  // axis (VectorizationCheck). Predicates use it (doc/indexing.md §5).
-  void recordDivisibleExtent(Val* extent, int64_t divisor);
-  // The largest divisor recorded for `extent`; 1 when none is.
+  // A product of extents (as loopExtent gives them) that every launch
+  // checks to be a multiple of `divisor`: the axes a vectorized access's
+  // lanes walk (VectorizationCheck). Predicates use it (doc/indexing.md §5).
+  void recordDivisibleProduct(std::vector<Val*> extents, int64_t divisor);
+  // A divisor of `extent` that the records prove: its constant factors
+  // times the largest record whose extents are all factors of it; 1 when
+  // nothing is known.
   int64_t knownDivisor(Val* extent) const;
 
  private:
@@ -165,7 +167,7 @@ class GpuLower {
   std::unique_ptr<ParallelReductions> parallel_reductions_;
   std::unique_ptr<MmaPipeline> mma_pipeline_;
   std::unordered_map<const Expr*, Val*> predicates_;
-  std::unordered_map<const Val*, int64_t> divisible_extents_;
+  std::vector<std::pair<std::vector<Val*>, int64_t>> divisible_products_;
   std::unordered_map<const Val*, Val*> extent_substitutions_;
   std::unordered_map<const Val*, Val*> resolved_;
   GpuLower* previous_ = nullptr;

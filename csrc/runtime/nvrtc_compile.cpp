@@ -211,9 +211,10 @@ void writeDiskCache(
       static std::atomic<bool> warned{false};
       if (!warned.exchange(true)) {
         std::cerr << "fuser: warning: cannot write the kernel cache entry "
-                  << temporary << " (FUSER_KERNEL_CACHE_DIR=" << dir
-                  << "); kernels stay in the memory cache only (warned "
-                     "once).\n";
+                  << temporary
+                  << "; kernels stay in the memory cache only. Set "
+                     "FUSER_KERNEL_CACHE_DIR to a writable folder, or to "
+                     "'off' (warned once).\n";
       }
       std::remove(temporary.c_str());
       return;
@@ -367,10 +368,7 @@ CompiledModule compileToCubin(
     }
   }
 
-  // Read on every compile (cheap next to NVRTC) so that the variable can be
-  // set at any time, tests included.
-  const char* disk_dir_env = std::getenv("FUSER_KERNEL_CACHE_DIR");
-  const std::string disk_dir = disk_dir_env != nullptr ? disk_dir_env : "";
+  const std::string disk_dir = kernelDiskCacheDir();
 
   CompiledModule module;
   bool from_disk = false;
@@ -399,6 +397,25 @@ CompiledModule compileToCubin(
   }
   cache.modules.emplace(key, module);
   return module;
+}
+
+// Read on every compile (cheap next to NVRTC) so that the variables can be
+// set at any time, tests included. These, with CUDA_HOME, are the variables
+// base/options.h lists besides FUSER_DUMP.
+std::string kernelDiskCacheDir() {
+  if (const char* dir = std::getenv("FUSER_KERNEL_CACHE_DIR")) {
+    const std::string value = dir;
+    return value == "off" ? "" : value;
+  }
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg != nullptr && xdg[0] == '/') {
+    return std::string(xdg) + "/fuser/kernels";
+  }
+  const char* home = std::getenv("HOME");
+  if (home != nullptr && home[0] == '/') {
+    return std::string(home) + "/.cache/fuser/kernels";
+  }
+  return "";
 }
 
 KernelCacheStats kernelCacheStats() {

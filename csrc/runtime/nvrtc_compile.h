@@ -1,6 +1,6 @@
 // Compiling generated CUDA C++ to a cubin with NVRTC, with an in-memory
-// cache and an optional on-disk cache. doc/design.md §6 "Compile". NVRTC needs no
-// GPU, so everything here works on a CPU-only machine.
+// cache and an optional on-disk cache. doc/design.md §6 "Compile". NVRTC needs
+// no GPU, so everything here works on a CPU-only machine.
 #pragma once
 
 #include <cstdint>
@@ -28,11 +28,11 @@ struct CompiledModule {
 // (wgmma, TMA) need.
 //
 // Results are cached by source, architecture, options and NVRTC version: in
-// memory for the process (thread-safe), and on disk when the environment
-// variable FUSER_KERNEL_CACHE_DIR names a directory (entries are written to
-// a temporary file and renamed, and carry their full key and a checksum of
-// their cubin: a damaged entry is compiled again and rewritten; a directory
-// that cannot be written warns once and leaves the memory cache). A compile error is an
+// memory for the process (thread-safe), and on disk in
+// kernelDiskCacheDir() (entries are written to a temporary file and renamed,
+// and carry their full key and a checksum of their cubin: a damaged entry
+// is compiled again and rewritten; a directory that cannot be written warns
+// once and leaves the memory cache). A compile error is an
 // InternalError (generated code that does not compile is a fuser bug) whose
 // message holds the NVRTC log and the numbered source.
 //
@@ -55,6 +55,12 @@ std::string numberedSource(const std::string& source);
 // $CUDA_HOME/include, the include/ folder beside the loaded libnvrtc,
 // /usr/local/cuda/include, and the toolkit fuser was built with.
 const std::string& cudaToolkitIncludeDir();
+
+// Where compiled kernels are kept between processes, read from the
+// environment on every call: FUSER_KERNEL_CACHE_DIR when set ("" or "off"
+// turns the disk cache off), else $XDG_CACHE_HOME/fuser/kernels, else
+// $HOME/.cache/fuser/kernels; "" (no disk cache) when none is known.
+std::string kernelDiskCacheDir();
 
 // Counters of the compile cache since the last clearKernelCache().
 struct KernelCacheStats {

@@ -67,28 +67,6 @@ std::vector<std::string> filesIn(const std::string& dir) {
   return files;
 }
 
-// Sets an environment variable for the scope of a test.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) {
-      old_ = old;
-    }
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_.has_value()) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
 } // namespace
 
 class NvrtcTest : public FuserIrTest {
@@ -173,6 +151,44 @@ TEST_F(NvrtcTest, MemoryCacheHitsOnSecondCompile) {
   stats = kernelCacheStats();
   EXPECT_EQ(stats.misses, 3);
   EXPECT_EQ(stats.memory_hits, 1);
+}
+
+// Unset, FUSER_KERNEL_CACHE_DIR means the per-user cache folder; "off" and
+// "" mean none.
+TEST_F(NvrtcTest, DiskCacheFolderFromTheEnvironment) {
+  char dir_template[] = "/tmp/fuser_xdg_cache_test_XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string xdg = dir_template;
+  {
+    ScopedEnv unset("FUSER_KERNEL_CACHE_DIR", std::nullopt);
+    ScopedEnv cache_home("XDG_CACHE_HOME", xdg);
+    EXPECT_EQ(kernelDiskCacheDir(), xdg + "/fuser/kernels");
+    compileToCubin(addOneKernel(), "fuser_add_one", 90, true);
+    EXPECT_EQ(filesIn(xdg + "/fuser/kernels").size(), 1u);
+    {
+      ScopedEnv no_xdg("XDG_CACHE_HOME", std::nullopt);
+      ScopedEnv home("HOME", "/home/someone");
+      EXPECT_EQ(kernelDiskCacheDir(), "/home/someone/.cache/fuser/kernels");
+    }
+  }
+  {
+    ScopedEnv off("FUSER_KERNEL_CACHE_DIR", "off");
+    EXPECT_EQ(kernelDiskCacheDir(), "");
+  }
+  {
+    ScopedEnv empty("FUSER_KERNEL_CACHE_DIR", "");
+    EXPECT_EQ(kernelDiskCacheDir(), "");
+  }
+  {
+    ScopedEnv moved("FUSER_KERNEL_CACHE_DIR", "/var/cache/kernels");
+    EXPECT_EQ(kernelDiskCacheDir(), "/var/cache/kernels");
+  }
+  for (const std::string& file : filesIn(xdg + "/fuser/kernels")) {
+    std::remove(file.c_str());
+  }
+  ::rmdir((xdg + "/fuser/kernels").c_str());
+  ::rmdir((xdg + "/fuser").c_str());
+  ::rmdir(dir_template);
 }
 
 TEST_F(NvrtcTest, DiskCacheSurvivesTheMemoryCache) {

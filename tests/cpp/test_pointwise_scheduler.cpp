@@ -12,6 +12,8 @@
 #include <scheduler/registry.h>
 #include <tests/cpp/utils.h>
 
+#include <regex>
+
 #include <ATen/ATen.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -132,6 +134,31 @@ TEST_F(PointwiseSchedulerTest, Bfloat16VectorizesByEight) {
   EXPECT_THAT(
       generateCudaKernel(fusion.get()),
       HasSubstr("vectorizedCopy<__nv_bfloat16, 8>"));
+}
+
+// The per-element exprs around a vector of a merged 2-D tensor share the
+// vector's predicate: every launch checks M * N to be a multiple of the
+// width, so no lane is tested on its own (regression: the merged extent's
+// predicate `(v * 8 + lane) / N < M`, rewritten `v * 8 + lane < M * N`,
+// kept the lane, eight 64-bit compares per vector of a bf16 GELU).
+TEST_F(PointwiseSchedulerTest, LanesOfAMergedVectorShareItsPredicate) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* a = makeContigTensor(2, DataType::BFloat16);
+  fusion->addInput(a);
+  TensorView* x = castOp(DataType::Float, a);
+  fusion->addOutput(castOp(DataType::BFloat16, tanh(mul(x, x))));
+  RuntimeInfo info = makeInfo(fusion.get(), {{4096, 1024}});
+  Scheduled s = scheduleWith(fusion.get(), info);
+  ASSERT_EQ(s.type, SchedulerType::PointWise);
+  ASSERT_EQ(pointwise(s).vectorize, 8);
+  const std::string code = generateCudaKernel(fusion.get());
+  EXPECT_THAT(code, HasSubstr("tanh("));
+  // A lane index in a predicate reads "* 8) + i<n>) <".
+  EXPECT_FALSE(std::regex_search(code, std::regex(R"(\* 8\) \+ i[0-9]+\) <)")))
+      << code;
+  EXPECT_THAT(
+      code, HasSubstr("* 8) < (T0.logical_size[0] * T0.logical_size[1])"));
 }
 
 TEST_F(PointwiseSchedulerTest, NhwcInputSetsLoopOrderAndOutputLayout) {

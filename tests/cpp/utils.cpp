@@ -11,10 +11,36 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 #include <unordered_set>
 
 namespace fuser {
+
+namespace {
+[[maybe_unused]] const bool kDiskCacheOffUnlessAsked =
+    setenv("FUSER_KERNEL_CACHE_DIR", "off", /*overwrite=*/0) == 0;
+} // namespace
+
+ScopedEnv::ScopedEnv(const char* name, const std::optional<std::string>& value)
+    : name_(name) {
+  if (const char* old = std::getenv(name)) {
+    old_ = old;
+  }
+  if (value.has_value()) {
+    setenv(name, value->c_str(), 1);
+  } else {
+    unsetenv(name);
+  }
+}
+
+ScopedEnv::~ScopedEnv() {
+  if (old_.has_value()) {
+    setenv(name_, old_->c_str(), 1);
+  } else {
+    unsetenv(name_);
+  }
+}
 
 std::string runtimePreamble() {
   std::string source =

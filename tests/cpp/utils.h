@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -32,6 +33,21 @@ TensorView* makeSymbolicTensor(int64_t ndims, DataType dtype = DataType::Float);
 // with every runtime/ header: for hand-written kernels compiled with NVRTC
 // (64-bit indices).
 std::string runtimePreamble();
+
+// Sets (or, with nullopt, unsets) an environment variable for its scope.
+// The test binary starts with FUSER_KERNEL_CACHE_DIR=off unless the caller
+// set it: tests count compilations and leave the user's cache alone.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::optional<std::string>& value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
 
 // True when a CUDA device can run kernels.
 bool deviceAvailable();

@@ -7,6 +7,10 @@ falls back to the source tree and build/ (or $FUSER_BUILD_DIR)."""
 import os
 import sys
 
+# The tests leave the user's kernel cache alone (and count compilations):
+# the on-disk cache is off unless the caller set FUSER_KERNEL_CACHE_DIR.
+os.environ.setdefault("FUSER_KERNEL_CACHE_DIR", "off")
+
 try:
     import fuser  # noqa: F401
 except ImportError:

@@ -150,14 +150,14 @@ void bookAccess(IterDomain* id, int64_t width, TensorView* tv) {
       width, " x ", dataTypeSize(tv->dtype()),
       " bytes must be a power of two of at most 16 bytes.");
   Val* extent = FusionGuard::getCurFusion()->oneVal();
+  std::vector<Val*> walked_extents;
   for (IterDomain* axis : run->axes) {
-    extent = IrBuilder::mulExpr(extent, lower->loopExtent(axis));
+    walked_extents.push_back(lower->loopExtent(axis));
+    extent = IrBuilder::mulExpr(extent, walked_extents.back());
   }
   lower->kernel().vectorization_checks.push_back(
       {parameterPosition(tv), tv, width, extent, run->strided_positions});
-  if (run->axes.size() == 1) {
-    lower->recordDivisibleExtent(lower->loopExtent(run->axes[0]), width);
-  }
+  lower->recordDivisibleProduct(std::move(walked_extents), width);
 }
 
 } // namespace

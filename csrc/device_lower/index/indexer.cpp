@@ -326,12 +326,19 @@ Val* Indexer::predicate(TensorView* consumer, bool include_reduction_axes) {
     if (provenLessThan(simple, extent, ranges_)) {
       return;
     }
-    if (Val* base = vectorBase(simple, lower->knownDivisor(extent), ranges_)) {
-      simple = base;
+    // Simplified whole: the index of an ID under merges, `x / f < c`,
+    // becomes `x < c * f`, whose lanes may then share one predicate.
+    Val* term = simplifyExpr(
+        IrBuilder::binaryExpr(BinaryOpType::Lt, simple, extent), ranges_);
+    auto* below = dynamic_cast<BinaryOp*>(term->definition());
+    if (below != nullptr && below->opType() == BinaryOpType::Lt) {
+      if (Val* base = vectorBase(
+              below->lhs(), lower->knownDivisor(below->rhs()), ranges_)) {
+        term = IrBuilder::binaryExpr(BinaryOpType::Lt, base, below->rhs());
+      }
     }
-    condition = IrBuilder::binaryExpr(
-        BinaryOpType::LogicalAnd, condition,
-        IrBuilder::binaryExpr(BinaryOpType::Lt, simple, extent));
+    condition =
+        IrBuilder::binaryExpr(BinaryOpType::LogicalAnd, condition, term);
   };
   // A tensor in memory that other threads see is written once per element
   // (doc/indexing.md §5): along a broadcast axis only at position 0, and
