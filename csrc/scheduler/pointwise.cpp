@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <sstream>
 
 namespace fuser {
@@ -39,44 +40,107 @@ bool isPermuted(const std::vector<int64_t>& order) {
   return false;
 }
 
-// The break point b > 0 for a 2-D schedule: every input is full along
-// [0, b) and broadcast along [b, rank), or full everywhere; and no
-// BroadcastOp adds an outer axis (its producer could not share the outer
-// loop). 0 when the 1-D schedule fits.
+// doc/pointwise.md §3. Where a tensor of the loop's rank changes between full
+// and broadcast along the loop order: 0 when it is full (or broadcast)
+// throughout; b with `outer` when it is broadcast along [0, b) and full along
+// [b, rank) (a bias); b without `outer` when full along [0, b) and broadcast
+// along [b, rank) (a per-row scale); nullopt when it changes more than once.
+struct BroadcastSplit {
+  int64_t at = 0;
+  bool outer = false;
+};
+std::optional<BroadcastSplit> broadcastSplit(
+    const std::vector<IterDomain*>& logical,
+    const std::vector<int64_t>& loop_order) {
+  BroadcastSplit split;
+  const auto rank = static_cast<int64_t>(loop_order.size());
+  for (int64_t k = 1; k < rank; ++k) {
+    const bool before =
+        logical[static_cast<size_t>(loop_order[static_cast<size_t>(k - 1)])]
+            ->isBroadcast();
+    const bool here =
+        logical[static_cast<size_t>(loop_order[static_cast<size_t>(k)])]
+            ->isBroadcast();
+    if (before == here) {
+      continue;
+    }
+    if (split.at != 0) {
+      return std::nullopt;
+    }
+    split = {k, before};
+  }
+  return split;
+}
+
+// The break point b > 0 for a 2-D schedule [outer = [0, b), inner =
+// [b, rank)]: every input and every broadcast is full or broadcast
+// throughout each part, so that no index computes a division or remainder
+// by a run-time extent. Inputs may be broadcast along either part; a
+// BroadcastOp may add outer axes only (a bias or a per-channel vector of
+// an NHWC tensor), whose producer then runs over the inner part alone. 0
+// when the 1-D schedule fits.
 int64_t findBreakPoint(Fusion* fusion, const std::vector<int64_t>& loop_order) {
   const auto rank = static_cast<int64_t>(loop_order.size());
   int64_t break_point = 0;
+  auto agree = [&](int64_t at) {
+    if (break_point != 0 && break_point != at) {
+      return false;
+    }
+    break_point = at;
+    return true;
+  };
   for (TensorView* tv : scheduler_utils::tensorInputs(fusion)) {
     if (rankOf(tv) != rank) {
-      return 0; // reaches the loop through a BroadcastOp
+      continue; // reaches the loop through a BroadcastOp, checked below
     }
-    const auto logical = TensorDomain::noReductions(tv->getLogicalDomain());
-    int64_t first_broadcast = rank;
-    for (int64_t k = 0; k < rank; ++k) {
-      if (logical[static_cast<size_t>(loop_order[static_cast<size_t>(k)])]
-              ->isBroadcast()) {
-        first_broadcast = std::min(first_broadcast, k);
-      } else if (first_broadcast < rank) {
-        return 0; // broadcast in the middle: no single break point
-      }
-    }
-    if (first_broadcast == rank || first_broadcast == 0) {
-      continue;
-    }
-    if (break_point != 0 && break_point != first_broadcast) {
+    const std::optional<BroadcastSplit> split = broadcastSplit(
+        TensorDomain::noReductions(tv->getLogicalDomain()), loop_order);
+    if (!split.has_value() || (split->at != 0 && !agree(split->at))) {
       return 0;
     }
-    break_point = first_broadcast;
   }
   for (Expr* expr : fusion->exprs()) {
-    if (auto* bop = dynamic_cast<BroadcastOp*>(expr)) {
-      const auto& flags = bop->getBroadcastDimFlags();
-      if (std::find(flags.begin(), flags.end(), true) != flags.end()) {
-        return 0;
-      }
+    auto* bop = dynamic_cast<BroadcastOp*>(expr);
+    if (bop == nullptr) {
+      continue;
+    }
+    const auto& flags = bop->getBroadcastDimFlags();
+    if (std::find(flags.begin(), flags.end(), true) == flags.end()) {
+      continue; // adds no axis
+    }
+    auto* out = bop->out()->as<TensorView>();
+    if (rankOf(out) != rank) {
+      return 0;
+    }
+    const std::optional<BroadcastSplit> split = broadcastSplit(
+        TensorDomain::noReductions(out->getLogicalDomain()), loop_order);
+    if (!split.has_value() || split->at == 0 || !split->outer ||
+        !agree(split->at)) {
+      return 0;
     }
   }
   return break_point;
+}
+
+// Threads of a 2-D block: the inner part's vectors across threadIdx.x (at
+// most 128 threads, fewer when a row has fewer vectors), rows across
+// threadIdx.y to fill 128 threads. Falls back to 1-D when the inner part
+// needs more blocks than gridDim.y allows.
+void setTwoDimensionalBlocks(
+    PointwiseParams& params, int64_t outer_extent, int64_t inner_extent) {
+  constexpr int64_t kThreads = 128;
+  const int64_t vectors = ceilDiv(inner_extent, params.vectorize);
+  int64_t tx = 1;
+  while (tx < vectors && tx < kThreads) {
+    tx *= 2;
+  }
+  if (ceilDiv(vectors, tx) > 65535) {
+    params.break_point = 0;
+    return;
+  }
+  params.threads_per_block = tx;
+  params.rows_per_block =
+      std::min(kThreads / tx, std::max<int64_t>(1, outer_extent));
 }
 
 } // namespace
@@ -88,8 +152,12 @@ std::string PointwiseParams::toString() const {
      << (break_point == 0 ? std::string("1-D")
                           : "2-D at " + std::to_string(break_point))
      << ", vectorize " << vectorize << ", unroll " << unroll << ", "
-     << threads_per_block << " threads, inputs " << joinFlags(vectorize_input)
-     << ", outputs " << joinFlags(vectorize_output);
+     << threads_per_block << " threads";
+  if (break_point > 0) {
+    ss << " x " << rows_per_block << " rows";
+  }
+  ss << ", inputs " << joinFlags(vectorize_input) << ", outputs "
+     << joinFlags(vectorize_output);
   for (const auto& [output, order] : output_layouts) {
     ss << ", output " << output << " laid out [" << joinInts(order) << "]";
   }
@@ -220,11 +288,6 @@ std::unique_ptr<HeuristicParams> PointWiseScheduler::computeHeuristics(
         ref_logical[static_cast<size_t>(order[static_cast<size_t>(k)])]);
     (k < params->break_point ? outer_extent : inner_extent) *= e;
   }
-  if (params->break_point > 0 && outer_extent > 65535) {
-    params->break_point = 0; // gridDim.y is limited
-    inner_extent *= outer_extent;
-    outer_extent = 1;
-  }
 
   // Vectorization: the widest power of two of at most 16 bytes that every
   // vectorizable tensor allows (contiguous inner extent, pointer
@@ -298,8 +361,15 @@ std::unique_ptr<HeuristicParams> PointWiseScheduler::computeHeuristics(
         params->vectorize_output.begin(), params->vectorize_output.end(),
         false);
   }
+  if (params->break_point > 0) {
+    setTwoDimensionalBlocks(*params, outer_extent, inner_extent);
+  }
   // Unroll to keep more bytes in flight when there are plenty of blocks.
-  const int64_t blocks = outer_extent * ((inner_extent / width + 127) / 128);
+  const int64_t blocks =
+      params->break_point > 0
+          ? ceilDiv(outer_extent, params->rows_per_block) *
+                ceilDiv(ceilDiv(inner_extent, width), params->threads_per_block)
+          : ceilDiv(inner_extent / width, params->threads_per_block);
   params->unroll = blocks >= 8192 ? 4 : blocks >= 2048 ? 2 : 1;
   return params;
 }
@@ -331,32 +401,44 @@ void PointWiseScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
   }
   reference->reorder(old2new);
   const int64_t b = params.break_point;
-  // Inner part: merge, then [.., Unroll, TIDx, Vectorize].
+  // Inner part: merged into one axis; so is the outer part (2-D).
   for (int64_t k = b; k + 1 < rank; ++k) {
     reference->merge(b);
   }
-  // Outer part (2-D): merged into one axis.
   for (int64_t k = 0; k + 1 < b; ++k) {
     reference->merge(0);
   }
-  const int64_t inner = b > 0 ? 1 : 0;
-  reference->split(inner, params.vectorize);
-  reference->split(inner, params.threads_per_block);
-  reference->split(inner, params.unroll);
-  // [outer?, blocks, unroll, threads, vector]
-  if (b > 0) {
+  if (b == 0) {
+    // [blocks, unroll, threads, vector]
+    reference->split(0, params.vectorize);
+    reference->split(0, params.threads_per_block);
+    reference->split(0, params.unroll);
+    reference->axis(0)->parallelize(ParallelType::BIDx);
+    reference->axis(1)->parallelize(ParallelType::Unroll);
+    reference->axis(2)->parallelize(ParallelType::TIDx);
+  } else {
+    // [outer, inner] -> [inner blocks, row blocks, unroll, rows, threads,
+    // vector]: each index is a product and a sum, never a division by a
+    // run-time extent; a tensor broadcast along one part is read once per
+    // position of the other.
+    reference->split(1, params.vectorize);
+    reference->split(1, params.threads_per_block);
+    reference->split(0, params.rows_per_block);
+    reference->split(0, params.unroll);
+    reference->reorder({{3, 0}, {0, 1}, {1, 2}, {2, 3}});
     reference->axis(0)->parallelize(ParallelType::BIDy);
+    reference->axis(1)->parallelize(ParallelType::BIDx);
+    reference->axis(2)->parallelize(ParallelType::Unroll);
+    reference->axis(3)->parallelize(ParallelType::TIDy);
+    reference->axis(4)->parallelize(ParallelType::TIDx);
   }
-  reference->axis(inner)->parallelize(ParallelType::BIDx);
-  reference->axis(inner + 1)->parallelize(ParallelType::Unroll);
-  reference->axis(inner + 2)->parallelize(ParallelType::TIDx);
 
   TransformPropagator propagator(reference);
   MaxLogicalDomainInfoSpanningTree(reference).traverse(&propagator);
   scheduler_utils::parallelizeAllLike(
       reference, {},
       {ParallelType::BIDx, ParallelType::BIDy, ParallelType::TIDx,
-       ParallelType::Unroll});
+       ParallelType::TIDy, ParallelType::Unroll});
 
   if (params.vectorize > 1) {
     for (size_t i = 0; i < inputs.size(); ++i) {

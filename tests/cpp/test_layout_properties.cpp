@@ -455,6 +455,15 @@ Case biasOfSplitAllocationCase() {
       stridedInput({9}, {1}, logicalLayout(1)), {1});
 }
 
+// A per-channel vector of an NHWC [3, 6, 5, 7] tensor: the 2-D schedule
+// over rows N*H*W and the 6 channels (not a multiple of 4).
+Case biasOfNhwcChannelsCase() {
+  return biasCase(
+      {3, 6, 5, 7},
+      stridedInput({3, 6, 5, 7}, {210, 1, 42, 6}, declaredLayout({0, 2, 3, 1})),
+      stridedInput({6}, {1}, logicalLayout(1)), {1});
+}
+
 // Rows of 9 and 39 elements: not a multiple of the vector width.
 Case biasOfOddRowsCase(int64_t n) {
   return biasCase(
@@ -566,6 +575,11 @@ TEST_F(LayoutPropertyTest, BiasOfSplitAllocation) {
   EXPECT_EQ(checkCaseOnInterpreter(c), "") << c.toString();
 }
 
+TEST_F(LayoutPropertyTest, BiasOfNhwcChannels) {
+  const Case c = biasOfNhwcChannelsCase();
+  EXPECT_EQ(checkCaseOnInterpreter(c), "") << c.toString();
+}
+
 TEST_F(LayoutPropertyTest, BiasOfRowsNotAMultipleOfTheWidth) {
   for (int64_t n : {9, 39}) {
     const Case c = biasOfOddRowsCase(n);
@@ -629,6 +643,7 @@ TEST_F(LayoutPropertyGpuTest, RegressionCasesMatchATen) {
   cases.emplace_back("bias of a strided view", biasOfStridedViewCase());
   cases.emplace_back("bias of a split allocation", biasOfSplitAllocationCase());
   cases.emplace_back("bias of rows of 9", biasOfOddRowsCase(9));
+  cases.emplace_back("bias of NHWC channels", biasOfNhwcChannelsCase());
   cases.emplace_back("bias of rows of 39", biasOfOddRowsCase(39));
   cases.emplace_back("narrowed view", narrowedViewCase());
   cases.emplace_back("odd row stride 36", oddRowStrideCase(36));

@@ -21,6 +21,7 @@
 namespace fuser {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class PointwiseSchedulerTest : public FuserIrTest {};
 
@@ -250,7 +251,10 @@ TEST_F(PointwiseSchedulerTest, InnerBroadcastInputUsesTwoDimensionalSchedule) {
   EXPECT_EQ(out->axis(1)->getParallelType(), ParallelType::BIDx);
 }
 
-TEST_F(PointwiseSchedulerTest, OuterBroadcastOpUsesOneDimensionalSchedule) {
+// A bias broadcast along the rows: a 2-D schedule whose indices hold no
+// division or remainder by a run-time extent (one per element in the 1-D
+// schedule this replaced).
+TEST_F(PointwiseSchedulerTest, OuterBroadcastOpUsesTwoDimensionalSchedule) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());
   TensorView* x = makeContigTensor(2);
@@ -261,15 +265,56 @@ TEST_F(PointwiseSchedulerTest, OuterBroadcastOpUsesOneDimensionalSchedule) {
   RuntimeInfo info = makeInfo(fusion.get(), {{300, 1000}, {1000}});
   Scheduled s = scheduleWith(fusion.get(), info);
   ASSERT_EQ(s.type, SchedulerType::PointWise);
-  EXPECT_EQ(pointwise(s).break_point, 0);
+  EXPECT_EQ(pointwise(s).break_point, 1);
   EXPECT_EQ(pointwise(s).vectorize, 4);
+  EXPECT_EQ(pointwise(s).threads_per_block, 128);
+  EXPECT_EQ(pointwise(s).rows_per_block, 1);
   EXPECT_EQ(pointwise(s).vectorize_input, (std::vector<bool>{true, true}));
   const std::string code = generateCudaKernel(fusion.get());
-  EXPECT_THAT(code, HasSubstr("vectorizedCopy<float, 4>"));
+  const std::string kernel = code.substr(code.find("// ---- kernel"));
+  EXPECT_THAT(kernel, HasSubstr("vectorizedCopy<float, 4>"));
+  EXPECT_THAT(kernel, Not(HasSubstr(" % ")));
+  EXPECT_THAT(kernel, Not(HasSubstr(" / ")));
   // Regression: the broadcast copy next to the vectorized output took the
   // output's vectorized loop and read a loop index out of its scope; every
   // generated kernel must compile.
   EXPECT_NO_THROW(compileToCubin(code, "fuser_kernel", 90, true));
+}
+
+// A per-channel scale and shift of an NHWC tensor: rows are N*H*W, the
+// inner part the 64 channels, 16 vectors of 4 across threadIdx.x and 8 rows
+// across threadIdx.y.
+TEST_F(PointwiseSchedulerTest, PerChannelScaleOfNhwcIsTwoDimensional) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* x = makeContigTensor(4);
+  x->setAllocationDomain(
+      {x->axis(0), x->axis(2), x->axis(3), x->axis(1)}, true);
+  TensorView* scale = makeContigTensor(1);
+  TensorView* shift = makeContigTensor(1);
+  fusion->addInput(x);
+  fusion->addInput(scale);
+  fusion->addInput(shift);
+  const std::vector<bool> channel = {true, false, true, true};
+  fusion->addOutput(
+      add(mul(x, broadcast(scale, channel)), broadcast(shift, channel)));
+  RuntimeInfo info = makeInfo(fusion.get(), {{64, 64, 32, 32}, {64}, {64}});
+  Scheduled s = scheduleWith(fusion.get(), info);
+  ASSERT_EQ(s.type, SchedulerType::PointWise);
+  EXPECT_EQ(pointwise(s).loop_order, (std::vector<int64_t>{0, 2, 3, 1}));
+  EXPECT_EQ(pointwise(s).break_point, 3);
+  EXPECT_EQ(pointwise(s).vectorize, 4);
+  EXPECT_EQ(pointwise(s).threads_per_block, 16);
+  EXPECT_EQ(pointwise(s).rows_per_block, 8);
+  EXPECT_EQ(pointwise(s).unroll, 4);
+  EXPECT_THAT(s.params->toString(), HasSubstr("16 threads x 8 rows"));
+  const std::string code = generateCudaKernel(fusion.get());
+  const std::string kernel = code.substr(code.find("// ---- kernel"));
+  EXPECT_THAT(kernel, Not(HasSubstr(" % ")));
+  EXPECT_THAT(kernel, Not(HasSubstr(" / ")));
+  // The channel vectors are loaded once per thread, outside the rows'
+  // unrolled loop.
+  EXPECT_LT(kernel.find("&T1["), kernel.find("#pragma unroll"));
 }
 
 // A reduction is not pointwise; the reduction scheduler takes it, and the
