@@ -69,15 +69,37 @@ void GpuLower::bindParameterExtents() {
             (derived && computableFromParameters(extent))) {
           continue;
         }
+        // Axes the fusion joins (exact-mapped) have one size: every
+        // compiled signature fixes the sizes, and binding checks joined
+        // axes (checkJoinedInputExtents). One name for them lets the
+        // simplifier see that `i % N < N'` holds and that a merged
+        // extent is the product a vector check booked.
+        if (Val* joined = joinedParameterExtent(logical[j])) {
+          extent_substitutions_[extent] = joined;
+          continue;
+        }
         Val* named = IrBuilder::create<kir::NamedScalar>(
             "T" + std::to_string(tv->name()) + ".logical_size[" +
                 std::to_string(j) + "]",
             DataType::Index);
         extent_substitutions_[extent] = named;
+        named_parameter_ids_.emplace_back(logical[j], named);
         kernel_->parameter_extents.push_back({named, p, j});
       }
     }
   }
+}
+
+Val* GpuLower::joinedParameterExtent(IterDomain* id) const {
+  if (id->isBroadcast() || id->extent()->definition() != nullptr) {
+    return nullptr;
+  }
+  for (const auto& [named_id, named] : named_parameter_ids_) {
+    if (id_model_->exactMapped(named_id, id)) {
+      return named;
+    }
+  }
+  return nullptr;
 }
 
 bool GpuLower::computableFromParameters(const Val* value) const {

@@ -156,6 +156,9 @@ class GpuLower {
 
  private:
   void bindParameterExtents();
+  // The name an earlier parameter's axis exact-mapped to `id` was given;
+  // nullptr when there is none (or `id`'s extent is computed).
+  Val* joinedParameterExtent(IterDomain* id) const;
   // Whether `value` is a constant or computed from substituted extents.
   bool computableFromParameters(const Val* value) const;
   // The analyses every pass may read.
@@ -168,6 +171,8 @@ class GpuLower {
   std::unique_ptr<MmaPipeline> mma_pipeline_;
   std::unordered_map<const Expr*, Val*> predicates_;
   std::vector<std::pair<std::vector<Val*>, int64_t>> divisible_products_;
+  // Parameter axes with the name their extent was given.
+  std::vector<std::pair<IterDomain*, Val*>> named_parameter_ids_;
   std::unordered_map<const Val*, Val*> extent_substitutions_;
   std::unordered_map<const Val*, Val*> resolved_;
   GpuLower* previous_ = nullptr;

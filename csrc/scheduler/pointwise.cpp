@@ -154,7 +154,8 @@ std::string PointwiseParams::toString() const {
      << ", vectorize " << vectorize << ", unroll " << unroll << ", "
      << threads_per_block << " threads";
   if (break_point > 0) {
-    ss << " x " << rows_per_block << " rows";
+    ss << " x " << rows_per_block << " rows, rows on "
+       << (rows_on_grid_y ? "BIDy" : "BIDx");
   }
   ss << ", inputs " << joinFlags(vectorize_input) << ", outputs "
      << joinFlags(vectorize_output);
@@ -371,6 +372,16 @@ std::unique_ptr<HeuristicParams> PointWiseScheduler::computeHeuristics(
                 ceilDiv(ceilDiv(inner_extent, width), params->threads_per_block)
           : ceilDiv(inner_extent / width, params->threads_per_block);
   params->unroll = blocks >= 8192 ? 4 : blocks >= 2048 ? 2 : 1;
+  if (params->break_point > 0) {
+    // Consecutive blocks take consecutive slabs of a row when a row spans
+    // several blocks (the DRAM pages of a row are read together), and
+    // consecutive rows otherwise; gridDim.y holds at most 65535.
+    const int64_t inner_blocks =
+        ceilDiv(ceilDiv(inner_extent, width), params->threads_per_block);
+    const int64_t row_blocks =
+        ceilDiv(outer_extent, params->rows_per_block * params->unroll);
+    params->rows_on_grid_y = inner_blocks > 1 && row_blocks <= 65535;
+  }
   return params;
 }
 
@@ -418,16 +429,18 @@ void PointWiseScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
     reference->axis(2)->parallelize(ParallelType::TIDx);
   } else {
     // [outer, inner] -> [inner blocks, row blocks, unroll, rows, threads,
-    // vector]: each index is a product and a sum, never a division by a
-    // run-time extent; a tensor broadcast along one part is read once per
-    // position of the other.
+    // vector], the blocks on (BIDy, BIDx) or (BIDx, BIDy): each index is a
+    // product and a sum, never a division by a run-time extent; a tensor
+    // broadcast along one part is read once per position of the other.
     reference->split(1, params.vectorize);
     reference->split(1, params.threads_per_block);
     reference->split(0, params.rows_per_block);
     reference->split(0, params.unroll);
     reference->reorder({{3, 0}, {0, 1}, {1, 2}, {2, 3}});
-    reference->axis(0)->parallelize(ParallelType::BIDy);
-    reference->axis(1)->parallelize(ParallelType::BIDx);
+    reference->axis(0)->parallelize(
+        params.rows_on_grid_y ? ParallelType::BIDx : ParallelType::BIDy);
+    reference->axis(1)->parallelize(
+        params.rows_on_grid_y ? ParallelType::BIDy : ParallelType::BIDx);
     reference->axis(2)->parallelize(ParallelType::Unroll);
     reference->axis(3)->parallelize(ParallelType::TIDy);
     reference->axis(4)->parallelize(ParallelType::TIDx);

@@ -24,13 +24,16 @@ class PointwiseParams : public HeuristicParams {
   // Logical positions of the reference, outermost loop first.
   std::vector<int64_t> loop_order;
   // 0: one merged axis; b > 0: loop axes [0, b) are the outer part (rows:
-  // BIDx, unrolled, TIDy), [b, rank) the inner part (BIDy, TIDx, vector).
+  // blocks, unrolled, TIDy), [b, rank) the inner part (blocks, TIDx,
+  // vector); doc/pointwise.md §3.
   int64_t break_point = 0;
   int64_t vectorize = 1;
   int64_t unroll = 1;
   // threadIdx.x (the inner part's vectors); threadIdx.y (rows, 2-D only).
   int64_t threads_per_block = 128;
   int64_t rows_per_block = 1;
+  // 2-D: row blocks on BIDy and a row's blocks on BIDx (else the reverse).
+  bool rows_on_grid_y = false;
   // Per fusion input / output: whether its accesses are vectorized.
   std::vector<bool> vectorize_input;
   std::vector<bool> vectorize_output;
