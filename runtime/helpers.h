@@ -83,6 +83,10 @@ struct CastImpl {
     return static_cast<To>(x);
   }
 };
+// The 16-bit types' casts exist where the kernel includes their headers
+// (the code generator defines FUSER_HAS_HALF / FUSER_HAS_BFLOAT16 for a
+// kernel that uses them: each header costs NVRTC time).
+#ifdef FUSER_HAS_HALF
 template <typename From>
 struct CastImpl<__half, From> {
   __device__ __forceinline__ static __half apply(From x) {
@@ -101,6 +105,8 @@ struct CastImpl<__half, __half> {
     return x;
   }
 };
+#endif
+#ifdef FUSER_HAS_BFLOAT16
 template <typename From>
 struct CastImpl<__nv_bfloat16, From> {
   __device__ __forceinline__ static __nv_bfloat16 apply(From x) {
@@ -119,6 +125,8 @@ struct CastImpl<__nv_bfloat16, __nv_bfloat16> {
     return x;
   }
 };
+#endif
+#if defined(FUSER_HAS_HALF) && defined(FUSER_HAS_BFLOAT16)
 template <>
 struct CastImpl<__half, __nv_bfloat16> {
   __device__ __forceinline__ static __half apply(__nv_bfloat16 x) {
@@ -131,6 +139,7 @@ struct CastImpl<__nv_bfloat16, __half> {
     return __float2bfloat16(__half2float(x));
   }
 };
+#endif
 template <typename To, typename From>
 __device__ __forceinline__ To castTo(From x) {
   return CastImpl<To, From>::apply(x);

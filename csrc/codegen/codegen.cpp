@@ -19,10 +19,23 @@ std::string generateCudaKernel(const LoweredKernel& kernel) {
      << "typedef "
      << (kernel.index_type == DataType::Int32 ? "int" : "long long int")
      << " nvfuser_index_t;\n"
-     << "typedef long long int int64_t;\n"
-     << "#include <cuda_fp16.h>\n"
-     << "#include <cuda_bf16.h>\n"
-     << "#define CUDART_INF __longlong_as_double(0x7ff0000000000000ULL)\n"
+     << "typedef long long int int64_t;\n";
+  // The 16-bit float headers only where the kernel uses their types: each
+  // costs NVRTC about a third of a small kernel's compile time
+  // (runtime/helpers.h guards its casts by these macros).
+  bool uses_half = kernel.mma.has_value();
+  bool uses_bfloat16 = kernel.mma.has_value();
+  for (Val* value : kernel.fusion->vals()) {
+    uses_half |= value->dtype() == DataType::Half;
+    uses_bfloat16 |= value->dtype() == DataType::BFloat16;
+  }
+  if (uses_half) {
+    ss << "#define FUSER_HAS_HALF\n#include <cuda_fp16.h>\n";
+  }
+  if (uses_bfloat16) {
+    ss << "#define FUSER_HAS_BFLOAT16\n#include <cuda_bf16.h>\n";
+  }
+  ss << "#define CUDART_INF __longlong_as_double(0x7ff0000000000000ULL)\n"
      << "#define CUDART_NAN __longlong_as_double(0xfff8000000000000ULL)\n";
   // The helpers of reductions across threads and blocks, and of the matmul
   // pipeline, only where used:

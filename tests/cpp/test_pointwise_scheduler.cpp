@@ -185,6 +185,31 @@ TEST_F(PointwiseSchedulerTest, JoinedAxesOfTwoInputsShareOneName) {
       kernel, HasSubstr("* 4) < (T0.logical_size[0] * T0.logical_size[1])"));
 }
 
+// A kernel includes cuda_fp16.h / cuda_bf16.h only for the types it uses
+// (each header costs NVRTC time), and every variant compiles.
+TEST_F(PointwiseSchedulerTest, KernelIncludesOnlyTheFloatHeadersItUses) {
+  auto kernelOf = [&](DataType in, DataType out) {
+    auto fusion = std::make_unique<Fusion>();
+    FusionGuard fg(fusion.get());
+    TensorView* a = makeContigTensor(1, in);
+    fusion->addInput(a);
+    fusion->addOutput(castOp(out, neg(castOp(DataType::Float, a))));
+    RuntimeInfo info = makeInfo(fusion.get(), {{1024}});
+    scheduleWith(fusion.get(), info);
+    return generateCudaKernel(fusion.get());
+  };
+  const std::string f32 = kernelOf(DataType::Float, DataType::Float);
+  EXPECT_THAT(f32, Not(HasSubstr("cuda_fp16.h")));
+  EXPECT_THAT(f32, Not(HasSubstr("cuda_bf16.h")));
+  const std::string bf16 = kernelOf(DataType::BFloat16, DataType::Float);
+  EXPECT_THAT(bf16, Not(HasSubstr("cuda_fp16.h")));
+  EXPECT_THAT(
+      bf16, HasSubstr("#define FUSER_HAS_BFLOAT16\n#include <cuda_bf16.h>"));
+  const std::string both = kernelOf(DataType::Half, DataType::BFloat16);
+  EXPECT_THAT(both, HasSubstr("#include <cuda_fp16.h>"));
+  EXPECT_THAT(both, HasSubstr("#include <cuda_bf16.h>"));
+}
+
 TEST_F(PointwiseSchedulerTest, NhwcInputSetsLoopOrderAndOutputLayout) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());

@@ -46,7 +46,9 @@ std::string runtimePreamble() {
   std::string source =
       "typedef long long int nvfuser_index_t;\n"
       "typedef long long int int64_t;\n"
+      "#define FUSER_HAS_HALF\n"
       "#include <cuda_fp16.h>\n"
+      "#define FUSER_HAS_BFLOAT16\n"
       "#include <cuda_bf16.h>\n"
       "#define CUDART_INF __longlong_as_double(0x7ff0000000000000ULL)\n"
       "#define CUDART_NAN __longlong_as_double(0xfff8000000000000ULL)\n";
