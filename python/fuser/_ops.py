@@ -24,6 +24,13 @@ class Ops:
         """A copy of a tensor."""
         return self._fd._set("set", arg)
 
+    def stride_order(self, arg, stride_order):
+        """A copy of a tensor laid out dense in `stride_order` (as in
+        define_tensor: stride_order[i] ranks dimension i's stride, 0 the
+        innermost), as nvFuser's stride_order: an output made by it is
+        allocated in that order."""
+        return self._fd._stride_order(arg, stride_order)
+
     def segment_set(self, arg):
         """A copy of a tensor that ends a segment: what reads it runs in
         another kernel than what computes it."""

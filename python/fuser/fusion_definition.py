@@ -347,14 +347,21 @@ class FusionDefinition:
                 "either it or stride_order."
             )
         if stride_order is not None:
-            # Outermost first; reduction axes (no memory) after the others.
-            alloc = [ids[dims[k]] for k in allocation_order(stride_order, len(dims))]
-            alloc += [i for i in ids if i.is_reduction()]
-            flags = [None if i.is_broadcast() else True for i in alloc]
-            self._fusion.set_allocation_domain(tensor._val, [i._val for i in alloc], flags)
+            self._allocate_dense_in_order(tensor, stride_order)
         self._fusion.add_output(tensor._val)
         self._outputs.append(tensor)
         self._records.append(rec.AddOutput(tensor, stride_order))
+
+    def _allocate_dense_in_order(self, tensor, stride_order):
+        """Gives `tensor` an allocation domain dense in `stride_order` (a
+        checked permutation), outermost first; reduction axes (no memory)
+        after the others."""
+        ids = tensor.logical_domain()
+        dims = [d for d, i in enumerate(ids) if not i.is_reduction()]
+        alloc = [ids[dims[k]] for k in allocation_order(stride_order, len(dims))]
+        alloc += [i for i in ids if i.is_reduction()]
+        flags = [None if i.is_broadcast() else True for i in alloc]
+        self._fusion.set_allocation_domain(tensor._val, [i._val for i in alloc], flags)
 
     def inputs(self):
         """The inputs (Tensors and Scalars), in the order execute() takes them."""
@@ -518,12 +525,23 @@ class FusionDefinition:
         what = f"fd.ops.{name}"
         self._check_defining(what)
         tensor = self._tensor_operand(arg, what)
-        make = (
-            self._fusion.segment_set if name == "segment_set" else self._fusion.set
-        )
+        make = self._fusion.segment_set if name == "segment_set" else self._fusion.set
         out = self._wrap(make(tensor._val))
         out._expand = dict(tensor._expand)
         return self._record_op(name, [tensor], {}, out)
+
+    def _stride_order(self, arg, stride_order):
+        what = "fd.ops.stride_order"
+        self._check_defining(what)
+        tensor = self._tensor_operand(arg, what)
+        rank = len([i for i in tensor.logical_domain() if not i.is_reduction()])
+        order = check_stride_order(stride_order, rank, what)
+        out = self._wrap(self._fusion.set(tensor._val))
+        out._expand = dict(tensor._expand)
+        if order is not None:
+            self._allocate_dense_in_order(out, order)
+        kwargs = {"stride_order": [int(s) for s in stride_order]}
+        return self._record_op("stride_order", [tensor], kwargs, out)
 
     def _broadcast(self, arg, is_broadcast_dim):
         what = "fd.ops.broadcast"

@@ -100,14 +100,18 @@ def test_define_tensor_from_sizes_and_strides(make, shape, contiguity, stride_or
 
 def test_from_pytorch_dtype_and_static_sizes():
     with FusionDefinition() as fd:
-        t0 = fd.from_pytorch(torch.empty(2, 3, dtype=torch.bfloat16, device="meta"), static_sizes=True)
+        t0 = fd.from_pytorch(
+            torch.empty(2, 3, dtype=torch.bfloat16, device="meta"), static_sizes=True
+        )
     assert t0.dtype == DataType.BFloat16
     assert [i.extent().value() for i in t0.logical_domain()] == [2, 3]
 
 
 def test_from_pytorch_rejects_cpu_tensors():
     with FusionDefinition() as fd:
-        with pytest.raises(FuserError, match=r"the tensor is on cpu; fuser runs on CUDA tensors only"):
+        with pytest.raises(
+            FuserError, match=r"the tensor is on cpu; fuser runs on CUDA tensors only"
+        ):
             fd.from_pytorch(torch.empty(2, 3))
         # The definition stays usable.
         fd.add_output(fd.ops.neg(fd.define_tensor(shape=[-1], contiguity=True)))
@@ -558,7 +562,9 @@ def test_shape_size_and_define_vector_build_reshapes():
     assert "S3 = T0.size(1)" in text and "S4 = T0.size(0)" in text
     assert "T4 = fd.ops.reshape(T1, new_shape=[S3, S4])" in text
     with FusionDefinition() as fd:
-        with pytest.raises(FuserError, match=r"define_vector\(2\): vector inputs are not supported"):
+        with pytest.raises(
+            FuserError, match=r"define_vector\(2\): vector inputs are not supported"
+        ):
             fd.define_vector(2)
         with pytest.raises(FuserError, match="entry 1 is 2.5"):
             fd.define_vector([1, 2.5])
@@ -581,3 +587,30 @@ def test_narrow_integer_tensors(dtype, data_type):
     assert t2.dtype == DataType.Int  # integer sums accumulate in int64
     assert f"dtype=DataType.{data_type.name}" in str(fd)
     assert_round_trip(fd)
+
+
+def test_stride_order_op_gives_a_copy_that_layout():
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1, -1], contiguity=True)
+        t1 = fd.ops.stride_order(t0, [1, 2, 0])
+        t2 = fd.ops.stride_order(t0, [2, 1, 0])  # row-major: no allocation
+        fd.add_output(t1)
+        fd.add_output(t2)
+    text = str(fd)
+    assert "fd.ops.stride_order(T0, stride_order=[1, 2, 0])" in text
+    assert "fd.ops.stride_order(T0, stride_order=[2, 1, 0])" in text
+    # stride_order[i] ranks dimension i's stride (0 the innermost), as
+    # define_tensor reads it: dimension 1, then 0, then 2.
+    logical = t1.logical_domain()
+    assert t1.allocation_domain() == [logical[1], logical[0], logical[2]]
+    assert not t2.has_allocation()
+
+
+def test_stride_order_op_refuses_what_is_not_a_permutation():
+    with pytest.raises(
+        FuserError,
+        match=r"fd.ops.stride_order: stride_order must be a permutation of 0..1; got \[0, 0\]",
+    ):
+        with FusionDefinition() as fd:
+            t0 = fd.define_tensor(shape=[-1, -1], contiguity=True)
+            fd.ops.stride_order(t0, [0, 0])

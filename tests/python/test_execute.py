@@ -111,7 +111,14 @@ def test_integer_ops():
     def define(fd):
         t0 = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Int)
         t1 = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Int)
-        for name in ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "gcd"):
+        for name in (
+            "bitwise_and",
+            "bitwise_or",
+            "bitwise_xor",
+            "bitwise_left_shift",
+            "bitwise_right_shift",
+            "gcd",
+        ):
             fd.add_output(getattr(fd.ops, name)(t0, t1))
         fd.add_output(fd.ops.bitwise_not(t0))
         fd.add_output(fd.ops.remainder(t0, fd.ops.add(fd.ops.abs(t1), 1)))
@@ -413,6 +420,22 @@ def test_output_stride_order_gives_that_layout():
     torch.testing.assert_close(out, x * 2.0)
     # Dimension 2 innermost, then 0, then 1.
     assert out.stride() == x.permute(1, 0, 2).contiguous().permute(1, 0, 2).stride() == (8, 32, 1)
+
+
+def test_stride_order_op_lays_out_outputs_and_intermediates():
+    def define(fd):
+        t0 = fd.define_tensor(shape=[-1, -1, -1], contiguity=True)
+        t1 = fd.ops.stride_order(fd.ops.mul(t0, 2.0), [1, 2, 0])
+        fd.add_output(t1)
+        # An intermediate in column-major order, read by a pointwise op.
+        t2 = fd.ops.stride_order(fd.ops.neg(t0), [0, 1, 2])
+        fd.add_output(fd.ops.add(t2, 1.0))
+
+    x = cuda(4, 6, 8)
+    _, (a, b) = run(define, [x])
+    torch.testing.assert_close(a, x * 2.0)
+    assert a.stride() == (8, 32, 1)
+    torch.testing.assert_close(b, -x + 1.0)
 
 
 def test_reshape_to_define_vector_and_shape_of_another_tensor():

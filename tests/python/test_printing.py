@@ -101,6 +101,13 @@ def define_allocation(fd):
     t1.logical_domain()[0].parallelize(ParallelType.Serial)
 
 
+def define_stride_order(fd):
+    t0 = fd.define_tensor(shape=[-1, -1, -1], contiguity=True)
+    t1 = fd.ops.stride_order(fd.ops.relu(t0), [1, 2, 0])
+    fd.add_output(fd.ops.stride_order(t1, [2, 1, 0]))
+    fd.add_output(t1)
+
+
 def define_extents(fd):
     t0 = fd.define_tensor(shape=[-1, -1], contiguity=True)
     t1 = fd.define_tensor(shape=[-1], contiguity=True)
@@ -119,6 +126,7 @@ def define_extents(fd):
         define_strided_inputs,
         define_allocation,
         define_extents,
+        define_stride_order,
     ],
 )
 def test_round_trip(define):
