@@ -228,7 +228,8 @@ void writeDiskCache(
 // Runs NVRTC; never consults a cache.
 CompiledModule runNvrtc(
     const std::string& source, const std::string& kernel_name,
-    const std::string& arch, const std::vector<std::string>& options) {
+    const std::string& arch, const std::vector<std::string>& options,
+    std::string* ptx = nullptr) {
   nvrtcProgram program = nullptr;
   FUSER_NVRTC_CALL(nvrtcCreateProgram(
       &program, source.c_str(), "fuser_kernel.cu", 0, nullptr, nullptr));
@@ -296,6 +297,15 @@ CompiledModule runNvrtc(
     FUSER_NVRTC_CALL(
         nvrtcGetLoweredName(program, kernel_name.c_str(), &lowered));
     module.lowered_name = lowered;
+  }
+  if (ptx != nullptr) {
+    size_t ptx_size = 0;
+    FUSER_NVRTC_CALL(nvrtcGetPTXSize(program, &ptx_size));
+    ptx->assign(ptx_size, '\0');
+    FUSER_NVRTC_CALL(nvrtcGetPTX(program, ptx->data()));
+    while (!ptx->empty() && ptx->back() == '\0') {
+      ptx->pop_back();
+    }
   }
   return module;
 }
@@ -416,6 +426,19 @@ std::string kernelDiskCacheDir() {
     return std::string(home) + "/.cache/fuser/kernels";
   }
   return "";
+}
+
+KernelInspection inspectKernel(
+    const std::string& source, const std::string& kernel_name,
+    int compute_capability, bool use_arch_specific) {
+  const std::string arch = nvrtcArchName(compute_capability, use_arch_specific);
+  KernelInspection inspection;
+  inspection.ptxas_log =
+      runNvrtc(
+          source, kernel_name, arch,
+          compileOptions(arch, {"--ptxas-options=--verbose"}), &inspection.ptx)
+          .log;
+  return inspection;
 }
 
 KernelCacheStats kernelCacheStats() {

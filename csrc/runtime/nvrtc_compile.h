@@ -43,6 +43,17 @@ CompiledModule compileToCubin(
     int compute_capability, bool use_arch_specific,
     const std::vector<std::string>& extra_options = {});
 
+// What NVRTC made of a kernel, for checks of the generated code: its PTX,
+// and ptxas's report (registers, stack frame, spill stores and loads).
+// Compiled afresh on every call, never cached.
+struct KernelInspection {
+  std::string ptx;
+  std::string ptxas_log;
+};
+KernelInspection inspectKernel(
+    const std::string& source, const std::string& kernel_name,
+    int compute_capability, bool use_arch_specific);
+
 // "sm_90a" for (90, true), "sm_86" for (86, false).
 std::string nvrtcArchName(int compute_capability, bool use_arch_specific);
 

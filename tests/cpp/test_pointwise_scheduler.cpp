@@ -12,7 +12,9 @@
 #include <scheduler/registry.h>
 #include <tests/cpp/utils.h>
 
+#include <functional>
 #include <regex>
+#include <sstream>
 
 #include <ATen/ATen.h>
 #include <gmock/gmock.h>
@@ -208,6 +210,97 @@ TEST_F(PointwiseSchedulerTest, KernelIncludesOnlyTheFloatHeadersItUses) {
   const std::string both = kernelOf(DataType::Half, DataType::BFloat16);
   EXPECT_THAT(both, HasSubstr("#include <cuda_fp16.h>"));
   EXPECT_THAT(both, HasSubstr("#include <cuda_bf16.h>"));
+}
+
+namespace {
+
+// The lines of `ptx` that load from or store to global memory.
+std::vector<std::string> globalAccesses(const std::string& ptx) {
+  std::vector<std::string> lines;
+  std::istringstream in(ptx);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("ld.global") != std::string::npos ||
+        line.find("st.global") != std::string::npos) {
+      lines.push_back(line);
+    }
+  }
+  return lines;
+}
+
+} // namespace
+
+// What the H200 runs, checked on the CPU: the pointwise kernels use
+// no local memory (ptxas reports no stack frame and no spills) and move
+// every global element in 16-byte vectors (each global load and store of
+// the PTX is a .v4 access).
+TEST_F(PointwiseSchedulerTest, KernelsUseNoLocalMemoryAnd128BitAccesses) {
+  using Build = std::function<std::vector<std::vector<int64_t>>(Fusion*)>;
+  const std::vector<std::pair<std::string, Build>> programs = {
+      {"add",
+       [](Fusion* fusion) {
+         TensorView* a = makeContigTensor(2);
+         TensorView* b = makeContigTensor(2);
+         fusion->addInput(a);
+         fusion->addInput(b);
+         fusion->addOutput(mul(relu(add(a, b)), IrBuilder::create<Val>(2.0)));
+         return std::vector<std::vector<int64_t>>{{4096, 1024}, {4096, 1024}};
+       }},
+      {"bf16 tanh GELU",
+       [](Fusion* fusion) {
+         TensorView* a = makeContigTensor(2, DataType::BFloat16);
+         fusion->addInput(a);
+         TensorView* x = castOp(DataType::Float, a);
+         TensorView* y =
+             mul(mul(x, IrBuilder::create<Val>(0.5)),
+                 add(tanh(mul(x, IrBuilder::create<Val>(0.79788456))),
+                     IrBuilder::create<Val>(1.0)));
+         fusion->addOutput(castOp(DataType::BFloat16, y));
+         return std::vector<std::vector<int64_t>>{{4096, 1024}};
+       }},
+      {"bias add",
+       [](Fusion* fusion) {
+         TensorView* x = makeContigTensor(2);
+         TensorView* bias = makeContigTensor(1);
+         fusion->addInput(x);
+         fusion->addInput(bias);
+         fusion->addOutput(add(x, broadcast(bias, {true, false})));
+         return std::vector<std::vector<int64_t>>{{8192, 1024}, {1024}};
+       }},
+      {"NHWC scale and shift",
+       [](Fusion* fusion) {
+         TensorView* x = makeContigTensor(4);
+         x->setAllocationDomain(
+             {x->axis(0), x->axis(2), x->axis(3), x->axis(1)}, true);
+         TensorView* scale = makeContigTensor(1);
+         TensorView* shift = makeContigTensor(1);
+         fusion->addInput(x);
+         fusion->addInput(scale);
+         fusion->addInput(shift);
+         const std::vector<bool> channel = {true, false, true, true};
+         fusion->addOutput(
+             add(mul(x, broadcast(scale, channel)), broadcast(shift, channel)));
+         return std::vector<std::vector<int64_t>>{{64, 64, 32, 32}, {64}, {64}};
+       }},
+  };
+  for (const auto& [name, build] : programs) {
+    SCOPED_TRACE(name);
+    auto fusion = std::make_unique<Fusion>();
+    FusionGuard fg(fusion.get());
+    RuntimeInfo info = makeInfo(fusion.get(), build(fusion.get()));
+    Scheduled s = scheduleWith(fusion.get(), info);
+    ASSERT_EQ(s.type, SchedulerType::PointWise);
+    const KernelInspection inspection = inspectKernel(
+        generateCudaKernel(fusion.get()), "fuser_kernel", 90, true);
+    EXPECT_THAT(
+        inspection.ptxas_log,
+        HasSubstr("0 bytes stack frame, 0 bytes spill stores, 0 bytes "
+                  "spill loads"));
+    const std::vector<std::string> accesses = globalAccesses(inspection.ptx);
+    EXPECT_FALSE(accesses.empty());
+    for (const std::string& access : accesses) {
+      EXPECT_THAT(access, HasSubstr(".v4.")) << s.params->toString();
+    }
+  }
 }
 
 TEST_F(PointwiseSchedulerTest, NhwcInputSetsLoopOrderAndOutputLayout) {
