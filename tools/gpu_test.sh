@@ -9,6 +9,10 @@
 #                     and the Python tests with as many pytest-xdist workers
 #                     (default 1: ctest and plain pytest); the tests are
 #                     mostly NVRTC compilations, which the CPU cores share
+#   GTEST_FILTER      (gtest's own variable) runs only the C++ tests it
+#                     names, still in the shards above: a subset run in one
+#                     process takes several times as long
+#   FUSER_GPU_SKIP_BENCH=1  skips the C++ benchmarks at the end
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

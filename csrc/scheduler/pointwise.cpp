@@ -365,13 +365,19 @@ std::unique_ptr<HeuristicParams> PointWiseScheduler::computeHeuristics(
   if (params->break_point > 0) {
     setTwoDimensionalBlocks(*params, outer_extent, inner_extent);
   }
-  // Unroll to keep more bytes in flight when there are plenty of blocks.
+  // Unroll to keep more bytes in flight when the grid has waves to spare:
+  // by 4 from four full waves of the device's multiprocessors (2048
+  // resident threads each), by 2 from one.
   const int64_t blocks =
       params->break_point > 0
           ? ceilDiv(outer_extent, params->rows_per_block) *
                 ceilDiv(ceilDiv(inner_extent, width), params->threads_per_block)
           : ceilDiv(inner_extent / width, params->threads_per_block);
-  params->unroll = blocks >= 8192 ? 4 : blocks >= 2048 ? 2 : 1;
+  const int64_t threads =
+      params->threads_per_block *
+      (params->break_point > 0 ? params->rows_per_block : 1);
+  const int64_t wave = runtime_info.multiprocessors() * (2048 / threads);
+  params->unroll = blocks >= 4 * wave ? 4 : blocks >= wave ? 2 : 1;
   if (params->break_point > 0) {
     // Consecutive blocks take consecutive slabs of a row when a row spans
     // several blocks (the DRAM pages of a row are read together), and

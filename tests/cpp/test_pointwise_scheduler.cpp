@@ -303,6 +303,27 @@ TEST_F(PointwiseSchedulerTest, KernelsUseNoLocalMemoryAnd128BitAccesses) {
   }
 }
 
+// The unroll factor counts waves of the device the run is on (16 blocks of
+// 128 threads per SM): the 2048 blocks of a [2048, 512] float add are less
+// than a wave of an H200's 132 SMs (2112 blocks), two waves of 64 SMs and
+// sixteen of 8.
+TEST_F(PointwiseSchedulerTest, UnrollCountsWavesOfTheDevice) {
+  for (const auto& [sms, unroll] :
+       std::vector<std::pair<int64_t, int64_t>>{{132, 1}, {64, 2}, {8, 4}}) {
+    auto fusion = std::make_unique<Fusion>();
+    FusionGuard fg(fusion.get());
+    TensorView* a = makeContigTensor(2);
+    TensorView* b = makeContigTensor(2);
+    fusion->addInput(a);
+    fusion->addInput(b);
+    fusion->addOutput(add(a, b));
+    RuntimeInfo info = makeInfo(fusion.get(), {{2048, 512}, {2048, 512}});
+    info.setMultiprocessors(sms);
+    Scheduled s = scheduleWith(fusion.get(), info);
+    EXPECT_EQ(pointwise(s).unroll, unroll) << sms << " SMs";
+  }
+}
+
 TEST_F(PointwiseSchedulerTest, NhwcInputSetsLoopOrderAndOutputLayout) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());
@@ -449,7 +470,9 @@ TEST_F(PointwiseSchedulerTest, PerChannelScaleOfNhwcIsTwoDimensional) {
   EXPECT_EQ(pointwise(s).vectorize, 4);
   EXPECT_EQ(pointwise(s).threads_per_block, 16);
   EXPECT_EQ(pointwise(s).rows_per_block, 8);
-  EXPECT_EQ(pointwise(s).unroll, 4);
+  // 65536 rows / 8 = 8192 blocks of 128 threads: 3.9 waves of 132
+  // multiprocessors (16 blocks each), one short of unrolling by 4.
+  EXPECT_EQ(pointwise(s).unroll, 2);
   EXPECT_FALSE(pointwise(s).rows_on_grid_y); // one block per row
   EXPECT_THAT(
       s.params->toString(), HasSubstr("16 threads x 8 rows, rows on BIDx"));
