@@ -124,9 +124,9 @@ int64_t findBreakPoint(Fusion* fusion, const std::vector<int64_t>& loop_order) {
 
 // Threads of a 2-D block: the inner part's vectors across threadIdx.x (at
 // most 128 threads, fewer when a row has fewer vectors), rows across
-// threadIdx.y to fill 128 threads. Falls back to 1-D when the inner part
-// needs more blocks than gridDim.y allows.
-void setTwoDimensionalBlocks(
+// threadIdx.y to fill 128 threads. Returns false, leaving `params` alone,
+// when the inner part needs more blocks than gridDim.y allows.
+bool setTwoDimensionalBlocks(
     PointwiseParams& params, int64_t outer_extent, int64_t inner_extent) {
   constexpr int64_t kThreads = 128;
   const int64_t vectors = ceilDiv(inner_extent, params.vectorize);
@@ -135,12 +135,12 @@ void setTwoDimensionalBlocks(
     tx *= 2;
   }
   if (ceilDiv(vectors, tx) > 65535) {
-    params.break_point = 0;
-    return;
+    return false;
   }
   params.threads_per_block = tx;
   params.rows_per_block =
       std::min(kThreads / tx, std::max<int64_t>(1, outer_extent));
+  return true;
 }
 
 } // namespace
@@ -362,32 +362,31 @@ std::unique_ptr<HeuristicParams> PointWiseScheduler::computeHeuristics(
         params->vectorize_output.begin(), params->vectorize_output.end(),
         false);
   }
-  if (params->break_point > 0) {
-    setTwoDimensionalBlocks(*params, outer_extent, inner_extent);
+  if (params->break_point > 0 &&
+      !setTwoDimensionalBlocks(*params, outer_extent, inner_extent)) {
+    params->break_point = 0;
+    inner_extent *= outer_extent;
+    outer_extent = 1;
   }
+  // One count for both schedules (1-D: one outer position, one row per
+  // block).
+  const int64_t inner_blocks =
+      ceilDiv(ceilDiv(inner_extent, width), params->threads_per_block);
+  const int64_t blocks =
+      ceilDiv(outer_extent, params->rows_per_block) * inner_blocks;
   // Unroll to keep more bytes in flight when the grid has waves to spare:
   // by 4 from four full waves of the device's multiprocessors (2048
   // resident threads each), by 2 from one.
-  const int64_t blocks =
-      params->break_point > 0
-          ? ceilDiv(outer_extent, params->rows_per_block) *
-                ceilDiv(ceilDiv(inner_extent, width), params->threads_per_block)
-          : ceilDiv(inner_extent / width, params->threads_per_block);
-  const int64_t threads =
-      params->threads_per_block *
-      (params->break_point > 0 ? params->rows_per_block : 1);
-  const int64_t wave = runtime_info.multiprocessors() * (2048 / threads);
+  const int64_t wave =
+      runtime_info.multiprocessors() *
+      (2048 / (params->threads_per_block * params->rows_per_block));
   params->unroll = blocks >= 4 * wave ? 4 : blocks >= wave ? 2 : 1;
-  if (params->break_point > 0) {
-    // Consecutive blocks take consecutive slabs of a row when a row spans
-    // several blocks (the DRAM pages of a row are read together), and
-    // consecutive rows otherwise; gridDim.y holds at most 65535.
-    const int64_t inner_blocks =
-        ceilDiv(ceilDiv(inner_extent, width), params->threads_per_block);
-    const int64_t row_blocks =
-        ceilDiv(outer_extent, params->rows_per_block * params->unroll);
-    params->rows_on_grid_y = inner_blocks > 1 && row_blocks <= 65535;
-  }
+  // 2-D: consecutive blocks take consecutive slabs of a row when a row
+  // spans several blocks (the DRAM pages of a row are read together), and
+  // consecutive rows otherwise; gridDim.y holds at most 65535.
+  params->rows_on_grid_y =
+      params->break_point > 0 && inner_blocks > 1 &&
+      ceilDiv(outer_extent, params->rows_per_block * params->unroll) <= 65535;
   return params;
 }
 

@@ -97,6 +97,65 @@ const PointwiseParams& pointwise(const Scheduled& s) {
   return dynamic_cast<const PointwiseParams&>(*s.params);
 }
 
+// Programs of issue 18's benchmark, built into the current fusion; each
+// returns its inputs' sizes for makeInfo.
+using InputSizes = std::vector<std::vector<int64_t>>;
+
+// relu(a + b) * 2 of two [4096, 1024] floats.
+InputSizes addReluTimesTwo(Fusion* fusion) {
+  TensorView* a = makeContigTensor(2);
+  TensorView* b = makeContigTensor(2);
+  fusion->addInput(a);
+  fusion->addInput(b);
+  fusion->addOutput(mul(relu(add(a, b)), IrBuilder::create<Val>(2.0)));
+  return {{4096, 1024}, {4096, 1024}};
+}
+
+// A tanh-GELU of a bf16 [4096, 1024], computed in float.
+InputSizes bf16TanhGelu(Fusion* fusion) {
+  TensorView* a = makeContigTensor(2, DataType::BFloat16);
+  fusion->addInput(a);
+  TensorView* x = castOp(DataType::Float, a);
+  TensorView* y =
+      mul(mul(x, IrBuilder::create<Val>(0.5)),
+          add(tanh(mul(x, IrBuilder::create<Val>(0.79788456))),
+              IrBuilder::create<Val>(1.0)));
+  fusion->addOutput(castOp(DataType::BFloat16, y));
+  return {{4096, 1024}};
+}
+
+// x[rows, cols] + bias[cols], the bias broadcast along the rows.
+InputSizes biasAdd(Fusion* fusion, int64_t rows, int64_t cols) {
+  TensorView* x = makeContigTensor(2);
+  TensorView* bias = makeContigTensor(1);
+  fusion->addInput(x);
+  fusion->addInput(bias);
+  fusion->addOutput(add(x, broadcast(bias, {true, false})));
+  return {{rows, cols}, {cols}};
+}
+
+// x * scale[C] + shift[C] of an NHWC [64, 64, 32, 32] float tensor.
+InputSizes nhwcScaleShift(Fusion* fusion) {
+  TensorView* x = makeContigTensor(4);
+  x->setAllocationDomain(
+      {x->axis(0), x->axis(2), x->axis(3), x->axis(1)}, true);
+  TensorView* scale = makeContigTensor(1);
+  TensorView* shift = makeContigTensor(1);
+  fusion->addInput(x);
+  fusion->addInput(scale);
+  fusion->addInput(shift);
+  const std::vector<bool> channel = {true, false, true, true};
+  fusion->addOutput(
+      add(mul(x, broadcast(scale, channel)), broadcast(shift, channel)));
+  return {{64, 64, 32, 32}, {64}, {64}};
+}
+
+// The kernel function of generated code, without the runtime headers
+// (whose helpers hold divisions and remainders of their own).
+std::string kernelFunction(const std::string& code) {
+  return code.substr(code.find("// ---- kernel"));
+}
+
 } // namespace
 
 TEST_F(PointwiseSchedulerTest, ContiguousFloatVectorizesByFour) {
@@ -171,16 +230,10 @@ TEST_F(PointwiseSchedulerTest, LanesOfAMergedVectorShareItsPredicate) {
 TEST_F(PointwiseSchedulerTest, JoinedAxesOfTwoInputsShareOneName) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());
-  TensorView* a = makeContigTensor(2);
-  TensorView* b = makeContigTensor(2);
-  fusion->addInput(a);
-  fusion->addInput(b);
-  fusion->addOutput(mul(relu(add(a, b)), IrBuilder::create<Val>(2.0)));
-  RuntimeInfo info = makeInfo(fusion.get(), {{4096, 1024}, {4096, 1024}});
+  RuntimeInfo info = makeInfo(fusion.get(), addReluTimesTwo(fusion.get()));
   Scheduled s = scheduleWith(fusion.get(), info);
   ASSERT_EQ(s.type, SchedulerType::PointWise);
-  const std::string code = generateCudaKernel(fusion.get());
-  const std::string kernel = code.substr(code.find("// ---- kernel"));
+  const std::string kernel = kernelFunction(generateCudaKernel(fusion.get()));
   EXPECT_THAT(kernel, Not(HasSubstr(" % ")));
   EXPECT_THAT(kernel, Not(HasSubstr("T1.logical_size")));
   EXPECT_THAT(
@@ -234,53 +287,12 @@ std::vector<std::string> globalAccesses(const std::string& ptx) {
 // every global element in 16-byte vectors (each global load and store of
 // the PTX is a .v4 access).
 TEST_F(PointwiseSchedulerTest, KernelsUseNoLocalMemoryAnd128BitAccesses) {
-  using Build = std::function<std::vector<std::vector<int64_t>>(Fusion*)>;
+  using Build = std::function<InputSizes(Fusion*)>;
   const std::vector<std::pair<std::string, Build>> programs = {
-      {"add",
-       [](Fusion* fusion) {
-         TensorView* a = makeContigTensor(2);
-         TensorView* b = makeContigTensor(2);
-         fusion->addInput(a);
-         fusion->addInput(b);
-         fusion->addOutput(mul(relu(add(a, b)), IrBuilder::create<Val>(2.0)));
-         return std::vector<std::vector<int64_t>>{{4096, 1024}, {4096, 1024}};
-       }},
-      {"bf16 tanh GELU",
-       [](Fusion* fusion) {
-         TensorView* a = makeContigTensor(2, DataType::BFloat16);
-         fusion->addInput(a);
-         TensorView* x = castOp(DataType::Float, a);
-         TensorView* y =
-             mul(mul(x, IrBuilder::create<Val>(0.5)),
-                 add(tanh(mul(x, IrBuilder::create<Val>(0.79788456))),
-                     IrBuilder::create<Val>(1.0)));
-         fusion->addOutput(castOp(DataType::BFloat16, y));
-         return std::vector<std::vector<int64_t>>{{4096, 1024}};
-       }},
-      {"bias add",
-       [](Fusion* fusion) {
-         TensorView* x = makeContigTensor(2);
-         TensorView* bias = makeContigTensor(1);
-         fusion->addInput(x);
-         fusion->addInput(bias);
-         fusion->addOutput(add(x, broadcast(bias, {true, false})));
-         return std::vector<std::vector<int64_t>>{{8192, 1024}, {1024}};
-       }},
-      {"NHWC scale and shift",
-       [](Fusion* fusion) {
-         TensorView* x = makeContigTensor(4);
-         x->setAllocationDomain(
-             {x->axis(0), x->axis(2), x->axis(3), x->axis(1)}, true);
-         TensorView* scale = makeContigTensor(1);
-         TensorView* shift = makeContigTensor(1);
-         fusion->addInput(x);
-         fusion->addInput(scale);
-         fusion->addInput(shift);
-         const std::vector<bool> channel = {true, false, true, true};
-         fusion->addOutput(
-             add(mul(x, broadcast(scale, channel)), broadcast(shift, channel)));
-         return std::vector<std::vector<int64_t>>{{64, 64, 32, 32}, {64}, {64}};
-       }},
+      {"relu(a + b) * 2", addReluTimesTwo},
+      {"bf16 tanh GELU", bf16TanhGelu},
+      {"bias add", [](Fusion* fusion) { return biasAdd(fusion, 8192, 1024); }},
+      {"NHWC scale and shift", nhwcScaleShift},
   };
   for (const auto& [name, build] : programs) {
     SCOPED_TRACE(name);
@@ -419,12 +431,7 @@ TEST_F(PointwiseSchedulerTest, InnerBroadcastInputUsesTwoDimensionalSchedule) {
 TEST_F(PointwiseSchedulerTest, OuterBroadcastOpUsesTwoDimensionalSchedule) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());
-  TensorView* x = makeContigTensor(2);
-  TensorView* bias = makeContigTensor(1);
-  fusion->addInput(x);
-  fusion->addInput(bias);
-  fusion->addOutput(add(x, broadcast(bias, {true, false})));
-  RuntimeInfo info = makeInfo(fusion.get(), {{300, 1000}, {1000}});
+  RuntimeInfo info = makeInfo(fusion.get(), biasAdd(fusion.get(), 300, 1000));
   Scheduled s = scheduleWith(fusion.get(), info);
   ASSERT_EQ(s.type, SchedulerType::PointWise);
   EXPECT_EQ(pointwise(s).break_point, 1);
@@ -435,7 +442,7 @@ TEST_F(PointwiseSchedulerTest, OuterBroadcastOpUsesTwoDimensionalSchedule) {
   EXPECT_TRUE(pointwise(s).rows_on_grid_y);
   EXPECT_EQ(pointwise(s).vectorize_input, (std::vector<bool>{true, true}));
   const std::string code = generateCudaKernel(fusion.get());
-  const std::string kernel = code.substr(code.find("// ---- kernel"));
+  const std::string kernel = kernelFunction(code);
   EXPECT_THAT(kernel, HasSubstr("vectorizedCopy<float, 4>"));
   EXPECT_THAT(kernel, Not(HasSubstr(" % ")));
   EXPECT_THAT(kernel, Not(HasSubstr(" / ")));
@@ -451,18 +458,7 @@ TEST_F(PointwiseSchedulerTest, OuterBroadcastOpUsesTwoDimensionalSchedule) {
 TEST_F(PointwiseSchedulerTest, PerChannelScaleOfNhwcIsTwoDimensional) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());
-  TensorView* x = makeContigTensor(4);
-  x->setAllocationDomain(
-      {x->axis(0), x->axis(2), x->axis(3), x->axis(1)}, true);
-  TensorView* scale = makeContigTensor(1);
-  TensorView* shift = makeContigTensor(1);
-  fusion->addInput(x);
-  fusion->addInput(scale);
-  fusion->addInput(shift);
-  const std::vector<bool> channel = {true, false, true, true};
-  fusion->addOutput(
-      add(mul(x, broadcast(scale, channel)), broadcast(shift, channel)));
-  RuntimeInfo info = makeInfo(fusion.get(), {{64, 64, 32, 32}, {64}, {64}});
+  RuntimeInfo info = makeInfo(fusion.get(), nhwcScaleShift(fusion.get()));
   Scheduled s = scheduleWith(fusion.get(), info);
   ASSERT_EQ(s.type, SchedulerType::PointWise);
   EXPECT_EQ(pointwise(s).loop_order, (std::vector<int64_t>{0, 2, 3, 1}));
@@ -476,8 +472,7 @@ TEST_F(PointwiseSchedulerTest, PerChannelScaleOfNhwcIsTwoDimensional) {
   EXPECT_FALSE(pointwise(s).rows_on_grid_y); // one block per row
   EXPECT_THAT(
       s.params->toString(), HasSubstr("16 threads x 8 rows, rows on BIDx"));
-  const std::string code = generateCudaKernel(fusion.get());
-  const std::string kernel = code.substr(code.find("// ---- kernel"));
+  const std::string kernel = kernelFunction(generateCudaKernel(fusion.get()));
   EXPECT_THAT(kernel, Not(HasSubstr(" % ")));
   EXPECT_THAT(kernel, Not(HasSubstr(" / ")));
   // The channel vectors are loaded once per thread, outside the rows'
