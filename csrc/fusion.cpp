@@ -226,6 +226,17 @@ void Fusion::removeOutput(Val* output) {
       it != outputs_.end(), "removeOutput: ", output->toString(),
       " is not an output.");
   outputs_.erase(it);
+  demoteFormerOutput(output);
+}
+
+// A tensor that is no longer an output (nor an input) is an intermediate
+// again: it lives where lowering places intermediates, not in global
+// memory no launch allocates.
+void Fusion::demoteFormerOutput(Val* former) {
+  auto* tv = dynamic_cast<TensorView*>(former);
+  if (tv != nullptr && !isOutput(tv) && !isInput(tv)) {
+    tv->setMemoryType(MemoryType::Local);
+  }
 }
 
 void Fusion::replaceOutput(Val* output, Val* replacement) {
@@ -237,6 +248,7 @@ void Fusion::replaceOutput(Val* output, Val* replacement) {
   if (auto* tv = dynamic_cast<TensorView*>(replacement)) {
     tv->setMemoryType(MemoryType::Global);
   }
+  demoteFormerOutput(output);
 }
 
 bool Fusion::isInput(const Val* val) const {

@@ -80,6 +80,7 @@ class Fusion {
 
  private:
   void clear();
+  void demoteFormerOutput(Val* former);
 
   std::vector<std::unique_ptr<Statement>> statements_;
   std::unordered_map<const Statement*, size_t> statement_index_;

@@ -46,7 +46,8 @@ nvidia-smi -L 2>&1 | tee "$LOGS/nvidia-smi.txt" || echo "nvidia-smi failed"
 
 echo "== Build ($BUILD_DIR, -j$FUSER_JOBS)"
 start=$(date +%s)
-if ! bash tools/build.sh -DFUSER_BUILD_BENCHMARKS=ON >"$LOGS/build.log" 2>&1; then
+if ! bash tools/build.sh -DFUSER_BUILD_BENCHMARKS=ON -DFUSER_BUILD_TESTS=ON \
+  -DFUSER_BUILD_TEST_UTILS=ON -DFUSER_BUILD_EXAMPLES=ON >"$LOGS/build.log" 2>&1; then
   tail -n 100 "$LOGS/build.log"
   echo "build failed after $(( $(date +%s) - start ))s (full log: gpu-logs/build.log)"
   summary_args+=(--check "build=0")

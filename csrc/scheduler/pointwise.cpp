@@ -17,6 +17,11 @@ namespace fuser {
 
 namespace {
 
+// From the H200's pointwise benchmarks (benchmarks/results/README.md): a
+// tanh-GELU of 9 operations ran 10% faster unrolled by 4, fusions of at
+// most 3 ran 1-5% slower.
+constexpr int64_t kArithmeticOpsWorthUnrolling = 6;
+
 std::string joinFlags(const std::vector<bool>& values) {
   std::stringstream ss;
   for (size_t i = 0; i < values.size(); ++i) {
@@ -141,6 +146,21 @@ bool setTwoDimensionalBlocks(
   params.rows_per_block =
       std::min(kThreads / tx, std::max<int64_t>(1, outer_extent));
   return true;
+}
+
+// Arithmetic operations between a fusion's inputs and outputs (casts and
+// copies excluded), the measure of how much work a thread has between its
+// loads and its stores.
+int64_t arithmeticOps(Fusion* fusion) {
+  int64_t count = 0;
+  for (Expr* expr : fusion->exprs()) {
+    if (auto* unary = dynamic_cast<UnaryOp*>(expr)) {
+      count += unary->opType() != UnaryOpType::Cast;
+    } else {
+      count += expr->isA<BinaryOp>() || expr->isA<TernaryOp>();
+    }
+  }
+  return count;
 }
 
 } // namespace
@@ -374,13 +394,21 @@ std::unique_ptr<HeuristicParams> PointWiseScheduler::computeHeuristics(
       ceilDiv(ceilDiv(inner_extent, width), params->threads_per_block);
   const int64_t blocks =
       ceilDiv(outer_extent, params->rows_per_block) * inner_blocks;
-  // Unroll to keep more bytes in flight when the grid has waves to spare:
-  // by 4 from four full waves of the device's multiprocessors (2048
-  // resident threads each), by 2 from one.
+  // Unroll only where a thread's loads of later iterations have something
+  // to overlap: heavy arithmetic, or scalar loads that keep few bytes in
+  // flight; then by 4 from four full waves of the device's multiprocessors
+  // (2048 resident threads each), by 2 from one. Otherwise more, shorter
+  // blocks: the last partial wave costs one block's time (doc/pointwise.md
+  // §4).
   const int64_t wave =
       runtime_info.multiprocessors() *
       (2048 / (params->threads_per_block * params->rows_per_block));
-  params->unroll = blocks >= 4 * wave ? 4 : blocks >= wave ? 2 : 1;
+  const bool worth_unrolling =
+      width == 1 || arithmeticOps(fusion) >= kArithmeticOpsWorthUnrolling;
+  params->unroll = !worth_unrolling     ? 1
+                   : blocks >= 4 * wave ? 4
+                   : blocks >= wave     ? 2
+                                        : 1;
   // 2-D: consecutive blocks take consecutive slabs of a row when a row
   // spans several blocks (the DRAM pages of a row are read together), and
   // consecutive rows otherwise; gridDim.y holds at most 65535.

@@ -990,4 +990,26 @@ TEST_F(IrTest, DispatchCountsNodeKinds) {
       static_cast<int>(fusion->vals().size()));
 }
 
+// Regression: an output taken out of the fusion's outputs (removeOutput, or
+// replaced by replaceOutput) kept global memory, so a kernel indexed it as
+// a global tensor that no launch allocates ("identifier T6 is undefined").
+TEST_F(IrTest, FormerOutputsAreIntermediatesAgain) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* a = makeContigTensor(2);
+  fusion.addInput(a);
+  TensorView* b = relu(a);
+  TensorView* c = neg(b);
+  TensorView* d = neg(c);
+  fusion.addOutput(b);
+  fusion.addOutput(c);
+  EXPECT_EQ(b->getMemoryType(), MemoryType::Global);
+  fusion.removeOutput(b);
+  EXPECT_EQ(b->getMemoryType(), MemoryType::Local);
+  fusion.replaceOutput(c, d);
+  EXPECT_EQ(c->getMemoryType(), MemoryType::Local);
+  EXPECT_EQ(d->getMemoryType(), MemoryType::Global);
+  EXPECT_EQ(a->getMemoryType(), MemoryType::Global);
+}
+
 } // namespace fuser

@@ -111,15 +111,19 @@ InputSizes addReluTimesTwo(Fusion* fusion) {
   return {{4096, 1024}, {4096, 1024}};
 }
 
-// A tanh-GELU of a bf16 [4096, 1024], computed in float.
+// A tanh-GELU of a bf16 [4096, 1024], computed in float as the benchmark
+// does: 0.5 x (1 + tanh(0.79788456 (x + 0.044715 x^3))), 9 operations.
 InputSizes bf16TanhGelu(Fusion* fusion) {
   TensorView* a = makeContigTensor(2, DataType::BFloat16);
   fusion->addInput(a);
   TensorView* x = castOp(DataType::Float, a);
+  TensorView* cube = mul(mul(x, x), x);
+  TensorView* inner =
+      mul(add(x, mul(cube, IrBuilder::create<Val>(0.044715))),
+          IrBuilder::create<Val>(0.79788456));
   TensorView* y =
       mul(mul(x, IrBuilder::create<Val>(0.5)),
-          add(tanh(mul(x, IrBuilder::create<Val>(0.79788456))),
-              IrBuilder::create<Val>(1.0)));
+          add(tanh(inner), IrBuilder::create<Val>(1.0)));
   fusion->addOutput(castOp(DataType::BFloat16, y));
   return {{4096, 1024}};
 }
@@ -316,12 +320,29 @@ TEST_F(PointwiseSchedulerTest, KernelsUseNoLocalMemoryAnd128BitAccesses) {
 }
 
 // The unroll factor counts waves of the device the run is on (16 blocks of
-// 128 threads per SM): the 2048 blocks of a [2048, 512] float add are less
-// than a wave of an H200's 132 SMs (2112 blocks), two waves of 64 SMs and
-// sixteen of 8.
+// 128 threads per SM) where a fusion is worth unrolling: the 4096 blocks of
+// the bf16 tanh-GELU (9 operations, vectors of 8) are less than a wave of
+// 264 SMs (4224 blocks), one wave of 132 and four of 64.
 TEST_F(PointwiseSchedulerTest, UnrollCountsWavesOfTheDevice) {
   for (const auto& [sms, unroll] :
-       std::vector<std::pair<int64_t, int64_t>>{{132, 1}, {64, 2}, {8, 4}}) {
+       std::vector<std::pair<int64_t, int64_t>>{{264, 1}, {132, 2}, {64, 4}}) {
+    auto fusion = std::make_unique<Fusion>();
+    FusionGuard fg(fusion.get());
+    RuntimeInfo info = makeInfo(fusion.get(), bf16TanhGelu(fusion.get()));
+    info.setMultiprocessors(sms);
+    Scheduled s = scheduleWith(fusion.get(), info);
+    EXPECT_EQ(pointwise(s).unroll, unroll) << sms << " SMs";
+  }
+}
+
+// A light fusion of 16-byte vectors is never unrolled, however many waves
+// its grid has (the last partial wave costs one block's time); the same add
+// with scalar loads (an odd number of elements, [2047, 511]) is, from four
+// waves.
+TEST_F(PointwiseSchedulerTest, LightVectorizedFusionsAreNotUnrolled) {
+  for (const auto& [cols, unroll] :
+       std::vector<std::pair<int64_t, int64_t>>{{512, 1}, {511, 4}}) {
+    const int64_t rows = cols == 512 ? 2048 : 2047;
     auto fusion = std::make_unique<Fusion>();
     FusionGuard fg(fusion.get());
     TensorView* a = makeContigTensor(2);
@@ -329,10 +350,11 @@ TEST_F(PointwiseSchedulerTest, UnrollCountsWavesOfTheDevice) {
     fusion->addInput(a);
     fusion->addInput(b);
     fusion->addOutput(add(a, b));
-    RuntimeInfo info = makeInfo(fusion.get(), {{2048, 512}, {2048, 512}});
-    info.setMultiprocessors(sms);
+    RuntimeInfo info = makeInfo(fusion.get(), {{rows, cols}, {rows, cols}});
+    info.setMultiprocessors(8);
     Scheduled s = scheduleWith(fusion.get(), info);
-    EXPECT_EQ(pointwise(s).unroll, unroll) << sms << " SMs";
+    EXPECT_EQ(pointwise(s).vectorize, cols == 512 ? 4 : 1);
+    EXPECT_EQ(pointwise(s).unroll, unroll) << cols << " columns";
   }
 }
 
@@ -466,17 +488,35 @@ TEST_F(PointwiseSchedulerTest, PerChannelScaleOfNhwcIsTwoDimensional) {
   EXPECT_EQ(pointwise(s).vectorize, 4);
   EXPECT_EQ(pointwise(s).threads_per_block, 16);
   EXPECT_EQ(pointwise(s).rows_per_block, 8);
-  // 65536 rows / 8 = 8192 blocks of 128 threads: 3.9 waves of 132
-  // multiprocessors (16 blocks each), one short of unrolling by 4.
-  EXPECT_EQ(pointwise(s).unroll, 2);
+  // Two operations on 16-byte vectors: not worth unrolling.
+  EXPECT_EQ(pointwise(s).unroll, 1);
   EXPECT_FALSE(pointwise(s).rows_on_grid_y); // one block per row
   EXPECT_THAT(
       s.params->toString(), HasSubstr("16 threads x 8 rows, rows on BIDx"));
   const std::string kernel = kernelFunction(generateCudaKernel(fusion.get()));
   EXPECT_THAT(kernel, Not(HasSubstr(" % ")));
   EXPECT_THAT(kernel, Not(HasSubstr(" / ")));
-  // The channel vectors are loaded once per thread, outside the rows'
-  // unrolled loop.
+}
+
+// Unrolled (a heavier chain on 8 multiprocessors), the 2-D schedule loads
+// the channel vectors once per thread, outside the rows' unrolled loop.
+TEST_F(PointwiseSchedulerTest, UnrolledRowsShareTheChannelVectorLoads) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  const InputSizes sizes = nhwcScaleShift(fusion.get());
+  TensorView* y = fusion->outputs().front()->as<TensorView>();
+  fusion->removeOutput(y);
+  for (int k = 0; k < 4; ++k) {
+    y = tanh(mul(y, y));
+  }
+  fusion->addOutput(y);
+  RuntimeInfo info = makeInfo(fusion.get(), sizes);
+  info.setMultiprocessors(8);
+  Scheduled s = scheduleWith(fusion.get(), info);
+  ASSERT_EQ(pointwise(s).break_point, 3);
+  ASSERT_EQ(pointwise(s).unroll, 4);
+  const std::string kernel = kernelFunction(generateCudaKernel(fusion.get()));
+  ASSERT_NE(kernel.find("#pragma unroll"), std::string::npos);
   EXPECT_LT(kernel.find("&T1["), kernel.find("#pragma unroll"));
 }
 
