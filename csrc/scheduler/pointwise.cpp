@@ -154,6 +154,10 @@ bool setTwoDimensionalBlocks(
 int64_t arithmeticOps(Fusion* fusion) {
   int64_t count = 0;
   for (Expr* expr : fusion->exprs()) {
+    // Scalar arithmetic (extents, constants) runs once, not per element.
+    if (!expr->output(0)->isA<TensorView>()) {
+      continue;
+    }
     if (auto* unary = dynamic_cast<UnaryOp*>(expr)) {
       count += unary->opType() != UnaryOpType::Cast;
     } else {

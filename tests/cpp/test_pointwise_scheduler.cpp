@@ -101,6 +101,16 @@ const PointwiseParams& pointwise(const Scheduled& s) {
 // returns its inputs' sizes for makeInfo.
 using InputSizes = std::vector<std::vector<int64_t>>;
 
+// a + b of two contiguous [rows, cols] floats.
+InputSizes floatAdd(Fusion* fusion, int64_t rows, int64_t cols) {
+  TensorView* a = makeContigTensor(2);
+  TensorView* b = makeContigTensor(2);
+  fusion->addInput(a);
+  fusion->addInput(b);
+  fusion->addOutput(add(a, b));
+  return {{rows, cols}, {rows, cols}};
+}
+
 // relu(a + b) * 2 of two [4096, 1024] floats.
 InputSizes addReluTimesTwo(Fusion* fusion) {
   TensorView* a = makeContigTensor(2);
@@ -165,12 +175,7 @@ std::string kernelFunction(const std::string& code) {
 TEST_F(PointwiseSchedulerTest, ContiguousFloatVectorizesByFour) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());
-  TensorView* a = makeContigTensor(2);
-  TensorView* b = makeContigTensor(2);
-  fusion->addInput(a);
-  fusion->addInput(b);
-  fusion->addOutput(add(a, b));
-  RuntimeInfo info = makeInfo(fusion.get(), {{64, 256}, {64, 256}});
+  RuntimeInfo info = makeInfo(fusion.get(), floatAdd(fusion.get(), 64, 256));
   Scheduled s = scheduleWith(fusion.get(), info);
   ASSERT_EQ(s.type, SchedulerType::PointWise);
   EXPECT_EQ(pointwise(s).vectorize, 4);
@@ -178,7 +183,8 @@ TEST_F(PointwiseSchedulerTest, ContiguousFloatVectorizesByFour) {
   EXPECT_EQ(pointwise(s).vectorize_input, (std::vector<bool>{true, true}));
   EXPECT_THAT(s.params->toString(), HasSubstr("vectorize 4"));
   // Caches carry no propagated allocation.
-  for (Val* input : {static_cast<Val*>(a), static_cast<Val*>(b)}) {
+  ASSERT_EQ(fusion->inputs().size(), 2u);
+  for (Val* input : fusion->inputs()) {
     auto* cache = input->uses().front()->output(0)->as<TensorView>();
     EXPECT_FALSE(cache->hasAllocation()) << cache->toString();
     EXPECT_EQ(cache->axis(-1)->getParallelType(), ParallelType::Vectorize);
@@ -345,12 +351,8 @@ TEST_F(PointwiseSchedulerTest, LightVectorizedFusionsAreNotUnrolled) {
     const int64_t rows = cols == 512 ? 2048 : 2047;
     auto fusion = std::make_unique<Fusion>();
     FusionGuard fg(fusion.get());
-    TensorView* a = makeContigTensor(2);
-    TensorView* b = makeContigTensor(2);
-    fusion->addInput(a);
-    fusion->addInput(b);
-    fusion->addOutput(add(a, b));
-    RuntimeInfo info = makeInfo(fusion.get(), {{rows, cols}, {rows, cols}});
+    RuntimeInfo info =
+        makeInfo(fusion.get(), floatAdd(fusion.get(), rows, cols));
     info.setMultiprocessors(8);
     Scheduled s = scheduleWith(fusion.get(), info);
     EXPECT_EQ(pointwise(s).vectorize, cols == 512 ? 4 : 1);
