@@ -123,24 +123,28 @@ std::unique_ptr<HeuristicParams> ReductionScheduler::computeHeuristics(
   const int64_t max_bytes = layout.max_bytes;
 
   const int64_t sms = runtime_info.multiprocessors();
-  // Blocks of 256 threads: 8 per SM fill it. A grid split rounds down, so
-  // that the blocks never spill into a nearly empty extra wave.
+  // Blocks of 256 threads without a grid reduction: 8 per SM fill it.
   const int64_t wanted_blocks = 8 * sms;
   if (params->inner) {
     const int64_t per_row = ceilDiv(reduced_elements, width);
-    // About 8 vectors per thread (loads in flight, and one block
-    // reduction for more bytes), up to 256 threads per row; short rows take
-    // part of a warp each (reduced by shuffles within it), so that their
-    // threads still load several vectors.
+    // About 2 vectors per thread, up to 256 threads per row: more, smaller
+    // threads keep more warps resident than fewer threads loading 8
+    // vectors each (measured, doc/reduction.md §5); short rows take part
+    // of a warp each (reduced by shuffles within it). Long rows get their
+    // loads in flight from the unrolled serial loop below.
     params->threads_x = std::max<int64_t>(
-        1, std::min<int64_t>(pow2Ceil(ceilDiv(per_row, 8)), 256));
+        1, std::min<int64_t>(pow2Ceil(ceilDiv(per_row, 2)), 256));
     params->threads_y = std::max<int64_t>(
         1, std::min<int64_t>(256 / params->threads_x, pow2Ceil(kept_elements)));
     const int64_t blocks = ceilDiv(kept_elements, params->threads_y);
     const int64_t serial = ceilDiv(per_row, params->threads_x);
     if (blocks < 2 * sms && serial >= 8) {
+      // One wave of 4 blocks per SM: these kernels take about 53
+      // registers, so 4 blocks of 256 threads fit an SM, not 8, and 8 per
+      // SM ran as two waves (doc/reduction.md §5).
+      const int64_t one_wave = 4 * sms;
       params->grid_split = std::min<int64_t>(
-          {std::max<int64_t>(1, wanted_blocks / blocks), serial / 4, 65535});
+          {std::max<int64_t>(1, one_wave / blocks), serial / 4, 65535});
     }
   } else {
     // TIDx walks at least 128 bytes of a row (whole sectors) and at most
@@ -177,12 +181,12 @@ std::unique_ptr<HeuristicParams> ReductionScheduler::computeHeuristics(
           std::max<int64_t>(params->threads_x, 256 / params->threads_y));
     }
     // Columns too few for two waves of these blocks but enough for one
-    // block of 1024 threads per SM, each row segment still 128 to 512
-    // bytes: take that wave, and no step across blocks (a grid split's
+    // block of 1024 threads per SM, each row segment still 128 bytes to
+    // 1 KiB: take that wave, and no step across blocks (a grid split's
     // partials and its last block's serial tail, §5).
     bool one_wave_of_wide_blocks = false;
     if (ceilDiv(columns, params->threads_x) < 2 * sms) {
-      for (int64_t tx = 32; tx >= min_threads_x; tx /= 2) {
+      for (int64_t tx = 64; tx >= min_threads_x; tx /= 2) {
         const int64_t blocks = ceilDiv(columns, tx);
         if (blocks > sms) {
           break;

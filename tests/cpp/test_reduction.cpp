@@ -71,6 +71,58 @@ TEST_F(ReductionTest, WideColumnSumIsOneWaveOfWholeColumns) {
   EXPECT_GT(reduction(scheduleCopy(narrow)).grid_split, 1);
 }
 
+// The heuristics of a float sum over `axis` of a tensor of `sizes`, on
+// the runtime's defaults (132 multiprocessors); the input is never read,
+// so gigabyte shapes cost nothing.
+std::unique_ptr<HeuristicParams> sumParams(
+    const std::vector<int64_t>& sizes, int64_t axis) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* in = makeContigTensor(static_cast<int64_t>(sizes.size()));
+  fusion.addInput(in);
+  fusion.addOutput(sum(in, {axis}));
+  std::vector<c10::IValue> inputs{at::empty(sizes, at::kFloat)};
+  RuntimeInfo info = makeRuntimeInfo(&fusion, inputs, /*require_cuda=*/false);
+  SchedulerChoice choice = chooseScheduler(&fusion, info);
+  EXPECT_EQ(choice.scheduler->type(), SchedulerType::Reduction);
+  return choice.scheduler->computeHeuristics(&fusion, info);
+}
+
+// Rows take about 2 vectors per thread: rows of 1024 floats run 128
+// threads of 2 vectors, 2 rows per block (not 32 threads of 8 vectors,
+// which measured 3% slower). Long rows still load 8 vectors per thread
+// at once through the unrolled serial loop.
+TEST_F(ReductionTest, RowsTakeTwoVectorsPerThread) {
+  EXPECT_EQ(
+      sumParams({65536, 1024}, 1)->toString(),
+      "Reduction: inner, kept [0], reduced [1], vectorize 4, threads 128 x "
+      "2, grid split 1, unroll 2");
+  EXPECT_EQ(
+      sumParams({8192, 8192}, 1)->toString(),
+      "Reduction: inner, kept [0], reduced [1], vectorize 4, threads 256 x "
+      "1, grid split 1, unroll 8");
+}
+
+// 64 rows of 262144 floats: a grid reduction of one wave, 4 blocks of 256
+// threads per SM (these kernels take about 53 registers): 64 x 8 blocks
+// on 132 SMs, not the 64 x 16 that two waves would take.
+TEST_F(ReductionTest, RowsSplitAcrossBlocksMakeOneWave) {
+  EXPECT_EQ(
+      sumParams({64, 262144}, 1)->toString(),
+      "Reduction: inner, kept [0], reduced [1], vectorize 4, threads 256 x "
+      "1, grid split 8, unroll 8");
+}
+
+// 32768 float columns: 8192 vectors. Blocks of 32 x 8 threads would make
+// 256 blocks of 256 threads (two per SM, a quarter of the threads an SM
+// holds); 128 blocks of 64 x 16 make one wave of whole columns.
+TEST_F(ReductionTest, WiderColumnSumIsOneWaveOfKilobyteRowSegments) {
+  EXPECT_EQ(
+      sumParams({8192, 32768}, 0)->toString(),
+      "Reduction: outer, kept [1], reduced [0], vectorize 4, threads 64 x "
+      "16, grid split 1, unroll 8, grouped, vectorized outputs");
+}
+
 // Few rows and long ones: the rows are split across blocks and reduced in
 // one kernel.
 TEST_F(ReductionTest, FewLongRowsUseAGridReduction) {
@@ -264,9 +316,9 @@ TEST_F(ReductionTest, KernelsReduceEveryRowOnTheInterpreter) {
   };
   const std::vector<std::pair<InterpretedCase, std::string>> cases = {
       {{"inner, one row per block", {9, 1000}, sum_over({1})}, "inner"},
-      {{"inner, a thread per short row", {40, 24}, sum_over({1})},
+      {{"inner, a thread per short row", {40, 8}, sum_over({1})},
        "threads 1 x 64"},
-      {{"inner, part of a warp per row", {70, 128}, sum_over({1})},
+      {{"inner, part of a warp per row", {70, 32}, sum_over({1})},
        "threads 4 x 64"},
       {{"inner, grid", {2, 5000}, sum_over({1})}, "grid split"},
       {{"outer, block", {4, 2000}, sum_over({0})}, "outer"},
