@@ -140,6 +140,64 @@ struct CastImpl<__nv_bfloat16, __half> {
   }
 };
 #endif
+#ifdef FUSER_HAS_FLOAT8
+// The 8-bit floats convert through float (runtime/float8.h). A pair of
+// two types that each have conversions of their own (an 8-bit float and
+// a 16-bit or another 8-bit float) is spelled out, so that no two
+// partial specializations match it.
+#define FUSER_FLOAT8_CASTS(T, toFloat, fromFloat)                 \
+  template <typename From>                                        \
+  struct CastImpl<T, From> {                                      \
+    __device__ __forceinline__ static T apply(From x) {           \
+      return fromFloat(CastImpl<float, From>::apply(x));          \
+    }                                                             \
+  };                                                              \
+  template <typename To>                                          \
+  struct CastImpl<To, T> {                                        \
+    __device__ __forceinline__ static To apply(T x) {             \
+      return CastImpl<To, float>::apply(toFloat(x));              \
+    }                                                             \
+  };                                                              \
+  template <>                                                     \
+  struct CastImpl<T, T> {                                         \
+    __device__ __forceinline__ static T apply(T x) {              \
+      return x;                                                   \
+    }                                                             \
+  };
+#define FUSER_FLOAT8_PAIR(To, From, toFloat, fromFloat)           \
+  template <>                                                     \
+  struct CastImpl<To, From> {                                     \
+    __device__ __forceinline__ static To apply(From x) {          \
+      return fromFloat(toFloat(x));                               \
+    }                                                             \
+  };
+FUSER_FLOAT8_CASTS(fuser_float8_e4m3fn, fuserE4m3fnToFloat, fuserFloatToE4m3fn)
+FUSER_FLOAT8_CASTS(fuser_float8_e5m2, fuserE5m2ToFloat, fuserFloatToE5m2)
+FUSER_FLOAT8_PAIR(
+    fuser_float8_e4m3fn, fuser_float8_e5m2, fuserE5m2ToFloat,
+    fuserFloatToE4m3fn)
+FUSER_FLOAT8_PAIR(
+    fuser_float8_e5m2, fuser_float8_e4m3fn, fuserE4m3fnToFloat,
+    fuserFloatToE5m2)
+#ifdef FUSER_HAS_HALF
+FUSER_FLOAT8_PAIR(__half, fuser_float8_e4m3fn, fuserE4m3fnToFloat, __float2half)
+FUSER_FLOAT8_PAIR(__half, fuser_float8_e5m2, fuserE5m2ToFloat, __float2half)
+FUSER_FLOAT8_PAIR(fuser_float8_e4m3fn, __half, __half2float, fuserFloatToE4m3fn)
+FUSER_FLOAT8_PAIR(fuser_float8_e5m2, __half, __half2float, fuserFloatToE5m2)
+#endif
+#ifdef FUSER_HAS_BFLOAT16
+FUSER_FLOAT8_PAIR(
+    __nv_bfloat16, fuser_float8_e4m3fn, fuserE4m3fnToFloat, __float2bfloat16)
+FUSER_FLOAT8_PAIR(
+    __nv_bfloat16, fuser_float8_e5m2, fuserE5m2ToFloat, __float2bfloat16)
+FUSER_FLOAT8_PAIR(
+    fuser_float8_e4m3fn, __nv_bfloat16, __bfloat162float, fuserFloatToE4m3fn)
+FUSER_FLOAT8_PAIR(
+    fuser_float8_e5m2, __nv_bfloat16, __bfloat162float, fuserFloatToE5m2)
+#endif
+#undef FUSER_FLOAT8_PAIR
+#undef FUSER_FLOAT8_CASTS
+#endif
 template <typename To, typename From>
 __device__ __forceinline__ To castTo(From x) {
   return CastImpl<To, From>::apply(x);

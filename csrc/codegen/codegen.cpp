@@ -25,15 +25,21 @@ std::string generateCudaKernel(const LoweredKernel& kernel) {
   // (runtime/helpers.h guards its casts by these macros).
   bool uses_half = kernel.mma.has_value();
   bool uses_bfloat16 = kernel.mma.has_value();
+  bool uses_float8 = false;
   for (Val* value : kernel.fusion->vals()) {
     uses_half |= value->dtype() == DataType::Half;
     uses_bfloat16 |= value->dtype() == DataType::BFloat16;
+    uses_float8 |= isFloat8Type(value->dtype());
   }
   if (uses_half) {
     ss << "#define FUSER_HAS_HALF\n#include <cuda_fp16.h>\n";
   }
   if (uses_bfloat16) {
     ss << "#define FUSER_HAS_BFLOAT16\n#include <cuda_bf16.h>\n";
+  }
+  if (uses_float8) {
+    // The types and conversions of runtime/float8.h (no CUDA header).
+    ss << "#define FUSER_HAS_FLOAT8\n";
   }
   ss << "#define CUDART_INF __longlong_as_double(0x7ff0000000000000ULL)\n"
      << "#define CUDART_NAN __longlong_as_double(0xfff8000000000000ULL)\n";
@@ -50,6 +56,7 @@ std::string generateCudaKernel(const LoweredKernel& kernel) {
          kernel.grid_buffers.empty()) ||
         (name == "grid_reduction.h" && kernel.grid_buffers.empty()) ||
         (name == "welford.h" && !uses_welford) ||
+        (name == "float8.h" && !uses_float8) ||
         (name.rfind("hopper_", 0) == 0 && !kernel.mma.has_value())) {
       continue;
     }

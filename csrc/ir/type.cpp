@@ -6,6 +6,8 @@ namespace fuser {
 
 bool isFloatingPointType(DataType dtype) {
   switch (dtype) {
+    case DataType::Float8_e4m3fn:
+    case DataType::Float8_e5m2:
     case DataType::Half:
     case DataType::BFloat16:
     case DataType::Float:
@@ -14,6 +16,10 @@ bool isFloatingPointType(DataType dtype) {
     default:
       return false;
   }
+}
+
+bool isFloat8Type(DataType dtype) {
+  return dtype == DataType::Float8_e4m3fn || dtype == DataType::Float8_e5m2;
 }
 
 bool isIntegralType(DataType dtype) {
@@ -50,6 +56,8 @@ int64_t dataTypeSize(DataType dtype) {
     case DataType::Bool:
     case DataType::Int8:
     case DataType::UInt8:
+    case DataType::Float8_e4m3fn:
+    case DataType::Float8_e5m2:
       return 1;
     case DataType::Int16:
     case DataType::Half:
@@ -163,6 +171,10 @@ std::string toString(DataType dtype) {
       return "uint8";
     case DataType::Int16:
       return "int16";
+    case DataType::Float8_e4m3fn:
+      return "float8_e4m3fn";
+    case DataType::Float8_e5m2:
+      return "float8_e5m2";
     case DataType::Half:
       return "half";
     case DataType::BFloat16:
@@ -195,6 +207,10 @@ std::string cudaTypeName(DataType dtype) {
       return "unsigned char";
     case DataType::Int16:
       return "short";
+    case DataType::Float8_e4m3fn:
+      return "fuser_float8_e4m3fn";
+    case DataType::Float8_e5m2:
+      return "fuser_float8_e5m2";
     case DataType::Half:
       return "__half";
     case DataType::BFloat16:

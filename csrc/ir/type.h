@@ -17,6 +17,11 @@ enum class DataType {
   Int8,
   UInt8,
   Int16,
+  // 8-bit floats as torch.float8_e4m3fn (no infinities, NaN 0x7f/0xff)
+  // and torch.float8_e5m2: data only, computed on after a cast
+  // (runtime/float8.h, doc/ops.md).
+  Float8_e4m3fn,
+  Float8_e5m2,
   Half,
   BFloat16,
   Float,
@@ -161,7 +166,8 @@ enum class TernaryOpType { Where };
 enum class ReductionOpType { Sum, Prod, Max, Min, Welford };
 
 // Type queries.
-bool isFloatingPointType(DataType dtype);
+bool isFloatingPointType(DataType dtype); // fp8 included
+bool isFloat8Type(DataType dtype);
 bool isIntegralType(DataType dtype); // Int8, UInt8, Int16, Int32, Int, Index
 // The smallest and largest values of an integral type (Index as int64).
 std::pair<int64_t, int64_t> integralRange(DataType dtype);

@@ -141,6 +141,7 @@ TensorView* castOp(DataType dtype, TensorView* tv) {
 
 Val* unaryOp(UnaryOpType op, Val* in) {
   checkOperands({in}, toString(op).c_str());
+  ops::checkNotFloat8({in}, toString(op).c_str());
   FUSER_INTERNAL_ASSERT(op != UnaryOpType::Cast, "use castOp");
   if (op == UnaryOpType::LogicalNot) {
     Val* out = newResult({in}, DataType::Bool);
@@ -243,6 +244,7 @@ FUSER_DEFINE_UNARY(bitwise_not, BitwiseNot)
 
 Val* binaryOp(BinaryOpType op, Val* lhs, Val* rhs) {
   checkOperands({lhs, rhs}, toString(op).c_str());
+  ops::checkNotFloat8({lhs, rhs}, toString(op).c_str());
   if (isBitwiseOp(op)) {
     checkBitwiseOperands(op, {lhs, rhs});
   }
@@ -310,6 +312,7 @@ FUSER_DEFINE_BINARY(gcd, Gcd)
 
 Val* where(Val* condition, Val* a, Val* b) {
   checkOperands({condition, a, b}, "where");
+  ops::checkNotFloat8({a, b}, "where");
   FUSER_CHECK(
       condition->dtype() == DataType::Bool,
       "where: the condition must be bool; got ", condition->toString(),

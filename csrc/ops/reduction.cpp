@@ -75,6 +75,7 @@ TensorView* reductionOp(
     ReductionOpType op, const std::vector<int64_t>& axes, TensorView* tv,
     bool keep_dim) {
   FUSER_CHECK(tv != nullptr, "Reduction of a null tensor.");
+  ops::checkNotFloat8({tv}, "reduction");
   FUSER_CHECK(
       FusionGuard::getCurFusion() == tv->fusion(),
       "Reduction: ", tv->toString(), " does not belong to the active Fusion.");

@@ -43,12 +43,14 @@ int rank(DataType dtype) {
       return 6;
     case DataType::Double:
       return 7;
+    case DataType::Float8_e4m3fn:
+    case DataType::Float8_e5m2:
     case DataType::WelfordFloat:
     case DataType::WelfordDouble:
     case DataType::Null:
       break;
   }
-  FUSER_ERROR("rank of Null");
+  FUSER_ERROR("no promotion rank for ", dtype);
 }
 
 } // namespace
@@ -57,6 +59,10 @@ DataType promoteTypes(DataType a, DataType b) {
   if (a == b) {
     return a;
   }
+  FUSER_CHECK(
+      !isFloat8Type(a) && !isFloat8Type(b), "No type promotion for ", a,
+      " and ", b, ": float8 types promote with nothing, as in PyTorch. Cast ",
+      "one operand to the other's type first.");
   if (a == DataType::Index || b == DataType::Index) {
     DataType other = a == DataType::Index ? b : a;
     return isFloatingPointType(other) ? other : DataType::Index;

@@ -82,8 +82,21 @@ Val* maybeCastTensor(Val* val, DataType dtype) {
   return val;
 }
 
+void checkNotFloat8(const std::vector<Val*>& operands, const char* op) {
+  for (Val* v : operands) {
+    FUSER_CHECK(
+        v == nullptr || !isFloat8Type(v->dtype()), op, ": ", v->toString(),
+        " is of type ", v->dtype(),
+        "; float8 tensors are cast, copied and moved, and computed on only "
+        "after a cast, as in PyTorch. Cast it first, e.g. "
+        "castOp(DataType::Float, tv) (Python: fd.ops.cast(t, "
+        "DataType.Float)).");
+  }
+}
+
 DataType statisticsType(TensorView* tv, const char* op) {
   FUSER_CHECK(tv != nullptr, op, " of a null tensor.");
+  checkNotFloat8({tv}, op);
   FUSER_CHECK(
       isFloatingPointType(tv->dtype()), op, " of ", tv->toString(),
       ": needs a floating-point tensor, got ", tv->dtype(),

@@ -26,4 +26,8 @@ Val* maybeCastTensor(Val* val, DataType dtype);
 // `op`, for a tensor that is not floating-point.
 DataType statisticsType(TensorView* tv, const char* op);
 
+// A user error, naming `op`, for a float8 operand: as in PyTorch, float8
+// tensors are cast, copied and moved, and computed on only after a cast.
+void checkNotFloat8(const std::vector<Val*>& operands, const char* op);
+
 } // namespace fuser::ops

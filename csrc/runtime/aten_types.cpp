@@ -19,6 +19,10 @@ at::ScalarType toAtenType(DataType dtype) {
     case DataType::Int:
     case DataType::Index:
       return at::ScalarType::Long;
+    case DataType::Float8_e4m3fn:
+      return at::ScalarType::Float8_e4m3fn;
+    case DataType::Float8_e5m2:
+      return at::ScalarType::Float8_e5m2;
     case DataType::Half:
       return at::ScalarType::Half;
     case DataType::BFloat16:
@@ -49,6 +53,10 @@ DataType fromAtenType(at::ScalarType type) {
       return DataType::Int32;
     case at::ScalarType::Long:
       return DataType::Int;
+    case at::ScalarType::Float8_e4m3fn:
+      return DataType::Float8_e4m3fn;
+    case at::ScalarType::Float8_e5m2:
+      return DataType::Float8_e5m2;
     case at::ScalarType::Half:
       return DataType::Half;
     case at::ScalarType::BFloat16:
@@ -63,9 +71,8 @@ DataType fromAtenType(at::ScalarType type) {
   FUSER_CHECK(
       false, "Tensors of type ", c10::toString(type),
       " are not supported; fuser handles bool, int8, uint8, int16, int32, "
-      "int64, float16, bfloat16, float32 and float64. Convert the tensor "
-      "first, e.g. "
-      "t.to(torch.float32).");
+      "int64, float8_e4m3fn, float8_e5m2, float16, bfloat16, float32 and "
+      "float64. Convert the tensor first, e.g. t.to(torch.float32).");
   return DataType::Null;
 }
 

@@ -19,6 +19,8 @@ void bindEnumsAndErrors(py::module_& m) {
       .value("Int16", DataType::Int16)
       .value("Int32", DataType::Int32)
       .value("Int", DataType::Int)
+      .value("Float8_e4m3fn", DataType::Float8_e4m3fn)
+      .value("Float8_e5m2", DataType::Float8_e5m2)
       .value("Half", DataType::Half)
       .value("BFloat16", DataType::BFloat16)
       .value("Float", DataType::Float)

@@ -11,6 +11,8 @@ _TORCH_TO_FUSER = {
     torch.int16: DataType.Int16,
     torch.int32: DataType.Int32,
     torch.int64: DataType.Int,
+    torch.float8_e4m3fn: DataType.Float8_e4m3fn,
+    torch.float8_e5m2: DataType.Float8_e5m2,
     torch.float16: DataType.Half,
     torch.bfloat16: DataType.BFloat16,
     torch.float32: DataType.Float,

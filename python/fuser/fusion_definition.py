@@ -661,6 +661,8 @@ class FusionDefinition:
                     DataType.Float,
                     DataType.Half,
                     DataType.BFloat16,
+                    DataType.Float8_e4m3fn,
+                    DataType.Float8_e5m2,
                 ):
                     raise FuserError(
                         f"{what}: new_shape entry {position} ({size.name}) is a "

@@ -614,3 +614,23 @@ def test_stride_order_op_refuses_what_is_not_a_permutation():
         with FusionDefinition() as fd:
             t0 = fd.define_tensor(shape=[-1, -1], contiguity=True)
             fd.ops.stride_order(t0, [0, 0])
+
+
+@pytest.mark.parametrize(
+    "dtype, data_type",
+    [(torch.float8_e4m3fn, DataType.Float8_e4m3fn), (torch.float8_e5m2, DataType.Float8_e5m2)],
+)
+def test_float8_tensors_are_cast_not_computed_on(dtype, data_type):
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1], contiguity=True, dtype=dtype)
+        t1 = fd.ops.cast(t0, DataType.Float)
+        t2 = fd.ops.cast(fd.ops.mul(t1, 2.0), data_type)
+        fd.add_output(t2)
+        # As in PyTorch, no arithmetic on float8 tensors: a user error that
+        # says to cast first, and the definition stays usable.
+        with pytest.raises(FuserError, match="Cast it first"):
+            fd.ops.add(t0, t0)
+    assert t0.dtype == data_type
+    assert t2.dtype == data_type
+    assert f"dtype=DataType.{data_type.name}" in str(fd)
+    assert_round_trip(fd)

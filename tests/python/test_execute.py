@@ -466,3 +466,22 @@ def test_narrow_integers_wrap_and_sum_as_torch(dtype):
     _, (added, summed) = run(define, [a, b])
     assert torch.equal(added, a + b)
     assert torch.equal(summed, a.sum(1))
+
+
+FLOAT8 = {torch.float8_e4m3fn: DataType.Float8_e4m3fn, torch.float8_e5m2: DataType.Float8_e5m2}
+
+
+@pytest.mark.parametrize("dtype", list(FLOAT8))
+def test_float8_casts_equal_torchs(dtype):
+    def define(fd):
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        t1 = fd.ops.cast(t0, FLOAT8[dtype])
+        fd.add_output(t1)
+        fd.add_output(fd.ops.mul(fd.ops.cast(t1, DataType.Float), 2.0))
+
+    x = torch.randn(40, 300, device="cuda") * 300
+    x[0, :4] = torch.tensor([float("nan"), float("inf"), 470.0, 61440.0])
+    _, (x8, doubled) = run(define, [x])
+    assert x8.dtype == dtype
+    assert torch.equal(x8.view(torch.uint8), x.to(dtype).view(torch.uint8))
+    torch.testing.assert_close(doubled, x.to(dtype).float() * 2, equal_nan=True)
