@@ -123,8 +123,6 @@ std::unique_ptr<HeuristicParams> ReductionScheduler::computeHeuristics(
   const int64_t max_bytes = layout.max_bytes;
 
   const int64_t sms = runtime_info.multiprocessors();
-  // Blocks of 256 threads without a grid reduction: 8 per SM fill it.
-  const int64_t wanted_blocks = 8 * sms;
   if (params->inner) {
     const int64_t per_row = ceilDiv(reduced_elements, width);
     // About 2 vectors per thread, up to 256 threads per row: more, smaller
@@ -151,6 +149,8 @@ std::unique_ptr<HeuristicParams> ReductionScheduler::computeHeuristics(
     // a warp's worth, so that narrow tensors still give several blocks
     // and TIDy reduces in the block what the grid would otherwise reduce.
     const int64_t columns = ceilDiv(kept_elements, width);
+    // Blocks of 256 threads without a grid reduction: 8 per SM fill it.
+    const int64_t wanted_blocks = 8 * sms;
     const int64_t min_threads_x =
         std::max<int64_t>(1, 128 / (width * max_bytes));
     params->threads_x = std::min<int64_t>(

@@ -11,9 +11,6 @@
 #include <ops/all_ops.h>
 #include <runtime/aten_evaluator.h>
 #include <runtime/fusion_executor_cache.h>
-#include <runtime/input_binding.h>
-#include <runtime/nvrtc_compile.h>
-#include <scheduler/registry.h>
 #include <tests/cpp/utils.h>
 
 #include <ATen/ATen.h>
@@ -146,21 +143,6 @@ at::ScalarType atenType(DataType dtype) {
   }
 }
 
-// Schedules `fusion` for `inputs` (CPU tensors) and compiles its kernel
-// with NVRTC for sm_90; returns the scheduler's name.
-std::string scheduleAndCompile(
-    const Fusion& fusion, const std::vector<at::Tensor>& inputs) {
-  Fusion copy(fusion);
-  std::vector<c10::IValue> values(inputs.begin(), inputs.end());
-  RuntimeInfo info = makeRuntimeInfo(&copy, values, /*require_cuda=*/false);
-  SchedulerChoice choice = chooseScheduler(&copy, info);
-  auto params = choice.scheduler->computeHeuristics(&copy, info);
-  choice.scheduler->schedule(&copy, *params);
-  const std::string code = generateCudaKernel(&copy, DataType::Int32);
-  compileToCubin(code, "fuser_kernel", 90, true);
-  return toString(choice.scheduler->type());
-}
-
 std::unique_ptr<Fusion> unaryFusion(UnaryBuilder op, DataType dtype) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());
@@ -264,7 +246,8 @@ TEST_F(ElementwiseOpsTest, EveryOpCompilesForEveryTypeItTakes) {
       for (const UnaryCase& c : cases) {
         SCOPED_TRACE(c.name + " of " + toString(dtype));
         EXPECT_EQ(
-            scheduleAndCompile(*unaryFusion(c.op, dtype), {x}), "PointWise");
+            scheduleAndCompile(*unaryFusion(c.op, dtype), {x}).type,
+            SchedulerType::PointWise);
       }
     }
     SCOPED_TRACE("atan2, remainder of " + toString(dtype));

@@ -2,7 +2,6 @@
 // of runtime/float8.h against ATen's on the host, casts in kernels
 // compiled with NVRTC and evaluated through ATen, arithmetic on them as a
 // user error (as in PyTorch), and on the GPU casts bit-equal to ATen's.
-#include <codegen/codegen.h>
 #include <fusion.h>
 #include <ir/all_nodes.h>
 #include <ops/all_ops.h>
@@ -10,9 +9,6 @@
 #include <runtime/aten_evaluator.h>
 #include <runtime/aten_types.h>
 #include <runtime/fusion_executor_cache.h>
-#include <runtime/input_binding.h>
-#include <runtime/nvrtc_compile.h>
-#include <scheduler/registry.h>
 #include <tests/cpp/utils.h>
 
 // The device header, compiled here as host code.
@@ -200,15 +196,10 @@ TEST_F(Float8Test, KernelsCompile) {
     cases.emplace_back(castFusion(dtype), std::vector<c10::IValue>{x, y});
     cases.emplace_back(scaleFusion(dtype), std::vector<c10::IValue>{x8});
     for (const auto& [fusion, inputs] : cases) {
-      Fusion copy(*fusion);
-      RuntimeInfo info = makeRuntimeInfo(&copy, inputs, false);
-      SchedulerChoice choice = chooseScheduler(&copy, info);
-      EXPECT_EQ(choice.scheduler->type(), SchedulerType::PointWise);
-      auto params = choice.scheduler->computeHeuristics(&copy, info);
-      choice.scheduler->schedule(&copy, *params);
-      const std::string code = generateCudaKernel(&copy, DataType::Int32);
-      EXPECT_THAT(code, HasSubstr("castTo<fuser_float8_"));
-      EXPECT_NO_THROW(compileToCubin(code, "fuser_kernel", 90, true));
+      CompiledSchedule s;
+      EXPECT_NO_THROW(s = scheduleAndCompile(*fusion, inputs));
+      EXPECT_EQ(s.type, SchedulerType::PointWise);
+      EXPECT_THAT(s.code, HasSubstr("castTo<fuser_float8_"));
     }
   }
 }

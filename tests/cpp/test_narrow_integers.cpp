@@ -1,7 +1,6 @@
 // int8, uint8 and int16 tensors: promotion as torch.promote_types, wrapping
 // arithmetic, reductions that accumulate in int64, kernels compiled with
 // NVRTC, and on the GPU results equal to ATen's.
-#include <codegen/codegen.h>
 #include <expr/evaluator.h>
 #include <fusion.h>
 #include <ir/all_nodes.h>
@@ -10,9 +9,6 @@
 #include <runtime/aten_evaluator.h>
 #include <runtime/aten_types.h>
 #include <runtime/fusion_executor_cache.h>
-#include <runtime/input_binding.h>
-#include <runtime/nvrtc_compile.h>
-#include <scheduler/registry.h>
 #include <tests/cpp/utils.h>
 
 #include <ATen/ATen.h>
@@ -151,15 +147,10 @@ TEST_F(NarrowIntegerTest, KernelsCompile) {
     SCOPED_TRACE(toString(dtype));
     const at::Tensor x = narrowInputs(toAtenType(dtype), {16, 300});
     for (const auto& fusion : {mixedFusion(dtype), reductionFusion(dtype)}) {
-      Fusion copy(*fusion);
       std::vector<c10::IValue> inputs(fusion->inputs().size(), x);
-      RuntimeInfo info = makeRuntimeInfo(&copy, inputs, false);
-      SchedulerChoice choice = chooseScheduler(&copy, info);
-      EXPECT_NE(choice.scheduler->type(), SchedulerType::ExprEval);
-      auto params = choice.scheduler->computeHeuristics(&copy, info);
-      choice.scheduler->schedule(&copy, *params);
-      const std::string code = generateCudaKernel(&copy, DataType::Int32);
-      EXPECT_NO_THROW(compileToCubin(code, "fuser_kernel", 90, true));
+      CompiledSchedule s;
+      EXPECT_NO_THROW(s = scheduleAndCompile(*fusion, inputs));
+      EXPECT_NE(s.type, SchedulerType::ExprEval);
     }
   }
 }

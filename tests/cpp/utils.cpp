@@ -2,9 +2,12 @@
 
 #include <fuser_embedded_runtime.h>
 
+#include <codegen/codegen.h>
 #include <expr/evaluator.h>
 #include <runtime/aten_evaluator.h>
 #include <runtime/input_binding.h>
+#include <runtime/nvrtc_compile.h>
+#include <scheduler/registry.h>
 
 #include <ATen/ATen.h>
 #include <ATen/Context.h>
@@ -40,6 +43,22 @@ ScopedEnv::~ScopedEnv() {
   } else {
     unsetenv(name_);
   }
+}
+
+CompiledSchedule scheduleAndCompile(
+    const Fusion& fusion, const std::vector<c10::IValue>& inputs) {
+  Fusion copy(fusion);
+  RuntimeInfo info = makeRuntimeInfo(&copy, inputs, /*require_cuda=*/false);
+  SchedulerChoice choice = chooseScheduler(&copy, info);
+  CompiledSchedule result;
+  result.type = choice.scheduler->type();
+  auto params = choice.scheduler->computeHeuristics(&copy, info);
+  choice.scheduler->schedule(&copy, *params);
+  if (result.type != SchedulerType::ExprEval) {
+    result.code = generateCudaKernel(&copy, DataType::Int32);
+    compileToCubin(result.code, "fuser_kernel", 90, true);
+  }
+  return result;
 }
 
 std::string runtimePreamble() {

@@ -4,6 +4,7 @@
 
 #include <fusion.h>
 #include <ir/all_nodes.h>
+#include <scheduler/scheduler_types.h>
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/ivalue.h>
@@ -33,6 +34,16 @@ TensorView* makeSymbolicTensor(int64_t ndims, DataType dtype = DataType::Float);
 // with every runtime/ header: for hand-written kernels compiled with NVRTC
 // (64-bit indices).
 std::string runtimePreamble();
+
+// A copy of `fusion` scheduled as the runtime would for `inputs` (CPU
+// tensors suffice) and, unless the scheduler is ExprEval, its kernel
+// compiled with NVRTC for sm_90 (a compile error throws).
+struct CompiledSchedule {
+  SchedulerType type = SchedulerType::ExprEval;
+  std::string code; // empty for ExprEval
+};
+CompiledSchedule scheduleAndCompile(
+    const Fusion& fusion, const std::vector<c10::IValue>& inputs);
 
 // Sets (or, with nullopt, unsets) an environment variable for its scope.
 // The test binary starts with FUSER_KERNEL_CACHE_DIR=off unless the caller
