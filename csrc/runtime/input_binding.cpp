@@ -314,8 +314,10 @@ RuntimeInfo makeRuntimeInfo(
     if (tensor.is_cuda()) {
       const auto* properties =
           at::cuda::getDeviceProperties(tensor.get_device());
-      info.setMultiprocessors(properties->multiProcessorCount);
-      info.setComputeCapability(properties->major * 10 + properties->minor);
+      info.setDevice(
+          {properties->multiProcessorCount,
+           properties->major * 10 + properties->minor,
+           properties->l2CacheSize});
     }
   }
   return info;

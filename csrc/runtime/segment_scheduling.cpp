@@ -56,8 +56,7 @@ std::optional<SchedulerType> InputSegmentScheduling::compiledScheduler(
   RuntimeInfo info =
       makeRuntimeInfo(fusion.get(), group_inputs, /*require_cuda=*/false);
   // The device's, also when the group reads only intermediates.
-  info.setMultiprocessors(info_.multiprocessors());
-  info.setComputeCapability(info_.computeCapability());
+  info.setDevice(info_.device());
   SchedulerChoice choice =
       chooseScheduler(fusion.get(), info, /*allow_expr_eval=*/false);
   if (choice.scheduler == nullptr) {

@@ -39,6 +39,9 @@ class ReductionParams : public HeuristicParams {
   int64_t unroll = 1;
   // Whether the outputs are written in vectors (outer reductions).
   bool vectorize_output = false;
+  // Whether the inputs read once are loaded evict-first (CacheOp::Streaming)
+  // rather than with the default policy (doc/reduction.md §5.6).
+  bool stream_inputs = false;
 
   // An outer reduction across threads (TIDy) or blocks reduces each
   // thread's vector of kept elements in one call (ParallelType::Group),

@@ -37,21 +37,34 @@ class RuntimeInfo {
   ExpressionEvaluator& expressionEvaluator() {
     return ee_;
   }
-  // The multiprocessors of the device the run is on (an H200's 132 when
-  // not known, e.g. for CPU tensors).
+  // What schedulers read about the device the run is on; an H200's values
+  // when not known (e.g. for CPU tensors).
+  struct Device {
+    int64_t multiprocessors = 132;
+    // Major * 10 + minor.
+    int64_t compute_capability = 90;
+    int64_t l2_bytes = 60 * 1024 * 1024;
+  };
+  const Device& device() const {
+    return device_;
+  }
+  void setDevice(const Device& device) {
+    device_ = device;
+  }
   int64_t multiprocessors() const {
-    return multiprocessors_;
+    return device_.multiprocessors;
   }
   void setMultiprocessors(int64_t count) {
-    multiprocessors_ = count;
+    device_.multiprocessors = count;
   }
-  // Major * 10 + minor of the device the run is on (an H200's 90 when not
-  // known).
   int64_t computeCapability() const {
-    return compute_capability_;
+    return device_.compute_capability;
   }
   void setComputeCapability(int64_t capability) {
-    compute_capability_ = capability;
+    device_.compute_capability = capability;
+  }
+  int64_t l2Bytes() const {
+    return device_.l2_bytes;
   }
   // The evaluated extent of `id` (1 for broadcast).
   int64_t extent(const IterDomain* id);
@@ -61,8 +74,7 @@ class RuntimeInfo {
  private:
   ExpressionEvaluator ee_;
   std::unordered_map<const TensorView*, TensorRuntimeInfo> tensors_;
-  int64_t multiprocessors_ = 132;
-  int64_t compute_capability_ = 90;
+  Device device_;
 };
 
 } // namespace fuser

@@ -148,13 +148,23 @@ void removeDeadExprs(Fusion* fusion) {
   }
 }
 
+int64_t readOnceInputBytes(
+    Fusion* fusion, TensorView* reference, RuntimeInfo& runtime_info) {
+  int64_t bytes = 0;
+  for (TensorView* input : tensorInputs(fusion)) {
+    if (!input->uses().empty() && isReadOnce(input, reference)) {
+      bytes += runtime_info.numel(input) * dataTypeSize(input->dtype());
+    }
+  }
+  return bytes;
+}
+
 std::vector<TensorView*> cacheInputsReadOnce(
-    Fusion* fusion, TensorView* reference) {
+    Fusion* fusion, TensorView* reference, CacheOp policy) {
   std::vector<TensorView*> caches;
   for (TensorView* input : tensorInputs(fusion)) {
     if (!input->uses().empty() && isReadOnce(input, reference)) {
-      caches.push_back(
-          input->cacheAfter(LoadStoreOpType::Set, CacheOp::Streaming));
+      caches.push_back(input->cacheAfter(LoadStoreOpType::Set, policy));
     }
   }
   return caches;

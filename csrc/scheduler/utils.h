@@ -4,6 +4,7 @@
 #include <fusion.h>
 #include <ir/interface_nodes.h>
 #include <ir/internal_nodes.h>
+#include <scheduler/runtime_info.h>
 
 #include <string>
 #include <unordered_set>
@@ -61,10 +62,9 @@ std::vector<TensorView*> cacheInputs(
 // Whether a kernel over `reference`'s logical domain reads each element of
 // the fusion input `input` once: the input spans every axis of the
 // reference and broadcasts none. Such inputs are loaded with the streaming
-// policy (CacheOp::Streaming, evict-first: their lines never serve a
-// second read, and are replaced before the data a previous kernel left in
-// L2, doc/reduction.md §5). An input broadcast along an axis is read again
-// by other threads.
+// policy the scheduler chooses (evict-first while they are small next to
+// the L2, doc/reduction.md §5.6). An input broadcast along an axis is read
+// again by other threads.
 bool isReadOnce(TensorView* input, TensorView* reference);
 
 // Removes the tensor exprs no output needs (a backward op's weight
@@ -72,15 +72,20 @@ bool isReadOnce(TensorView* input, TensorView* reference);
 // would still be uses of live ones, consumers that no schedule reaches.
 void removeDeadExprs(Fusion* fusion);
 
+// Bytes of the fusion inputs a kernel over `reference` reads once
+// (isReadOnce), for the run `runtime_info` describes.
+int64_t readOnceInputBytes(
+    Fusion* fusion, TensorView* reference, RuntimeInfo& runtime_info);
+
 // Caches in registers the inputs a kernel over `reference` reads once
-// (isReadOnce), loaded with the streaming policy, and returns the caches.
+// (isReadOnce), loaded with `policy`, and returns the caches.
 // An input broadcast along some axes is read by its broadcast directly: a
 // cache before the broadcast would lack those axes, and where they are the
 // reference's outer loops it could not share them (nor hold a buffer of
 // constant size); the broadcast's output has every axis and is inlined with
 // the reference (doc/reduction.md §5).
 std::vector<TensorView*> cacheInputsReadOnce(
-    Fusion* fusion, TensorView* reference);
+    Fusion* fusion, TensorView* reference, CacheOp policy);
 
 // For each output: if it is also used inside the fusion, fork it
 // (cacheFork) so the computed value lives in a register and the output is a

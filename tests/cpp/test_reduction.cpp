@@ -96,11 +96,11 @@ TEST_F(ReductionTest, RowsTakeTwoVectorsPerThread) {
   EXPECT_EQ(
       sumParams({65536, 1024}, 1)->toString(),
       "Reduction: inner, kept [0], reduced [1], vectorize 4, threads 128 x "
-      "2, grid split 1, unroll 2");
+      "2, grid split 1, unroll 2, evict-first loads");
   EXPECT_EQ(
       sumParams({8192, 8192}, 1)->toString(),
       "Reduction: inner, kept [0], reduced [1], vectorize 4, threads 256 x "
-      "1, grid split 1, unroll 8");
+      "1, grid split 1, unroll 8, evict-first loads");
 }
 
 // 64 rows of 262144 floats: a grid reduction of one wave, 4 blocks of 256
@@ -110,7 +110,7 @@ TEST_F(ReductionTest, RowsSplitAcrossBlocksMakeOneWave) {
   EXPECT_EQ(
       sumParams({64, 262144}, 1)->toString(),
       "Reduction: inner, kept [0], reduced [1], vectorize 4, threads 256 x "
-      "1, grid split 8, unroll 8");
+      "1, grid split 8, unroll 8, evict-first loads");
 }
 
 // 32768 float columns: 8192 vectors. Blocks of 32 x 8 threads would make
@@ -270,6 +270,35 @@ TEST_F(ReductionTest, InputsReadOnceAreStreamed) {
     EXPECT_THAT(s.code, HasSubstr(", &T0[")) << s.code;
     EXPECT_THAT(s.code, Not(HasSubstr(", &T1["))) << s.code;
     EXPECT_THAT(s.code, HasSubstr(" = T1[")) << s.code;
+  }
+}
+
+// Evict-first loads win while the inputs read once are up to about 5 L2s
+// (300 MiB on the H200's 60 MiB) and lose beyond (doc/reduction.md §5.6):
+// one row more than 300 MiB loads with the default policy.
+TEST_F(ReductionTest, InputsOfUpToFiveL2sLoadEvictFirst) {
+  for (int64_t rows : {int64_t{9600}, int64_t{9601}}) {
+    Fusion fusion;
+    FusionGuard fg(&fusion);
+    TensorView* in = makeContigTensor(2);
+    fusion.addInput(in);
+    fusion.addOutput(sum(in, {1}));
+    // 8192 floats (32 KiB) per row; never read on the CPU.
+    const std::vector<c10::IValue> inputs{at::empty({rows, 8192}, at::kFloat)};
+    RuntimeInfo info = makeRuntimeInfo(&fusion, inputs, /*require_cuda=*/false);
+    ASSERT_EQ(info.l2Bytes(), 60 * 1024 * 1024);
+    const bool streamed = rows == 9600;
+    auto params = chooseScheduler(&fusion, info)
+                      .scheduler->computeHeuristics(&fusion, info);
+    EXPECT_EQ(dynamic_cast<ReductionParams&>(*params).stream_inputs, streamed);
+    const CompiledSchedule s = scheduleAndCompile(fusion, inputs);
+    ASSERT_EQ(s.type, SchedulerType::Reduction);
+    // The load of x (T0) into its cache, a vector of 4 either way.
+    const std::string load =
+        streamed ? "streamingLoad<float, 4>(&" : "vectorizedCopy<float, 4>(&";
+    EXPECT_THAT(s.code, HasSubstr(load)) << s.code;
+    EXPECT_EQ(s.code.find("streamingLoad<") != std::string::npos, streamed)
+        << s.code;
   }
 }
 
