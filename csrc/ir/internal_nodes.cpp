@@ -281,4 +281,50 @@ Statement* ViewOp::cloneWith(IrCloner& cloner) const {
       cloner.clone(sizes()));
 }
 
+// ---------------------------------------------------------------- FullOp
+FullOp::FullOp(Val* out, Val* fill_value) {
+  addOutput(out);
+  addInput(fill_value);
+  // The extents, so that a traversal from the output reaches the scalars
+  // they are made of.
+  for (IterDomain* id : out->as<TensorView>()->getLogicalDomain()) {
+    addInput(id->extent());
+  }
+}
+
+std::string FullOp::toString(int indent_size) const {
+  return opLine(indent_size, this, "full");
+}
+
+void FullOp::accept(OptOutDispatch& visitor) {
+  visitor.handle(this);
+}
+
+Statement* FullOp::cloneWith(IrCloner& cloner) const {
+  return IrBuilder::createInContainer<FullOp>(
+      cloner.target(), cloner.clone(out()), cloner.clone(fillValue()));
+}
+
+// ---------------------------------------------------------------- IotaOp
+IotaOp::IotaOp(Val* out, Val* length, Val* start, Val* step) {
+  addOutput(out);
+  addInput(length);
+  addInput(start);
+  addInput(step);
+}
+
+std::string IotaOp::toString(int indent_size) const {
+  return opLine(indent_size, this, "iota");
+}
+
+void IotaOp::accept(OptOutDispatch& visitor) {
+  visitor.handle(this);
+}
+
+Statement* IotaOp::cloneWith(IrCloner& cloner) const {
+  return IrBuilder::createInContainer<IotaOp>(
+      cloner.target(), cloner.clone(out()), cloner.clone(length()),
+      cloner.clone(start()), cloner.clone(step()));
+}
+
 } // namespace fuser

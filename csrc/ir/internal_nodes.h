@@ -217,4 +217,52 @@ class ViewOp : public Expr {
   Statement* cloneWith(IrCloner& cloner) const override;
 };
 
+// A tensor with every element `fill_value()` (a scalar): `out`'s logical
+// extents are the inputs after it (ops/factory.h).
+class FullOp : public Expr {
+ public:
+  FullOp(Val* out, Val* fill_value);
+
+  Val* out() const {
+    return output(0);
+  }
+  Val* fillValue() const {
+    return input(0);
+  }
+
+  std::string getOpString() const override {
+    return "FullOp";
+  }
+  std::string toString(int indent_size = 0) const override;
+  void accept(OptOutDispatch& visitor) override;
+  Statement* cloneWith(IrCloner& cloner) const override;
+};
+
+// The 1-D tensor start, start + step, ..., of `length()` elements in
+// `out`'s type: element i is start + step * i (ops/factory.h).
+class IotaOp : public Expr {
+ public:
+  IotaOp(Val* out, Val* length, Val* start, Val* step);
+
+  Val* out() const {
+    return output(0);
+  }
+  Val* length() const {
+    return input(0);
+  }
+  Val* start() const {
+    return input(1);
+  }
+  Val* step() const {
+    return input(2);
+  }
+
+  std::string getOpString() const override {
+    return "IotaOp";
+  }
+  std::string toString(int indent_size = 0) const override;
+  void accept(OptOutDispatch& visitor) override;
+  Statement* cloneWith(IrCloner& cloner) const override;
+};
+
 } // namespace fuser

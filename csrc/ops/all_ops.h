@@ -3,6 +3,7 @@
 
 #include <ops/alias.h>
 #include <ops/arith.h>
+#include <ops/factory.h>
 #include <ops/matmul.h>
 #include <ops/normalization.h>
 #include <ops/reduction.h>

@@ -147,9 +147,33 @@ class AtenEvaluator {
     if (auto* op = dynamic_cast<ViewOp*>(expr)) {
       return computeView(op);
     }
+    if (auto* op = dynamic_cast<FullOp*>(expr)) {
+      std::vector<int64_t> sizes;
+      for (IterDomain* id : out->getLogicalDomain()) {
+        sizes.push_back(ee_.evaluateOrThrow(id->extent()).asInt());
+      }
+      return at::full(
+          sizes, toAtenScalar(ee_.evaluateOrThrow(op->fillValue())),
+          options_.dtype(toAtenType(out->dtype())));
+    }
+    if (auto* op = dynamic_cast<IotaOp*>(expr)) {
+      return computeIota(op, out);
+    }
     FUSER_ERROR(
         "ATen evaluation of ", expr->getOpString(),
         " is not implemented: ", expr->toString());
+  }
+
+  // start + step * i, in double (int64 for integer types) as the kernel's
+  // scalar arithmetic computes it, then converted to the output type.
+  at::Tensor computeIota(IotaOp* op, TensorView* out) {
+    const at::ScalarType wide = isFloatingPointType(out->dtype())
+                                    ? at::ScalarType::Double
+                                    : at::ScalarType::Long;
+    const int64_t length = ee_.evaluateOrThrow(op->length()).asInt();
+    at::Tensor positions = at::arange(length, options_.dtype(wide));
+    return positions * toAtenScalar(ee_.evaluateOrThrow(op->step())) +
+           toAtenScalar(ee_.evaluateOrThrow(op->start()));
   }
 
   // The sizes asked for, checked against the input's element count (a

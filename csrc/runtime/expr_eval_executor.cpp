@@ -44,6 +44,11 @@ std::vector<at::Tensor> ExprEvalExecutor::run(
     if (tv == nullptr || tv->isFusionInput()) {
       continue;
     }
+    if (!outputs[i].is_cuda()) {
+      // Made without a tensor input (a factory): ATen evaluated it on the
+      // CPU; a run's outputs live on the current CUDA device.
+      outputs[i] = outputs[i].to(at::kCUDA);
+    }
     const TensorLayout layout = denseLayout(tv, ee);
     if (outputs[i].strides().vec() == layout.strides) {
       continue;

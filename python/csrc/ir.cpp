@@ -485,6 +485,32 @@ void bindIr(py::module_& m) {
           },
           kRef)
       .def(
+          "full",
+          [](Fusion& fusion, const std::vector<Val*>& shape, Val* fill_value,
+             DataType dtype) -> Val* {
+            FusionGuard fg(&fusion);
+            return full(shape, fill_value, dtype);
+          },
+          kRef)
+      .def(
+          "iota",
+          [](Fusion& fusion, Val* length, Val* start, Val* step,
+             DataType dtype) -> Val* {
+            FusionGuard fg(&fusion);
+            return iota(length, start, step, dtype);
+          },
+          py::arg("length"), py::arg("start").none(true),
+          py::arg("step").none(true), py::arg("dtype"), kRef)
+      .def(
+          "triangle",
+          [](Fusion& fusion, const std::string& op, Val* in,
+             int64_t diagonal) -> Val* {
+            FusionGuard fg(&fusion);
+            TensorView* tv = asTensor(in, op.c_str());
+            return op == "triu" ? triu(tv, diagonal) : tril(tv, diagonal);
+          },
+          kRef)
+      .def(
           "index_constant",
           [](Fusion& fusion, int64_t value) -> Val* {
             FusionGuard fg(&fusion);

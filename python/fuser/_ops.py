@@ -5,6 +5,7 @@ tables."""
 
 from . import _C
 from ._C import DataType, FuserError
+from .dtypes import to_data_type
 
 
 class Ops:
@@ -65,6 +66,32 @@ class Ops:
         view between kernels; sizes whose product is not the element count
         are an error when it runs."""
         return self._fd._reshape(arg, new_shape)
+
+    def full(self, shape, fill_value, dtype):
+        """A tensor of sizes `shape` (ints or integer Scalars) with every
+        element `fill_value`, of `dtype` (torch.full)."""
+        return self._fd._full(shape, fill_value, dtype)
+
+    def zeros(self, shape, dtype):
+        return self._fd._full(shape, 0.0 if _is_floating(dtype) else 0, dtype)
+
+    def ones(self, shape, dtype):
+        return self._fd._full(shape, 1.0 if _is_floating(dtype) else 1, dtype)
+
+    def iota(self, length, start=None, step=None, dtype=DataType.Int):
+        """[start, start + step, ..., start + (length - 1) * step] of
+        `dtype`; start 0 and step 1 when not given (torch.arange)."""
+        return self._fd._iota(length, start, step, dtype)
+
+    def triu(self, arg, diagonal=0):
+        """torch.triu: the elements of the last two axes with column - row
+        >= diagonal; the others 0."""
+        return self._fd._triangle("triu", arg, diagonal)
+
+    def tril(self, arg, diagonal=0):
+        """torch.tril: the elements of the last two axes with column - row
+        <= diagonal; the others 0."""
+        return self._fd._triangle("tril", arg, diagonal)
 
     def size(self, arg, dim):
         """The extent of dimension `dim` of a tensor, an Int Scalar (as
@@ -157,6 +184,15 @@ class Ops:
         """(mean, var_sum, count) of Welford's one-pass reduction: var_sum
         is the sum of squared deviations from the mean, count an int64."""
         return self._fd._welford(arg, dims)
+
+
+def _is_floating(dtype):
+    return to_data_type(dtype) in (
+        DataType.Double,
+        DataType.Float,
+        DataType.Half,
+        DataType.BFloat16,
+    )
 
 
 def _dims(dims, dim, name):

@@ -23,6 +23,16 @@ _NEW = "new"
 _DEFINING = "defining"
 _DEFINED = "defined"
 
+_NON_INTEGER_TYPES = (
+    DataType.Bool,
+    DataType.Double,
+    DataType.Float,
+    DataType.Half,
+    DataType.BFloat16,
+    DataType.Float8_e4m3fn,
+    DataType.Float8_e5m2,
+)
+
 
 def _is_int(value):
     return isinstance(value, int) and not isinstance(value, bool)
@@ -649,37 +659,80 @@ class FusionDefinition:
         self._check_defining(what)
         tensor = self._tensor_operand(arg, what)
         self._check_no_expand(tensor, what, tensor._expand)
+        sizes, vals = self._sizes_operand(new_shape, what, "new_shape")
+        out = self._wrap(self._fusion.reshape(tensor._val, vals))
+        return self._record_op("reshape", [tensor], {"new_shape": sizes}, out)
+
+    def _sizes_operand(self, shape, what, name):
+        """The sizes `shape` lists (ints or integer Scalars), as recorded
+        and as IR values."""
         sizes = []
-        for position, size in enumerate(new_shape):
+        for position, size in enumerate(shape):
             if isinstance(size, Scalar) and size.value() is not None:
                 size = size.value()
             if isinstance(size, Scalar):
                 size = self._operand(size, what, position)
-                if size.dtype in (
-                    DataType.Bool,
-                    DataType.Double,
-                    DataType.Float,
-                    DataType.Half,
-                    DataType.BFloat16,
-                    DataType.Float8_e4m3fn,
-                    DataType.Float8_e5m2,
-                ):
+                if size.dtype in _NON_INTEGER_TYPES:
                     raise FuserError(
-                        f"{what}: new_shape entry {position} ({size.name}) is a "
+                        f"{what}: {name} entry {position} ({size.name}) is a "
                         f"{size.dtype.name} scalar; sizes are integers."
                     )
             elif not _is_int(size):
                 raise FuserError(
-                    f"{what}: new_shape entries must be ints or integer Scalars "
-                    f"(inputs, or sizes of tensors); got {new_shape}."
+                    f"{what}: {name} entries must be ints or integer Scalars "
+                    f"(inputs, or sizes of tensors); got {shape}."
                 )
             sizes.append(size)
         vals = [
             size._val if isinstance(size, Scalar) else self._fusion.index_constant(size)
             for size in sizes
         ]
-        out = self._wrap(self._fusion.reshape(tensor._val, vals))
-        return self._record_op("reshape", [tensor], {"new_shape": sizes}, out)
+        return sizes, vals
+
+    def _scalar_operand(self, value, what, position):
+        operand = self._operand(value, what, position)
+        if not isinstance(operand, Scalar):
+            raise FuserError(f"{what}: argument {position} must be a Scalar or a number.")
+        return operand
+
+    def _full(self, shape, fill_value, dtype):
+        what = "fd.ops.full"
+        self._check_defining(what)
+        sizes, vals = self._sizes_operand(shape, what, "shape")
+        value = self._scalar_operand(fill_value, what, 2)
+        dtype = to_data_type(dtype)
+        out = self._wrap(self._fusion.full(vals, value._val, dtype))
+        kwargs = {"shape": sizes, "fill_value": value, "dtype": dtype}
+        return self._record_op("full", [], kwargs, out)
+
+    def _iota(self, length, start, step, dtype):
+        what = "fd.ops.iota"
+        self._check_defining(what)
+        (size,), (length_val,) = self._sizes_operand([length], what, "length")
+        dtype = to_data_type(dtype)
+        ends = []
+        for position, value in ((2, start), (3, step)):
+            ends.append(None if value is None else self._scalar_operand(value, what, position))
+        out = self._wrap(
+            self._fusion.iota(
+                length_val,
+                None if ends[0] is None else ends[0]._val,
+                None if ends[1] is None else ends[1]._val,
+                dtype,
+            )
+        )
+        kwargs = {"length": size, "start": ends[0], "step": ends[1], "dtype": dtype}
+        return self._record_op("iota", [], kwargs, out)
+
+    def _triangle(self, name, arg, diagonal):
+        what = f"fd.ops.{name}"
+        self._check_defining(what)
+        tensor = self._tensor_operand(arg, what)
+        self._check_no_expand(tensor, what, tensor._expand)
+        if not _is_int(diagonal):
+            raise FuserError(f"{what}: diagonal must be an int; got {diagonal!r}.")
+        out = self._wrap(self._fusion.triangle(name, tensor._val, int(diagonal)))
+        return self._record_op(name, [tensor], {"diagonal": int(diagonal)}, out)
 
     def _reduction(self, name, arg, dims, keepdim, dtype):
         what = f"fd.ops.{name}"

@@ -634,3 +634,41 @@ def test_float8_tensors_are_cast_not_computed_on(dtype, data_type):
     assert t2.dtype == data_type
     assert f"dtype=DataType.{data_type.name}" in str(fd)
     assert_round_trip(fd)
+
+
+def test_factories_and_triangles_print_and_round_trip():
+    with FusionDefinition() as fd:
+        n = fd.define_scalar(dtype=DataType.Int)
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        fd.add_output(fd.ops.full([n, 3], 2.5, DataType.Float))
+        fd.add_output(fd.ops.zeros([4], DataType.BFloat16))
+        fd.add_output(fd.ops.ones([n], DataType.Int))
+        fd.add_output(fd.ops.iota(n, 1, 2, DataType.Int))
+        fd.add_output(fd.ops.iota(fd.ops.size(t0, 1), dtype=DataType.Float))
+        fd.add_output(fd.ops.triu(t0, 1))
+        fd.add_output(fd.ops.tril(t0, diagonal=-1))
+    text = str(fd)
+    assert "fd.ops.full(shape=[S0, 3], fill_value=" in text
+    assert "dtype=DataType.BFloat16)" in text
+    assert "fd.ops.iota(length=S0, start=" in text
+    assert "fd.ops.triu(T0, diagonal=1)" in text
+    assert "fd.ops.tril(T0, diagonal=-1)" in text
+    assert_round_trip(fd)
+
+
+def test_factory_and_triangle_arguments_are_checked():
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1], contiguity=True)
+        with pytest.raises(FuserError, match="shape entries must be ints or integer Scalars"):
+            fd.ops.full([2.5], 1.0, DataType.Float)
+        with pytest.raises(FuserError, match="sizes must not be negative"):
+            fd.ops.zeros([-2], DataType.Float)
+        with pytest.raises(FuserError, match="iota: dtype must be an integer or floating-point"):
+            fd.ops.iota(4, dtype=DataType.Bool)
+        with pytest.raises(FuserError, match="at least 2 dimensions"):
+            fd.ops.triu(t0)
+        with pytest.raises(FuserError, match="diagonal must be an int"):
+            fd.ops.tril(t0, 0.5)
+        # The definition stays usable.
+        fd.add_output(fd.ops.add(t0, fd.ops.iota(fd.ops.size(t0, 0), dtype=DataType.Float)))
+    assert "fd.ops.iota(" in str(fd)

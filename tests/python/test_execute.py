@@ -485,3 +485,32 @@ def test_float8_casts_equal_torchs(dtype):
     assert x8.dtype == dtype
     assert torch.equal(x8.view(torch.uint8), x.to(dtype).view(torch.uint8))
     torch.testing.assert_close(doubled, x.to(dtype).float() * 2, equal_nan=True)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided"])
+@pytest.mark.parametrize("op", ["triu", "tril"])
+def test_triangles_of_every_layout_equal_torchs(layout, op):
+    x = {
+        "contiguous": lambda: cuda(67, 130),
+        "transposed": lambda: cuda(130, 67).t(),
+        "strided": lambda: cuda(67, 260)[:, ::2],
+    }[layout]()
+    for diagonal in (-2, 0, 3):
+        with FusionDefinition() as fd:
+            t0 = fd.from_pytorch(x)
+            fd.add_output(getattr(fd.ops, op)(t0, diagonal))
+        (out,) = fd.execute([x])
+        assert torch.equal(out, getattr(torch, op)(x, diagonal))
+
+
+def test_factories_without_tensor_inputs_run_on_the_gpu():
+    with FusionDefinition() as fd:
+        n = fd.define_scalar(dtype=DataType.Int)
+        fd.add_output(fd.ops.iota(n, 5, 3, DataType.Int))
+        fd.add_output(fd.ops.full([2, n], -0.5, DataType.Float))
+        fd.add_output(fd.ops.ones([n], DataType.BFloat16))
+    counted, filled, ones = fd.execute([1000])
+    assert counted.is_cuda and filled.is_cuda and ones.is_cuda
+    assert torch.equal(counted, torch.arange(5, 3005, 3, device="cuda"))
+    assert torch.equal(filled, torch.full((2, 1000), -0.5, device="cuda"))
+    assert torch.equal(ones, torch.ones(1000, dtype=torch.bfloat16, device="cuda"))

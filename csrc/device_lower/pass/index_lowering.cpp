@@ -12,6 +12,7 @@
 #include <multidevice/device_counts.h>
 
 #include <algorithm>
+#include <functional>
 
 namespace fuser {
 
@@ -79,11 +80,34 @@ Expr* lowerTensorExpr(Expr* expr, const LowerOperand& lowerOperand) {
     cache_op = ldst->cacheOp();
   } else {
     FUSER_INTERNAL_ASSERT(
-        expr->isA<BroadcastOp>() || expr->isA<ViewOp>(), "cannot lower ",
-        expr->toString());
+        expr->isA<BroadcastOp>() || expr->isA<ViewOp>() || expr->isA<FullOp>(),
+        "cannot lower ", expr->toString());
   }
   return IrBuilder::create<LoadStoreOp>(
       LoadStoreOpType::Set, out, lowerOperand(expr->input(0)), cache_op);
+}
+
+// Element i of an iota is start + step * i, i the index of its one logical
+// axis at the current loop point: a copy of that scalar (doc/ops.md).
+Expr* lowerIota(
+    IotaOp* iota, Indexer& indexer, const std::function<Val*(Val*)>& operand) {
+  IterDomain* axis = iota->out()->as<TensorView>()->getLogicalDomain().at(0);
+  Val* i = indexer.indexOf(axis);
+  FUSER_INTERNAL_ASSERT(
+      i != nullptr, "no index of the iota axis ", axis->toString());
+  // In double (int64 for integer types), as the ATen evaluation does.
+  const DataType dtype = isFloatingPointType(iota->out()->dtype())
+                             ? DataType::Double
+                             : DataType::Int;
+  Val* position = IrBuilder::create<Val>(dtype);
+  IrBuilder::create<UnaryOp>(
+      UnaryOpType::Cast, position, simplifyExpr(i, indexer.ranges()));
+  Val* value = IrBuilder::binaryExpr(
+      BinaryOpType::Add, operand(iota->start()),
+      IrBuilder::binaryExpr(
+          BinaryOpType::Mul, operand(iota->step()), position));
+  return IrBuilder::create<LoadStoreOp>(
+      LoadStoreOpType::Set, operand(iota->out()), value);
 }
 
 // A matrix product in its tile loops: the tile's coordinates, batch
@@ -143,7 +167,9 @@ Expr* lowerExpr(Expr* expr, const std::vector<kir::ForLoop*>& loops) {
     }
     return lower->resolveExtent(v);
   };
-  Expr* lowered = lowerTensorExpr(expr, lowerOperand);
+  Expr* lowered = expr->isA<IotaOp>()
+                      ? lowerIota(expr->as<IotaOp>(), indexer, lowerOperand)
+                      : lowerTensorExpr(expr, lowerOperand);
   // An initialization (a constant copied in) runs outside the reduction
   // loops.
   auto* out = lowered->output(0)->as<kir::TensorIndex>();
