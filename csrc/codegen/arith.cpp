@@ -258,4 +258,24 @@ void KernelPrinter::handle(TernaryOp* top) {
       ";");
 }
 
+void KernelPrinter::handle(RNGOp* rng) {
+  // runtime/random.h: float and double draw in their own type, the 16-bit
+  // types as float; normals are computed in double.
+  const DataType out = rng->out()->dtype();
+  const DataType compute =
+      out == DataType::Double ? DataType::Double : DataType::Float;
+  const DataType param =
+      rng->opType() == RNGOpType::Normal ? DataType::Double : compute;
+  const std::string function =
+      rng->opType() == RNGOpType::Normal
+          ? "fuserNormalDouble"
+          : (compute == DataType::Double ? "fuserUniformDouble"
+                                         : "fuserUniformFloat");
+  const std::string call =
+      function + "(" + operand(rng->seed(), DataType::Int) + ", " +
+      operand(rng->offset(), DataType::Int) + ", " + gen(rng->extra().at(0)) +
+      ", " + operand(rng->a(), param) + ", " + operand(rng->b(), param) + ")";
+  line(gen(rng->out()) + " = castTo<" + cudaTypeName(out) + ">(" + call + ");");
+}
+
 } // namespace fuser::codegen

@@ -50,6 +50,10 @@ std::string generateCudaKernel(const LoweredKernel& kernel) {
   for (TensorView* tv : kernel.fusion->allTvs()) {
     uses_welford |= isWelfordType(tv->dtype());
   }
+  bool uses_random = false;
+  for (Expr* expr : kernel.fusion->unorderedExprs()) {
+    uses_random |= expr->isA<RNGOp>();
+  }
   for (const auto& [name, content] : embeddedRuntimeSources()) {
     // grid_reduction.h calls block_reduction.h.
     if ((name == "block_reduction.h" && kernel.smem_bytes_per_thread == 0 &&
@@ -57,6 +61,7 @@ std::string generateCudaKernel(const LoweredKernel& kernel) {
         (name == "grid_reduction.h" && kernel.grid_buffers.empty()) ||
         (name == "welford.h" && !uses_welford) ||
         (name == "float8.h" && !uses_float8) ||
+        (name == "random.h" && !uses_random) ||
         (name.rfind("hopper_", 0) == 0 && !kernel.mma.has_value())) {
       continue;
     }

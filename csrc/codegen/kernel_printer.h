@@ -29,6 +29,7 @@ class KernelPrinter : public OptOutDispatch {
   void handle(UnaryOp* op) override;
   void handle(BinaryOp* op) override;
   void handle(TernaryOp* op) override;
+  void handle(RNGOp* op) override;
   void handle(ReductionOp* op) override;
   // reduction.cpp
   void handle(kir::ParallelReduction* reduction) override;

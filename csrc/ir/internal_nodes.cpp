@@ -327,4 +327,38 @@ Statement* IotaOp::cloneWith(IrCloner& cloner) const {
       cloner.clone(start()), cloner.clone(step()));
 }
 
+// ---------------------------------------------------------------- RNGOp
+RNGOp::RNGOp(
+    RNGOpType op_type, Val* out, Val* seed, Val* offset, Val* a, Val* b,
+    const std::vector<Val*>& extra)
+    : op_type_(op_type) {
+  addOutput(out);
+  for (Val* v : {seed, offset, a, b}) {
+    addInput(v);
+  }
+  for (Val* v : extra) {
+    addInput(v);
+  }
+}
+
+std::string RNGOp::toString(int indent_size) const {
+  return opLine(indent_size, this, fuser::toString(op_type_));
+}
+
+bool RNGOp::attributesMatch(const Expr* other) const {
+  auto* op = dynamic_cast<const RNGOp*>(other);
+  return op != nullptr && op->opType() == op_type_;
+}
+
+void RNGOp::accept(OptOutDispatch& visitor) {
+  visitor.handle(this);
+}
+
+Statement* RNGOp::cloneWith(IrCloner& cloner) const {
+  return IrBuilder::createInContainer<RNGOp>(
+      cloner.target(), op_type_, cloner.clone(out()), cloner.clone(seed()),
+      cloner.clone(offset()), cloner.clone(a()), cloner.clone(b()),
+      cloner.clone(extra()));
+}
+
 } // namespace fuser

@@ -265,4 +265,50 @@ class IotaOp : public Expr {
   Statement* cloneWith(IrCloner& cloner) const override;
 };
 
+// A random tensor (ops/random.h): element i, i its logical linear index, is
+// drawn from the distribution `opType()` with parameters (a, b) (low and
+// high, or mean and standard deviation) by the counter-based generator of
+// runtime/random.h keyed by (seed, offset). The inputs after those four are
+// the output's extents; after lowering, the element's linear index.
+class RNGOp : public Expr {
+ public:
+  RNGOp(
+      RNGOpType op_type, Val* out, Val* seed, Val* offset, Val* a, Val* b,
+      const std::vector<Val*>& extra);
+
+  Val* out() const {
+    return output(0);
+  }
+  RNGOpType opType() const {
+    return op_type_;
+  }
+  Val* seed() const {
+    return input(0);
+  }
+  Val* offset() const {
+    return input(1);
+  }
+  Val* a() const {
+    return input(2);
+  }
+  Val* b() const {
+    return input(3);
+  }
+  // The inputs after the four parameters.
+  std::vector<Val*> extra() const {
+    return {inputs().begin() + 4, inputs().end()};
+  }
+
+  std::string getOpString() const override {
+    return "RNGOp";
+  }
+  std::string toString(int indent_size = 0) const override;
+  bool attributesMatch(const Expr* other) const override;
+  void accept(OptOutDispatch& visitor) override;
+  Statement* cloneWith(IrCloner& cloner) const override;
+
+ private:
+  RNGOpType op_type_;
+};
+
 } // namespace fuser

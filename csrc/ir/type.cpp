@@ -535,6 +535,16 @@ std::string toString(TernaryOpType op) {
   return "?";
 }
 
+std::string toString(RNGOpType op) {
+  switch (op) {
+    case RNGOpType::Uniform:
+      return "uniform";
+    case RNGOpType::Normal:
+      return "normal";
+  }
+  return "?";
+}
+
 std::string toString(ReductionOpType op) {
   switch (op) {
     case ReductionOpType::Sum:
@@ -565,6 +575,7 @@ FUSER_DEFINE_STREAM_OP(CacheOp)
 FUSER_DEFINE_STREAM_OP(UnaryOpType)
 FUSER_DEFINE_STREAM_OP(BinaryOpType)
 FUSER_DEFINE_STREAM_OP(TernaryOpType)
+FUSER_DEFINE_STREAM_OP(RNGOpType)
 FUSER_DEFINE_STREAM_OP(ReductionOpType)
 #undef FUSER_DEFINE_STREAM_OP
 

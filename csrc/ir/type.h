@@ -162,6 +162,9 @@ enum class BinaryOpType {
 
 enum class TernaryOpType { Where };
 
+// The distributions of the random ops (doc/ops.md, "Random numbers").
+enum class RNGOpType { Uniform, Normal };
+
 // Welford merges Welford states (doc/reduction.md §4).
 enum class ReductionOpType { Sum, Prod, Max, Min, Welford };
 
@@ -200,6 +203,7 @@ std::string toString(CacheOp op);
 std::string toString(UnaryOpType op);
 std::string toString(BinaryOpType op);
 std::string toString(TernaryOpType op);
+std::string toString(RNGOpType op);
 std::string toString(ReductionOpType op);
 
 // Short form used inside IterDomain names, e.g. "S", "TIDx", "DIDx".
@@ -219,6 +223,7 @@ FUSER_DECLARE_STREAM_OP(CacheOp)
 FUSER_DECLARE_STREAM_OP(UnaryOpType)
 FUSER_DECLARE_STREAM_OP(BinaryOpType)
 FUSER_DECLARE_STREAM_OP(TernaryOpType)
+FUSER_DECLARE_STREAM_OP(RNGOpType)
 FUSER_DECLARE_STREAM_OP(ReductionOpType)
 #undef FUSER_DECLARE_STREAM_OP
 

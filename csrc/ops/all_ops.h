@@ -6,5 +6,6 @@
 #include <ops/factory.h>
 #include <ops/matmul.h>
 #include <ops/normalization.h>
+#include <ops/random.h>
 #include <ops/reduction.h>
 #include <ops/type_promotion.h>

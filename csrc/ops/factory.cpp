@@ -40,18 +40,6 @@ void checkExtent(Val* extent, const char* op, size_t position) {
       "; sizes must not be negative.");
 }
 
-// A new tensor of `dtype` whose logical axes have extents `shape`.
-TensorView* tensorOfShape(const std::vector<Val*>& shape, DataType dtype) {
-  Fusion* fusion = FusionGuard::getCurFusion();
-  std::vector<IterDomain*> ids;
-  for (Val* extent : shape) {
-    ids.push_back(IrBuilder::create<IterDomain>(fusion->zeroVal(), extent));
-  }
-  auto* domain = IrBuilder::create<TensorDomain>(
-      ids, TensorDomain::getContiguityFilledWith(ids, true));
-  return IrBuilder::create<TensorView>(domain, dtype);
-}
-
 Val* constantOf(DataType dtype, int64_t value) {
   return isFloatingPointType(dtype)
              ? IrBuilder::create<Val>(
@@ -94,19 +82,29 @@ TensorView* triangle(
 
 } // namespace
 
+TensorView* emptyTensor(
+    const std::vector<Val*>& shape, DataType dtype, const char* op) {
+  Fusion* fusion = activeFusion(op);
+  std::vector<IterDomain*> ids;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    checkExtent(shape[i], op, i);
+    ids.push_back(IrBuilder::create<IterDomain>(fusion->zeroVal(), shape[i]));
+  }
+  auto* domain = IrBuilder::create<TensorDomain>(
+      ids, TensorDomain::getContiguityFilledWith(ids, true));
+  return IrBuilder::create<TensorView>(domain, dtype);
+}
+
 TensorView* full(
     const std::vector<Val*>& shape, Val* fill_value, DataType dtype) {
   activeFusion("full");
   checkScalar(fill_value, "full", "the fill value");
-  for (size_t i = 0; i < shape.size(); ++i) {
-    checkExtent(shape[i], "full", i);
-  }
   FUSER_CHECK(
       !isFloat8Type(dtype) && dtype != DataType::Null &&
           dtype != DataType::Index,
       "full: dtype ", dtype,
       " cannot be filled; use a number type and cast to float8 after.");
-  TensorView* out = tensorOfShape(shape, dtype);
+  TensorView* out = emptyTensor(shape, dtype, "full");
   IrBuilder::create<FullOp>(out, fill_value);
   return out;
 }
@@ -121,7 +119,6 @@ TensorView* ones(const std::vector<Val*>& shape, DataType dtype) {
 
 TensorView* iota(Val* length, Val* start, Val* step, DataType dtype) {
   activeFusion("iota");
-  checkExtent(length, "iota", 0);
   FUSER_CHECK(
       (isIntegralType(dtype) && dtype != DataType::Index) ||
           (isFloatingPointType(dtype) && !isFloat8Type(dtype)),
@@ -136,7 +133,7 @@ TensorView* iota(Val* length, Val* start, Val* step, DataType dtype) {
           (isIntegralType(start->dtype()) && isIntegralType(step->dtype())),
       "iota: an integer iota needs integer start and step; got ",
       start->dtype(), " and ", step->dtype(), ". Ask for a floating dtype.");
-  TensorView* out = tensorOfShape({length}, dtype);
+  TensorView* out = emptyTensor({length}, dtype, "iota");
   IrBuilder::create<IotaOp>(out, length, start, step);
   return out;
 }

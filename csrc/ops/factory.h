@@ -16,6 +16,13 @@ TensorView* full(
 TensorView* zeros(const std::vector<Val*>& shape, DataType dtype);
 TensorView* ones(const std::vector<Val*>& shape, DataType dtype);
 
+// A tensor of sizes `shape` and `dtype` without a definition, for the ops
+// that make their outputs from scalars (full, iota, the random ops of
+// ops/random.h); each size is checked as `op`'s (an integer scalar, not a
+// negative constant).
+TensorView* emptyTensor(
+    const std::vector<Val*>& shape, DataType dtype, const char* op);
+
 // The 1-D tensor [start, start + step, ..., start + (length - 1) * step]
 // of `dtype` (an integer or floating-point type); start defaults to 0 and
 // step to 1. torch.arange(start, start + length * step, step).

@@ -1,5 +1,9 @@
 #include <runtime/aten_evaluator.h>
 
+// The random ops' generator of the top-level runtime/ folder (the CUDA
+// headers, not csrc/runtime/), compiled on the host (doc/ops.md).
+#include "../../runtime/random.h"
+
 #include <ir/all_nodes.h>
 #include <ir/domain_traversal.h>
 #include <runtime/aten_types.h>
@@ -159,6 +163,9 @@ class AtenEvaluator {
     if (auto* op = dynamic_cast<IotaOp*>(expr)) {
       return computeIota(op, out);
     }
+    if (auto* op = dynamic_cast<RNGOp*>(expr)) {
+      return computeRandom(op, out);
+    }
     FUSER_ERROR(
         "ATen evaluation of ", expr->getOpString(),
         " is not implemented: ", expr->toString());
@@ -174,6 +181,41 @@ class AtenEvaluator {
     at::Tensor positions = at::arange(length, options_.dtype(wide));
     return positions * toAtenScalar(ee_.evaluateOrThrow(op->step())) +
            toAtenScalar(ee_.evaluateOrThrow(op->start()));
+  }
+
+  // The kernel's values: runtime/random.h compiled on the host, element by
+  // element in logical order, in the type the kernel computes in.
+  at::Tensor computeRandom(RNGOp* op, TensorView* out) {
+    std::vector<int64_t> sizes;
+    for (IterDomain* id : out->getLogicalDomain()) {
+      sizes.push_back(ee_.evaluateOrThrow(id->extent()).asInt());
+    }
+    const auto seed = static_cast<unsigned long long>(
+        ee_.evaluateOrThrow(op->seed()).asInt());
+    const auto offset = static_cast<unsigned long long>(
+        ee_.evaluateOrThrow(op->offset()).asInt());
+    const double a = ee_.evaluateOrThrow(op->a()).asDouble();
+    const double b = ee_.evaluateOrThrow(op->b()).asDouble();
+    const bool in_float =
+        op->opType() == RNGOpType::Uniform && out->dtype() != DataType::Double;
+    at::Tensor values = at::empty(
+        sizes, at::TensorOptions().dtype(
+                   in_float ? at::ScalarType::Float : at::ScalarType::Double));
+    const int64_t n = values.numel();
+    for (int64_t i = 0; i < n; ++i) {
+      const auto index = static_cast<unsigned long long>(i);
+      if (op->opType() == RNGOpType::Normal) {
+        values.data_ptr<double>()[i] =
+            fuserNormalDouble(seed, offset, index, a, b);
+      } else if (in_float) {
+        values.data_ptr<float>()[i] = fuserUniformFloat(
+            seed, offset, index, static_cast<float>(a), static_cast<float>(b));
+      } else {
+        values.data_ptr<double>()[i] =
+            fuserUniformDouble(seed, offset, index, a, b);
+      }
+    }
+    return values.to(options_.device());
   }
 
   // The sizes asked for, checked against the input's element count (a

@@ -34,7 +34,8 @@ bool isPointwiseExpr(const Expr* expr) {
   return expr->isA<UnaryOp>() || expr->isA<BinaryOp>() ||
          expr->isA<TernaryOp>() || expr->isA<LoadStoreOp>() ||
          expr->isA<BroadcastOp>() || expr->isA<FullOp>() ||
-         expr->isA<IotaOp>() || !expr->output(0)->isA<TensorView>();
+         expr->isA<IotaOp>() || expr->isA<RNGOp>() ||
+         !expr->output(0)->isA<TensorView>();
 }
 
 bool hasDefaultLayout(const TensorView* tv) {

@@ -502,6 +502,16 @@ void bindIr(py::module_& m) {
           py::arg("length"), py::arg("start").none(true),
           py::arg("step").none(true), py::arg("dtype"), kRef)
       .def(
+          "random",
+          [](Fusion& fusion, const std::string& op,
+             const std::vector<Val*>& shape, Val* a, Val* b, Val* seed,
+             Val* offset, DataType dtype) -> Val* {
+            FusionGuard fg(&fusion);
+            return op == "uniform" ? uniform(shape, a, b, seed, offset, dtype)
+                                   : normal(shape, a, b, seed, offset, dtype);
+          },
+          kRef)
+      .def(
           "triangle",
           [](Fusion& fusion, const std::string& op, Val* in,
              int64_t diagonal) -> Val* {

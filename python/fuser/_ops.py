@@ -83,6 +83,27 @@ class Ops:
         `dtype`; start 0 and step 1 when not given (torch.arange)."""
         return self._fd._iota(length, start, step, dtype)
 
+    def uniform(self, minval, maxval, shape, rng_seed=None, rng_offset=None, dtype=DataType.Float):
+        """Uniform in [minval, maxval) of sizes `shape`. Element i (the
+        logical linear index) depends on (rng_seed, rng_offset, i) alone, not
+        on the schedule; without a seed and offset, each execute() takes them
+        from torch's default CUDA generator."""
+        return self._fd._random("uniform", minval, maxval, shape, rng_seed, rng_offset, dtype)
+
+    def normal(self, mean, std, shape, rng_seed=None, rng_offset=None, dtype=DataType.Float):
+        """Normal of `mean` and standard deviation `std`, as uniform."""
+        return self._fd._random("normal", mean, std, shape, rng_seed, rng_offset, dtype)
+
+    def rand_like(self, arg, rng_seed=None, rng_offset=None):
+        """torch.rand_like: uniform in [0, 1) of `arg`'s shape and dtype."""
+        tensor = self._fd._tensor_operand(arg, "fd.ops.rand_like")
+        return self.uniform(0.0, 1.0, tensor.shape(), rng_seed, rng_offset, tensor.dtype)
+
+    def randn_like(self, arg, rng_seed=None, rng_offset=None):
+        """torch.randn_like: standard normal of `arg`'s shape and dtype."""
+        tensor = self._fd._tensor_operand(arg, "fd.ops.randn_like")
+        return self.normal(0.0, 1.0, tensor.shape(), rng_seed, rng_offset, tensor.dtype)
+
     def triu(self, arg, diagonal=0):
         """torch.triu: the elements of the last two axes with column - row
         >= diagonal; the others 0."""

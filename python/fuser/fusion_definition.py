@@ -74,6 +74,10 @@ class FusionDefinition:
         self._iter_domains = {}  # C++ name -> IterDomain wrapper
         self._state = _NEW
         self._executor = None
+        # Fusion-input positions of the seeds and offsets (in pairs) that
+        # execute() draws from torch's default CUDA generator: one pair per
+        # random op defined without rng_seed and rng_offset.
+        self._generator_slots = []
         # execute() may be called from several threads at once: one
         # executor (a thread-safe cache) is made for all of them.
         self._executor_lock = threading.Lock()
@@ -724,6 +728,53 @@ class FusionDefinition:
         kwargs = {"length": size, "start": ends[0], "step": ends[1], "dtype": dtype}
         return self._record_op("iota", [], kwargs, out)
 
+    def _random(self, name, a, b, shape, rng_seed, rng_offset, dtype):
+        what = f"fd.ops.{name}"
+        self._check_defining(what)
+        if (rng_seed is None) != (rng_offset is None):
+            raise FuserError(
+                f"{what}: give both rng_seed and rng_offset, or neither (then "
+                "each execute() draws them from torch's default CUDA generator)."
+            )
+        # The parameters first, as the printed definition lists them.
+        a = self._scalar_operand(a, what, 1)
+        b = self._scalar_operand(b, what, 2)
+        sizes, vals = self._sizes_operand(shape, what, "shape")
+        dtype = to_data_type(dtype)
+        if rng_seed is None:
+            seed = offset = None
+            seed_val, offset_val = self._generator_input(), self._generator_input()
+        else:
+            seed = self._scalar_operand(rng_seed, what, "rng_seed")
+            offset = self._scalar_operand(rng_offset, what, "rng_offset")
+            seed_val, offset_val = seed._val, offset._val
+        out = self._wrap(
+            self._fusion.random(name, vals, a._val, b._val, seed_val, offset_val, dtype)
+        )
+        kwargs = {"shape": sizes, "rng_seed": seed, "rng_offset": offset, "dtype": dtype}
+        return self._record_op(name, [a, b], kwargs, out)
+
+    def _generator_input(self):
+        """A fusion input that execute() fills from the generator."""
+        self._generator_slots.append(len(self._inputs) + len(self._generator_slots))
+        return self._fusion.define_scalar(None, DataType.Int)
+
+    def _with_generator_values(self, inputs):
+        """`inputs` with the seed and offsets of the random ops that take
+        them from torch's default CUDA generator, whose offset advances by 4
+        per op (as torch's own random ops reserve theirs)."""
+        if not self._generator_slots:
+            return inputs
+        generator = torch.cuda.default_generators[torch.cuda.current_device()]
+        seed = generator.initial_seed()
+        seed = seed - (1 << 64) if seed >= (1 << 63) else seed  # int64 bits
+        base = generator.get_offset()
+        generator.set_offset(base + 4 * (len(self._generator_slots) // 2))
+        values = list(inputs)
+        for k, position in enumerate(self._generator_slots):
+            values.insert(position, seed if k % 2 == 0 else base + 4 * (k // 2))
+        return values
+
     def _triangle(self, name, arg, diagonal):
         what = f"fd.ops.{name}"
         self._check_defining(what)
@@ -885,10 +936,10 @@ class FusionDefinition:
                 if self._executor is None:
                     self._executor = _C.FusionExecutor(self._fusion)
         if device is None:
-            return self._executor.run(inputs)
+            return self._executor.run(self._with_generator_values(inputs))
         device = self._check_device(device, inputs)
         with torch.cuda.device(device):
-            return self._executor.run(inputs)
+            return self._executor.run(self._with_generator_values(inputs))
 
     def _describe_input(self, i):
         value = self._inputs[i]

@@ -672,3 +672,21 @@ def test_factory_and_triangle_arguments_are_checked():
         # The definition stays usable.
         fd.add_output(fd.ops.add(t0, fd.ops.iota(fd.ops.size(t0, 0), dtype=DataType.Float)))
     assert "fd.ops.iota(" in str(fd)
+
+
+def test_random_ops_print_round_trip_and_take_generator_inputs():
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        seed = fd.define_scalar(dtype=DataType.Int)
+        fd.add_output(fd.ops.uniform(-1.0, 1.0, [4, 5], rng_seed=seed, rng_offset=8))
+        fd.add_output(fd.ops.rand_like(t0))
+        fd.add_output(fd.ops.normal(0.0, 2.0, fd.ops.shape(t0), dtype=DataType.Double))
+        with pytest.raises(FuserError, match="give both rng_seed and rng_offset"):
+            fd.ops.randn_like(t0, rng_seed=seed)
+    text = str(fd)
+    assert "fd.ops.uniform(S1, S2, shape=[4, 5], rng_seed=S0, rng_offset=S3" in text
+    assert "rng_seed=None, rng_offset=None, dtype=DataType.Double)" in text
+    # Two random ops without a seed: their seeds and offsets are fusion
+    # inputs after the user's two, which execute() fills from torch.
+    assert fd._generator_slots == [2, 3, 4, 5]
+    assert_round_trip(fd)

@@ -514,3 +514,33 @@ def test_factories_without_tensor_inputs_run_on_the_gpu():
     assert torch.equal(counted, torch.arange(5, 3005, 3, device="cuda"))
     assert torch.equal(filled, torch.full((2, 1000), -0.5, device="cuda"))
     assert torch.equal(ones, torch.ones(1000, dtype=torch.bfloat16, device="cuda"))
+
+
+def test_random_values_do_not_depend_on_the_layout():
+    x = torch.zeros(129, 257, device="cuda")
+    outs = []
+    for t in (x, x.t().contiguous().t()):
+        with FusionDefinition() as fd:
+            t0 = fd.from_pytorch(t)
+            fd.add_output(fd.ops.add(t0, fd.ops.rand_like(t0, rng_seed=7, rng_offset=4)))
+            fd.add_output(fd.ops.add(t0, fd.ops.randn_like(t0, rng_seed=7, rng_offset=4)))
+        outs.append(fd.execute([t]))
+    assert torch.equal(outs[0][0], outs[1][0])
+    assert torch.equal(outs[0][1], outs[1][1])
+    uniform = outs[0][0]
+    assert 0.0 <= uniform.min().item() and uniform.max().item() < 1.0
+
+
+def test_random_without_a_seed_follows_torchs_generator():
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1], contiguity=True)
+        fd.add_output(fd.ops.mul(t0, fd.ops.rand_like(t0)))
+    x = torch.ones(100_000, device="cuda")
+    torch.manual_seed(1234)
+    (a,) = fd.execute([x])
+    (b,) = fd.execute([x])
+    torch.manual_seed(1234)
+    (c,) = fd.execute([x])
+    assert torch.equal(a, c)
+    assert not torch.equal(a, b)
+    assert abs(a.mean().item() - 0.5) < 0.01

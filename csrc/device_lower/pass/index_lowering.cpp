@@ -110,6 +110,25 @@ Expr* lowerIota(
       LoadStoreOpType::Set, operand(iota->out()), value);
 }
 
+// A random element is drawn for its logical linear index (row-major over
+// the output's logical axes), whatever loop computes it (doc/ops.md).
+Expr* lowerRandom(
+    RNGOp* rng, Indexer& indexer, const std::function<Val*(Val*)>& operand) {
+  GpuLower* lower = GpuLower::current();
+  Val* linear = IrBuilder::indexConst(0);
+  for (IterDomain* id : rng->out()->as<TensorView>()->getLogicalDomain()) {
+    Val* i = indexer.indexOf(id);
+    FUSER_INTERNAL_ASSERT(
+        i != nullptr, "no index of the random axis ", id->toString());
+    linear = IrBuilder::addExpr(
+        IrBuilder::mulExpr(linear, lower->loopExtent(id)), i);
+  }
+  return IrBuilder::create<RNGOp>(
+      rng->opType(), operand(rng->out()), operand(rng->seed()),
+      operand(rng->offset()), operand(rng->a()), operand(rng->b()),
+      std::vector<Val*>{simplifyExpr(linear, indexer.ranges())});
+}
+
 // A matrix product in its tile loops: the tile's coordinates, batch
 // indices and validity, from the accumulator's tile axes (doc/matmul.md §2).
 Expr* lowerMmaTile(MmaOp* mma, const std::vector<kir::ForLoop*>& loops) {
@@ -167,9 +186,14 @@ Expr* lowerExpr(Expr* expr, const std::vector<kir::ForLoop*>& loops) {
     }
     return lower->resolveExtent(v);
   };
-  Expr* lowered = expr->isA<IotaOp>()
-                      ? lowerIota(expr->as<IotaOp>(), indexer, lowerOperand)
-                      : lowerTensorExpr(expr, lowerOperand);
+  Expr* lowered = nullptr;
+  if (auto* iota = dynamic_cast<IotaOp*>(expr)) {
+    lowered = lowerIota(iota, indexer, lowerOperand);
+  } else if (auto* rng = dynamic_cast<RNGOp*>(expr)) {
+    lowered = lowerRandom(rng, indexer, lowerOperand);
+  } else {
+    lowered = lowerTensorExpr(expr, lowerOperand);
+  }
   // An initialization (a constant copied in) runs outside the reduction
   // loops.
   auto* out = lowered->output(0)->as<kir::TensorIndex>();

@@ -1,0 +1,96 @@
+// Counter-based random numbers for the random ops (doc/ops.md, "Random
+// numbers"): element i of a random tensor is a function of (seed, offset,
+// i) alone, i its logical linear index, so a fusion gives the same values
+// whatever its schedule (block size, vectorization, unrolling). The
+// generator is Philox4x32-10 (Salmon, Moraes, Dror and Shaw, "Parallel
+// random numbers: as easy as 1, 2, 3", SC 2011): the counter is (i, offset),
+// the key the seed. The code generator includes this file only in kernels
+// with a random op; the CPU tests and the ATen evaluation compile it on the
+// host, so both give the kernel's bits.
+#ifndef FUSER_RUNTIME_RANDOM_H
+#define FUSER_RUNTIME_RANDOM_H
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define FUSER_RANDOM_FN __host__ __device__ __forceinline__
+#else
+#include <cmath>
+#define FUSER_RANDOM_FN inline
+#endif
+
+struct FuserPhiloxBlock {
+  unsigned int word[4];
+};
+
+// Philox4x32-10 of a 128-bit counter under a 64-bit key.
+FUSER_RANDOM_FN FuserPhiloxBlock fuserPhilox4x32(
+    FuserPhiloxBlock counter, unsigned int key0, unsigned int key1) {
+  for (int round = 0; round < 10; ++round) {
+    const unsigned long long p0 =
+        static_cast<unsigned long long>(0xD2511F53u) * counter.word[0];
+    const unsigned long long p1 =
+        static_cast<unsigned long long>(0xCD9E8D57u) * counter.word[2];
+    const unsigned int hi0 = static_cast<unsigned int>(p0 >> 32);
+    const unsigned int hi1 = static_cast<unsigned int>(p1 >> 32);
+    counter = FuserPhiloxBlock{
+        {hi1 ^ counter.word[1] ^ key0, static_cast<unsigned int>(p1),
+         hi0 ^ counter.word[3] ^ key1, static_cast<unsigned int>(p0)}};
+    key0 += 0x9E3779B9u;
+    key1 += 0xBB67AE85u;
+  }
+  return counter;
+}
+
+// The block of element `index` of the random tensor of (seed, offset).
+FUSER_RANDOM_FN FuserPhiloxBlock fuserRandomBlock(
+    unsigned long long seed, unsigned long long offset,
+    unsigned long long index) {
+  return fuserPhilox4x32(
+      FuserPhiloxBlock{
+          {static_cast<unsigned int>(index),
+           static_cast<unsigned int>(index >> 32),
+           static_cast<unsigned int>(offset),
+           static_cast<unsigned int>(offset >> 32)}},
+      static_cast<unsigned int>(seed), static_cast<unsigned int>(seed >> 32));
+}
+
+// In [0, 1): 24 random bits for float, 53 for double.
+FUSER_RANDOM_FN float fuserUnitFloat(unsigned int bits) {
+  return static_cast<float>(bits >> 8) * 5.9604644775390625e-8f; // 2^-24
+}
+FUSER_RANDOM_FN double fuserUnitDouble(unsigned int high, unsigned int low) {
+  const unsigned long long bits =
+      (static_cast<unsigned long long>(high) << 21) ^ (low >> 11);
+  return static_cast<double>(bits) * 1.1102230246251565e-16; // 2^-53
+}
+
+// Uniform in [low, high) (float: computed in float; double: in double),
+// one fused multiply-add on host and device alike.
+FUSER_RANDOM_FN float fuserUniformFloat(
+    unsigned long long seed, unsigned long long offset,
+    unsigned long long index, float low, float high) {
+  const FuserPhiloxBlock r = fuserRandomBlock(seed, offset, index);
+  return fmaf(high - low, fuserUnitFloat(r.word[0]), low);
+}
+FUSER_RANDOM_FN double fuserUniformDouble(
+    unsigned long long seed, unsigned long long offset,
+    unsigned long long index, double low, double high) {
+  const FuserPhiloxBlock r = fuserRandomBlock(seed, offset, index);
+  return fma(high - low, fuserUnitDouble(r.word[0], r.word[1]), low);
+}
+
+// Normal of mean `mean` and standard deviation `std` by the Box-Muller
+// transform of two uniforms (the first in (0, 1], so its log is finite),
+// computed in double for every output type: the host's and the device's
+// double log, sqrt and cos agree far below a float's precision.
+FUSER_RANDOM_FN double fuserNormalDouble(
+    unsigned long long seed, unsigned long long offset,
+    unsigned long long index, double mean, double std) {
+  const FuserPhiloxBlock r = fuserRandomBlock(seed, offset, index);
+  const double u1 = 1.0 - fuserUnitDouble(r.word[0], r.word[1]);
+  const double u2 = fuserUnitDouble(r.word[2], r.word[3]);
+  const double radius = sqrt(-2.0 * log(u1));
+  return fma(std, radius * cos(6.283185307179586 * u2), mean);
+}
+
+#undef FUSER_RANDOM_FN
+#endif // FUSER_RUNTIME_RANDOM_H
