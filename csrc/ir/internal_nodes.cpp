@@ -361,4 +361,31 @@ Statement* RNGOp::cloneWith(IrCloner& cloner) const {
       cloner.clone(extra()));
 }
 
+// ---------------------------------------------------------------- ScanOp
+ScanOp::ScanOp(ScanOpType op_type, Val* out, Val* in, int64_t dim)
+    : op_type_(op_type), dim_(dim) {
+  addOutput(out);
+  addInput(in);
+}
+
+std::string ScanOp::toString(int indent_size) const {
+  return opLine(
+      indent_size, this, fuser::toString(op_type_),
+      {"dim=" + std::to_string(dim_)});
+}
+
+bool ScanOp::attributesMatch(const Expr* other) const {
+  auto* op = dynamic_cast<const ScanOp*>(other);
+  return op != nullptr && op->opType() == op_type_ && op->dim() == dim_;
+}
+
+void ScanOp::accept(OptOutDispatch& visitor) {
+  visitor.handle(this);
+}
+
+Statement* ScanOp::cloneWith(IrCloner& cloner) const {
+  return IrBuilder::createInContainer<ScanOp>(
+      cloner.target(), op_type_, cloner.clone(out()), cloner.clone(in()), dim_);
+}
+
 } // namespace fuser

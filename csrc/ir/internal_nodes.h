@@ -311,4 +311,38 @@ class RNGOp : public Expr {
   RNGOpType op_type_;
 };
 
+// The running combination of `in` along logical axis `dim()`: element k of
+// that axis is in[0] op ... op in[k] (torch.cumsum, torch.cumprod). No
+// scheduler compiles it yet: it runs through ATen as a segment of its own
+// (doc/ops.md, "Scans").
+class ScanOp : public Expr {
+ public:
+  ScanOp(ScanOpType op_type, Val* out, Val* in, int64_t dim);
+
+  Val* out() const {
+    return output(0);
+  }
+  Val* in() const {
+    return input(0);
+  }
+  ScanOpType opType() const {
+    return op_type_;
+  }
+  int64_t dim() const {
+    return dim_;
+  }
+
+  std::string getOpString() const override {
+    return "ScanOp";
+  }
+  std::string toString(int indent_size = 0) const override;
+  bool attributesMatch(const Expr* other) const override;
+  void accept(OptOutDispatch& visitor) override;
+  Statement* cloneWith(IrCloner& cloner) const override;
+
+ private:
+  ScanOpType op_type_;
+  int64_t dim_;
+};
+
 } // namespace fuser

@@ -535,6 +535,16 @@ std::string toString(TernaryOpType op) {
   return "?";
 }
 
+std::string toString(ScanOpType op) {
+  switch (op) {
+    case ScanOpType::Sum:
+      return "cumsum";
+    case ScanOpType::Prod:
+      return "cumprod";
+  }
+  return "?";
+}
+
 std::string toString(RNGOpType op) {
   switch (op) {
     case RNGOpType::Uniform:
@@ -576,6 +586,7 @@ FUSER_DEFINE_STREAM_OP(UnaryOpType)
 FUSER_DEFINE_STREAM_OP(BinaryOpType)
 FUSER_DEFINE_STREAM_OP(TernaryOpType)
 FUSER_DEFINE_STREAM_OP(RNGOpType)
+FUSER_DEFINE_STREAM_OP(ScanOpType)
 FUSER_DEFINE_STREAM_OP(ReductionOpType)
 #undef FUSER_DEFINE_STREAM_OP
 

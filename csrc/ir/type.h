@@ -162,6 +162,9 @@ enum class BinaryOpType {
 
 enum class TernaryOpType { Where };
 
+// The running combinations of a scan (doc/ops.md, "Scans").
+enum class ScanOpType { Sum, Prod };
+
 // The distributions of the random ops (doc/ops.md, "Random numbers").
 enum class RNGOpType { Uniform, Normal };
 
@@ -204,6 +207,7 @@ std::string toString(UnaryOpType op);
 std::string toString(BinaryOpType op);
 std::string toString(TernaryOpType op);
 std::string toString(RNGOpType op);
+std::string toString(ScanOpType op);
 std::string toString(ReductionOpType op);
 
 // Short form used inside IterDomain names, e.g. "S", "TIDx", "DIDx".
@@ -224,6 +228,7 @@ FUSER_DECLARE_STREAM_OP(UnaryOpType)
 FUSER_DECLARE_STREAM_OP(BinaryOpType)
 FUSER_DECLARE_STREAM_OP(TernaryOpType)
 FUSER_DECLARE_STREAM_OP(RNGOpType)
+FUSER_DECLARE_STREAM_OP(ScanOpType)
 FUSER_DECLARE_STREAM_OP(ReductionOpType)
 #undef FUSER_DECLARE_STREAM_OP
 

@@ -8,4 +8,5 @@
 #include <ops/normalization.h>
 #include <ops/random.h>
 #include <ops/reduction.h>
+#include <ops/scan.h>
 #include <ops/type_promotion.h>

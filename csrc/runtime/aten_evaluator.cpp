@@ -166,6 +166,12 @@ class AtenEvaluator {
     if (auto* op = dynamic_cast<RNGOp*>(expr)) {
       return computeRandom(op, out);
     }
+    if (auto* op = dynamic_cast<ScanOp*>(expr)) {
+      const at::Tensor& in = tensorOf(op->in());
+      const at::ScalarType type = toAtenType(out->dtype());
+      return op->opType() == ScanOpType::Sum ? at::cumsum(in, op->dim(), type)
+                                             : at::cumprod(in, op->dim(), type);
+    }
     FUSER_ERROR(
         "ATen evaluation of ", expr->getOpString(),
         " is not implemented: ", expr->toString());

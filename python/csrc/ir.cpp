@@ -512,6 +512,16 @@ void bindIr(py::module_& m) {
           },
           kRef)
       .def(
+          "scan",
+          [](Fusion& fusion, const std::string& op, Val* in, int64_t dim,
+             DataType dtype) -> Val* {
+            FusionGuard fg(&fusion);
+            TensorView* tv = asTensor(in, op.c_str());
+            return op == "cumsum" ? cumsum(tv, dim, dtype)
+                                  : cumprod(tv, dim, dtype);
+          },
+          kRef)
+      .def(
           "triangle",
           [](Fusion& fusion, const std::string& op, Val* in,
              int64_t diagonal) -> Val* {

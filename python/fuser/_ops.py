@@ -104,6 +104,16 @@ class Ops:
         tensor = self._fd._tensor_operand(arg, "fd.ops.randn_like")
         return self.normal(0.0, 1.0, tensor.shape(), rng_seed, rng_offset, tensor.dtype)
 
+    def cumsum(self, arg, dim, dtype=None):
+        """torch.cumsum along `dim`: int64 for integer and bool tensors
+        unless `dtype` is given. Runs through ATen as a kernel of its own
+        (no scan scheduler yet)."""
+        return self._fd._scan("cumsum", arg, dim, dtype)
+
+    def cumprod(self, arg, dim, dtype=None):
+        """torch.cumprod along `dim`, typed as cumsum."""
+        return self._fd._scan("cumprod", arg, dim, dtype)
+
     def triu(self, arg, diagonal=0):
         """torch.triu: the elements of the last two axes with column - row
         >= diagonal; the others 0."""

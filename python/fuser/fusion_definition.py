@@ -775,6 +775,20 @@ class FusionDefinition:
             values.insert(position, seed if k % 2 == 0 else base + 4 * (k // 2))
         return values
 
+    def _scan(self, name, arg, dim, dtype):
+        what = f"fd.ops.{name}"
+        self._check_defining(what)
+        tensor = self._tensor_operand(arg, what)
+        self._check_no_expand(tensor, what, tensor._expand)
+        if not _is_int(dim):
+            raise FuserError(f"{what}: dim must be an int; got {dim!r}.")
+        dtype = DataType.Null if dtype is None else to_data_type(dtype)
+        out = self._wrap(self._fusion.scan(name, tensor._val, int(dim), dtype))
+        kwargs = {"dim": int(dim)}
+        if dtype != DataType.Null:
+            kwargs["dtype"] = dtype
+        return self._record_op(name, [tensor], kwargs, out)
+
     def _triangle(self, name, arg, diagonal):
         what = f"fd.ops.{name}"
         self._check_defining(what)

@@ -499,6 +499,24 @@ TEST_F(SegmentationTest, ReshapeBetweenTwoReductions) {
   EXPECT_TRUE(segmented->groups()[1]->exprs()[0]->isA<ViewOp>());
 }
 
+// No scheduler compiles a scan yet: cumsum is a segment of its own (ATen's),
+// between the pointwise kernels before and after it.
+TEST_F(SegmentationTest, ScanBetweenTwoPointwiseKernels) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* x = makeContigTensor(2);
+  fusion->addInput(x);
+  TensorView* twice = mul(x, IrBuilder::create<Val>(2.0));
+  fusion->addOutput(add(cumsum(twice, 1), IrBuilder::create<Val>(1.0)));
+  auto segmented = checkedSegments(fusion.get(), {at::randn({16, 40})});
+  EXPECT_EQ(
+      schedulerTypes(*segmented),
+      (std::vector<SchedulerType>{
+          SchedulerType::PointWise, SchedulerType::ExprEval,
+          SchedulerType::PointWise}));
+  EXPECT_TRUE(segmented->groups()[1]->exprs()[0]->isA<ScanOp>());
+}
+
 TEST_F(SegmentationTest, SizeUsedAcrossACutIsAScalarInput) {
   std::unique_ptr<Fusion> fusion = meanAfterCutFusion();
   auto segmented = checkedSegments(fusion.get(), {at::randn({16, 24})});

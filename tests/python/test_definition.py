@@ -690,3 +690,21 @@ def test_random_ops_print_round_trip_and_take_generator_inputs():
     # inputs after the user's two, which execute() fills from torch.
     assert fd._generator_slots == [2, 3, 4, 5]
     assert_round_trip(fd)
+
+
+def test_scans_print_round_trip_and_check_arguments():
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=True, dtype=DataType.Int32)
+        t1 = fd.ops.cumsum(t0, 1)
+        t2 = fd.ops.cumprod(t0, -2, dtype=DataType.Float)
+        fd.add_output(t1)
+        fd.add_output(t2)
+        with pytest.raises(FuserError, match="dim 2 is out of range"):
+            fd.ops.cumsum(t0, 2)
+        with pytest.raises(FuserError, match="dim must be an int"):
+            fd.ops.cumsum(t0, 0.5)
+    assert t1.dtype == DataType.Int
+    assert t2.dtype == DataType.Float
+    assert "fd.ops.cumsum(T0, dim=1)" in str(fd)
+    assert "fd.ops.cumprod(T0, dim=-2, dtype=DataType.Float)" in str(fd)
+    assert_round_trip(fd)

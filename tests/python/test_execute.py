@@ -544,3 +544,15 @@ def test_random_without_a_seed_follows_torchs_generator():
     assert torch.equal(a, c)
     assert not torch.equal(a, b)
     assert abs(a.mean().item() - 0.5) < 0.01
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_cumsum_inside_a_fusion_equals_torchs(layout):
+    x = cuda(65, 300) if layout == "contiguous" else cuda(300, 65).t()
+    with FusionDefinition() as fd:
+        t0 = fd.from_pytorch(x)
+        fd.add_output(fd.ops.add(fd.ops.cumsum(fd.ops.mul(t0, 2.0), 1), 1.0))
+        fd.add_output(fd.ops.cumprod(t0, 0))
+    total, product = fd.execute([x])
+    torch.testing.assert_close(total, torch.cumsum(x * 2, 1) + 1)
+    torch.testing.assert_close(product, torch.cumprod(x, 0))

@@ -1,0 +1,51 @@
+#include <ops/scan.h>
+
+#include <ir/all_nodes.h>
+#include <ops/utils.h>
+
+namespace fuser {
+
+namespace {
+
+TensorView* scan(ScanOpType type, TensorView* tv, int64_t dim, DataType dtype) {
+  const std::string op = toString(type);
+  FUSER_CHECK(tv != nullptr, op, " of a null tensor.");
+  FUSER_CHECK(
+      tv->fusion() == FusionGuard::getCurFusion(), op, " of ", tv->toString(),
+      ", which belongs to another Fusion than the active one.");
+  ops::checkNotFloat8({tv}, op.c_str());
+  const std::vector<IterDomain*> axes =
+      TensorDomain::noReductions(tv->getLogicalDomain());
+  const auto rank = static_cast<int64_t>(axes.size());
+  FUSER_CHECK(
+      rank > 0 && dim >= -rank && dim < rank, op, " of ", tv->toString(),
+      ": dim ", dim, " is out of range for a tensor of rank ", rank,
+      " (expected -", rank, " <= dim < ", rank, ").");
+  if (dim < 0) {
+    dim += rank;
+  }
+  DataType out_type = dtype;
+  if (out_type == DataType::Null) {
+    out_type = isFloatingPointType(tv->dtype()) ? tv->dtype() : DataType::Int;
+  }
+  FUSER_CHECK(
+      out_type != DataType::Bool && !isFloat8Type(out_type) &&
+          out_type != DataType::Index,
+      op, ": dtype ", out_type, " cannot hold a running ", op,
+      "; ask for a number type.");
+  TensorView* out = ops::newOutputTV({tv}, out_type);
+  IrBuilder::create<ScanOp>(type, out, tv, dim);
+  return out;
+}
+
+} // namespace
+
+TensorView* cumsum(TensorView* tv, int64_t dim, DataType dtype) {
+  return scan(ScanOpType::Sum, tv, dim, dtype);
+}
+
+TensorView* cumprod(TensorView* tv, int64_t dim, DataType dtype) {
+  return scan(ScanOpType::Prod, tv, dim, dtype);
+}
+
+} // namespace fuser
