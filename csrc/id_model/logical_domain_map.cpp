@@ -41,6 +41,18 @@ IdMap PairwiseLogicalDomainMap::mapProducerToConsumer() const {
     }
     return map;
   }
+  // An indexing op maps only the axes it does not index through.
+  if (auto* iop = dynamic_cast<IndexOp*>(consumer_->definition())) {
+    for (auto [p, c] : iop->mappedAxes(producer_)) {
+      IterDomain* producer_id = producer_ids[p];
+      IterDomain* consumer_id = consumer_ids[c];
+      if (map_broadcast_ ||
+          producer_id->isBroadcast() == consumer_id->isBroadcast()) {
+        map[producer_id] = consumer_id;
+      }
+    }
+    return map;
+  }
   std::vector<bool> new_broadcast(consumer_ids.size(), false);
   if (auto* bop = dynamic_cast<BroadcastOp*>(consumer_->definition())) {
     new_broadcast = bop->getBroadcastDimFlags();

@@ -388,4 +388,80 @@ Statement* ScanOp::cloneWith(IrCloner& cloner) const {
       cloner.target(), op_type_, cloner.clone(out()), cloner.clone(in()), dim_);
 }
 
+// ---------------------------------------------------------------- IndexOp
+IndexOp::IndexOp(
+    IndexOpType op_type, Val* out, Val* in, Val* index, int64_t dim, Val* src)
+    : op_type_(op_type), dim_(dim) {
+  addOutput(out);
+  addInput(in);
+  addInput(index);
+  if (src != nullptr) {
+    addInput(src);
+  }
+}
+
+std::vector<std::pair<size_t, size_t>> IndexOp::mappedAxes(
+    const TensorView* producer) const {
+  const auto rank =
+      TensorDomain::noReductions(producer->getLogicalDomain()).size();
+  const auto dim = static_cast<size_t>(dim_);
+  std::vector<std::pair<size_t, size_t>> pairs;
+  if (producer == in()) {
+    switch (op_type_) {
+      case IndexOpType::Select:
+        for (size_t p = 0; p < rank; ++p) {
+          if (p != dim) {
+            pairs.emplace_back(p, p < dim ? p : p - 1);
+          }
+        }
+        break;
+      case IndexOpType::IndexSelect:
+        for (size_t p = 0; p < rank; ++p) {
+          if (p != dim) {
+            pairs.emplace_back(p, p);
+          }
+        }
+        break;
+      case IndexOpType::Gather:
+        break; // the index's shape, not the input's
+      case IndexOpType::Scatter:
+        for (size_t p = 0; p < rank; ++p) {
+          pairs.emplace_back(p, p);
+        }
+        break;
+    }
+  } else if (producer == index()) {
+    if (op_type_ == IndexOpType::IndexSelect) {
+      pairs.emplace_back(0, dim);
+    } else if (op_type_ == IndexOpType::Gather) {
+      for (size_t p = 0; p < rank; ++p) {
+        pairs.emplace_back(p, p);
+      }
+    }
+  }
+  return pairs;
+}
+
+std::string IndexOp::toString(int indent_size) const {
+  return opLine(
+      indent_size, this, fuser::toString(op_type_),
+      {"dim=" + std::to_string(dim_)});
+}
+
+bool IndexOp::attributesMatch(const Expr* other) const {
+  auto* op = dynamic_cast<const IndexOp*>(other);
+  return op != nullptr && op->opType() == op_type_ && op->dim() == dim_;
+}
+
+void IndexOp::accept(OptOutDispatch& visitor) {
+  visitor.handle(this);
+}
+
+Statement* IndexOp::cloneWith(IrCloner& cloner) const {
+  return IrBuilder::createInContainer<IndexOp>(
+      cloner.target(), op_type_, cloner.clone(out()), cloner.clone(in()),
+      cloner.clone(index()), dim_,
+      src() == nullptr ? nullptr : cloner.clone(src()));
+}
+
 } // namespace fuser

@@ -4,6 +4,7 @@
 
 #include <ir/interface_nodes.h>
 
+#include <utility>
 #include <vector>
 
 namespace fuser {
@@ -342,6 +343,55 @@ class ScanOp : public Expr {
 
  private:
   ScanOpType op_type_;
+  int64_t dim_;
+};
+
+// Reads `in` at positions given by indices (ops/indexing.h): select (a
+// scalar index along `dim()`), index_select (a 1-D index tensor along
+// `dim()`), gather (an index tensor of the output's shape) and scatter (the
+// output is `in` with `src()` written at `index()` along `dim()`). Inputs:
+// in, index, then src for scatter. No scheduler compiles one yet: it runs
+// through ATen as a segment of its own.
+class IndexOp : public Expr {
+ public:
+  IndexOp(
+      IndexOpType op_type, Val* out, Val* in, Val* index, int64_t dim,
+      Val* src = nullptr);
+
+  Val* out() const {
+    return output(0);
+  }
+  Val* in() const {
+    return input(0);
+  }
+  Val* index() const {
+    return input(1);
+  }
+  Val* src() const {
+    return inputs().size() > 2 ? input(2) : nullptr;
+  }
+  IndexOpType opType() const {
+    return op_type_;
+  }
+  int64_t dim() const {
+    return dim_;
+  }
+  // (producer position, output position) of the logical axes of `producer`
+  // (an input) that have the output's extents: the axes the op does not
+  // index through.
+  std::vector<std::pair<size_t, size_t>> mappedAxes(
+      const TensorView* producer) const;
+
+  std::string getOpString() const override {
+    return "IndexOp";
+  }
+  std::string toString(int indent_size = 0) const override;
+  bool attributesMatch(const Expr* other) const override;
+  void accept(OptOutDispatch& visitor) override;
+  Statement* cloneWith(IrCloner& cloner) const override;
+
+ private:
+  IndexOpType op_type_;
   int64_t dim_;
 };
 

@@ -535,6 +535,20 @@ std::string toString(TernaryOpType op) {
   return "?";
 }
 
+std::string toString(IndexOpType op) {
+  switch (op) {
+    case IndexOpType::Select:
+      return "select";
+    case IndexOpType::IndexSelect:
+      return "index_select";
+    case IndexOpType::Gather:
+      return "gather";
+    case IndexOpType::Scatter:
+      return "scatter";
+  }
+  return "?";
+}
+
 std::string toString(ScanOpType op) {
   switch (op) {
     case ScanOpType::Sum:
@@ -587,6 +601,7 @@ FUSER_DEFINE_STREAM_OP(BinaryOpType)
 FUSER_DEFINE_STREAM_OP(TernaryOpType)
 FUSER_DEFINE_STREAM_OP(RNGOpType)
 FUSER_DEFINE_STREAM_OP(ScanOpType)
+FUSER_DEFINE_STREAM_OP(IndexOpType)
 FUSER_DEFINE_STREAM_OP(ReductionOpType)
 #undef FUSER_DEFINE_STREAM_OP
 

@@ -162,6 +162,10 @@ enum class BinaryOpType {
 
 enum class TernaryOpType { Where };
 
+// The indexing ops (doc/ops.md, "Indexing"): torch.select, index_select,
+// gather and scatter.
+enum class IndexOpType { Select, IndexSelect, Gather, Scatter };
+
 // The running combinations of a scan (doc/ops.md, "Scans").
 enum class ScanOpType { Sum, Prod };
 
@@ -208,6 +212,7 @@ std::string toString(BinaryOpType op);
 std::string toString(TernaryOpType op);
 std::string toString(RNGOpType op);
 std::string toString(ScanOpType op);
+std::string toString(IndexOpType op);
 std::string toString(ReductionOpType op);
 
 // Short form used inside IterDomain names, e.g. "S", "TIDx", "DIDx".
@@ -229,6 +234,7 @@ FUSER_DECLARE_STREAM_OP(BinaryOpType)
 FUSER_DECLARE_STREAM_OP(TernaryOpType)
 FUSER_DECLARE_STREAM_OP(RNGOpType)
 FUSER_DECLARE_STREAM_OP(ScanOpType)
+FUSER_DECLARE_STREAM_OP(IndexOpType)
 FUSER_DECLARE_STREAM_OP(ReductionOpType)
 #undef FUSER_DECLARE_STREAM_OP
 

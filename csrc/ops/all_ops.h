@@ -4,6 +4,7 @@
 #include <ops/alias.h>
 #include <ops/arith.h>
 #include <ops/factory.h>
+#include <ops/indexing.h>
 #include <ops/matmul.h>
 #include <ops/normalization.h>
 #include <ops/random.h>

@@ -166,6 +166,9 @@ class AtenEvaluator {
     if (auto* op = dynamic_cast<RNGOp*>(expr)) {
       return computeRandom(op, out);
     }
+    if (auto* op = dynamic_cast<IndexOp*>(expr)) {
+      return computeIndex(op);
+    }
     if (auto* op = dynamic_cast<ScanOp*>(expr)) {
       const at::Tensor& in = tensorOf(op->in());
       const at::ScalarType type = toAtenType(out->dtype());
@@ -187,6 +190,44 @@ class AtenEvaluator {
     at::Tensor positions = at::arange(length, options_.dtype(wide));
     return positions * toAtenScalar(ee_.evaluateOrThrow(op->step())) +
            toAtenScalar(ee_.evaluateOrThrow(op->start()));
+  }
+
+  // torch's select, index_select, gather and scatter, after checking the
+  // indices (out of range, CUDA would stop at a device assert and leave the
+  // context unusable).
+  at::Tensor computeIndex(IndexOp* op) {
+    const at::Tensor& in = tensorOf(op->in());
+    const int64_t dim = op->dim();
+    const int64_t size = in.size(dim);
+    const std::string name = toString(op->opType());
+    if (op->opType() == IndexOpType::Select) {
+      const int64_t i = ee_.evaluateOrThrow(op->index()).asInt();
+      FUSER_CHECK(
+          i >= -size && i < size, "select: index ", i,
+          " is out of range for axis ", dim, " of size ", size, " (expected -",
+          size, " <= index < ", size, ").");
+      return in.select(dim, i).clone();
+    }
+    const at::Tensor index = tensorOf(op->index()).to(at::kLong);
+    if (index.numel() > 0) {
+      const int64_t low = index.min().item<int64_t>();
+      const int64_t high = index.max().item<int64_t>();
+      FUSER_CHECK(
+          low >= 0 && high < size, name, ": the index holds ",
+          low < 0 ? low : high, ", out of range for axis ", dim, " of size ",
+          size, " (indices must lie in [0, ", size, ")).");
+    }
+    switch (op->opType()) {
+      case IndexOpType::IndexSelect:
+        return at::index_select(in, dim, index);
+      case IndexOpType::Gather:
+        return at::gather(in, dim, index);
+      case IndexOpType::Scatter:
+        return in.scatter(dim, index, tensorOf(op->src()));
+      case IndexOpType::Select:
+        break;
+    }
+    FUSER_ERROR("unreachable IndexOp kind ", name);
   }
 
   // The kernel's values: runtime/random.h compiled on the host, element by

@@ -512,6 +512,30 @@ void bindIr(py::module_& m) {
           },
           kRef)
       .def(
+          "select",
+          [](Fusion& fusion, Val* in, int64_t dim, Val* index) -> Val* {
+            FusionGuard fg(&fusion);
+            return select(asTensor(in, "select"), dim, index);
+          },
+          kRef)
+      .def(
+          "indexing",
+          [](Fusion& fusion, const std::string& op, Val* in, int64_t dim,
+             Val* index, Val* src) -> Val* {
+            FusionGuard fg(&fusion);
+            TensorView* tv = asTensor(in, op.c_str());
+            TensorView* idx = asTensor(index, op.c_str());
+            if (op == "index_select") {
+              return indexSelect(tv, dim, idx);
+            }
+            if (op == "gather") {
+              return gather(tv, dim, idx);
+            }
+            return scatter(tv, dim, idx, asTensor(src, op.c_str()));
+          },
+          py::arg("op"), py::arg("in"), py::arg("dim"), py::arg("index"),
+          py::arg("src").none(true), kRef)
+      .def(
           "scan",
           [](Fusion& fusion, const std::string& op, Val* in, int64_t dim,
              DataType dtype) -> Val* {

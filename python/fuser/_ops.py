@@ -104,6 +104,30 @@ class Ops:
         tensor = self._fd._tensor_operand(arg, "fd.ops.randn_like")
         return self.normal(0.0, 1.0, tensor.shape(), rng_seed, rng_offset, tensor.dtype)
 
+    def select(self, arg, index, dim):
+        """torch.select: `arg` at position `index` (an int or integer
+        Scalar, negative from the end) of `dim`, which the result drops."""
+        return self._fd._indexing("select", arg, index, dim)
+
+    def index_select(self, arg, index, dim):
+        """torch.index_select: the positions `index` (a 1-D integer tensor)
+        of `dim`. Like the other indexing ops, runs through ATen as a kernel
+        of its own for now; an index out of range is a FuserError."""
+        return self._fd._indexing("index_select", arg, index, dim)
+
+    def gather(self, arg, index, dim):
+        """torch.gather along `dim`: the result has `index`'s shape."""
+        return self._fd._indexing("gather", arg, index, dim)
+
+    def take_along_axis(self, arg, index, dim):
+        """nvFuser's take_along_axis: gather with an index of `arg`'s
+        shape except along `dim`."""
+        return self._fd._indexing("gather", arg, index, dim)
+
+    def scatter(self, arg, index, src, dim):
+        """torch.scatter: `arg` with `src` written at `index` along `dim`."""
+        return self._fd._indexing("scatter", arg, index, dim, src)
+
     def cumsum(self, arg, dim, dtype=None):
         """torch.cumsum along `dim`: int64 for integer and bool tensors
         unless `dtype` is given. Runs through ATen as a kernel of its own

@@ -775,6 +775,27 @@ class FusionDefinition:
             values.insert(position, seed if k % 2 == 0 else base + 4 * (k // 2))
         return values
 
+    def _indexing(self, name, arg, index, dim, src=None):
+        what = f"fd.ops.{name}"
+        self._check_defining(what)
+        tensor = self._tensor_operand(arg, what)
+        self._check_no_expand(tensor, what, tensor._expand)
+        if not _is_int(dim):
+            raise FuserError(f"{what}: dim must be an int; got {dim!r}.")
+        if name == "select":
+            position = self._scalar_operand(index, what, 2)
+            out = self._wrap(self._fusion.select(tensor._val, int(dim), position._val))
+            return self._record_op(name, [tensor, position], {"dim": int(dim)}, out)
+        indices = self._tensor_operand(index, what, 2)
+        args = [tensor, indices]
+        src_val = None
+        if name == "scatter":
+            source = self._tensor_operand(src, what, 3)
+            args.append(source)
+            src_val = source._val
+        out = self._wrap(self._fusion.indexing(name, tensor._val, int(dim), indices._val, src_val))
+        return self._record_op(name, args, {"dim": int(dim)}, out)
+
     def _scan(self, name, arg, dim, dtype):
         what = f"fd.ops.{name}"
         self._check_defining(what)

@@ -708,3 +708,27 @@ def test_scans_print_round_trip_and_check_arguments():
     assert "fd.ops.cumsum(T0, dim=1)" in str(fd)
     assert "fd.ops.cumprod(T0, dim=-2, dtype=DataType.Float)" in str(fd)
     assert_round_trip(fd)
+
+
+def test_indexing_ops_print_round_trip_and_check_arguments():
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        rows = fd.define_tensor(shape=[-1], contiguity=True, dtype=DataType.Int)
+        cols = fd.define_tensor(shape=[-1, -1], contiguity=True, dtype=DataType.Int)
+        fd.add_output(fd.ops.index_select(t0, rows, 0))
+        fd.add_output(fd.ops.gather(t0, cols, 1))
+        fd.add_output(fd.ops.take_along_axis(t0, cols, -1))
+        fd.add_output(fd.ops.scatter(t0, cols, t0, 0))
+        fd.add_output(fd.ops.select(t0, -1, 1))
+        with pytest.raises(FuserError, match="indices are integers"):
+            fd.ops.index_select(t0, t0, 0)
+        with pytest.raises(FuserError, match="the index must have rank 1"):
+            fd.ops.index_select(t0, cols, 0)
+        with pytest.raises(FuserError, match="dim must be an int"):
+            fd.ops.gather(t0, cols, None)
+    text = str(fd)
+    assert "fd.ops.index_select(T0, T1, dim=0)" in text
+    assert "fd.ops.gather(T0, T2, dim=1)" in text
+    assert "fd.ops.scatter(T0, T2, T0, dim=0)" in text
+    assert "fd.ops.select(T0, S" in text
+    assert_round_trip(fd)

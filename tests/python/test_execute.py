@@ -556,3 +556,29 @@ def test_cumsum_inside_a_fusion_equals_torchs(layout):
     total, product = fd.execute([x])
     torch.testing.assert_close(total, torch.cumsum(x * 2, 1) + 1)
     torch.testing.assert_close(product, torch.cumprod(x, 0))
+
+
+def test_indexing_ops_inside_a_fusion_equal_torchs():
+    x = cuda(300, 200).t()
+    rows = torch.randint(0, 200, (50,), device="cuda")
+    # Distinct columns per row: CUDA's scatter of duplicates keeps any one.
+    cols = torch.stack([torch.randperm(300, device="cuda")[:7] for _ in range(200)])
+    with FusionDefinition() as fd:
+        t0 = fd.from_pytorch(x)
+        r = fd.from_pytorch(rows)
+        c = fd.from_pytorch(cols)
+        y = fd.ops.mul(t0, 2.0)
+        fd.add_output(fd.ops.add(fd.ops.index_select(y, r, 0), 1.0))
+        fd.add_output(fd.ops.take_along_axis(y, c, 1))
+        fd.add_output(fd.ops.select(y, -1, 0))
+        fd.add_output(fd.ops.scatter(y, c, fd.ops.neg(y), 1))
+    picked, gathered, one, scattered = fd.execute([x, rows, cols])
+    y = x * 2
+    assert torch.equal(picked, torch.index_select(y, 0, rows) + 1)
+    assert torch.equal(gathered, torch.gather(y, 1, cols))
+    assert torch.equal(one, y.select(0, -1))
+    assert torch.equal(scattered, y.scatter(1, cols, -y))
+    with pytest.raises(FuserError, match="index_select: the index holds"):
+        fd.execute([x, rows + 200, cols])
+    # The fusion (and the device) stay usable.
+    assert torch.equal(fd.execute([x, rows, cols])[1], torch.gather(y, 1, cols))
