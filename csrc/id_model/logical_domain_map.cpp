@@ -41,9 +41,14 @@ IdMap PairwiseLogicalDomainMap::mapProducerToConsumer() const {
     }
     return map;
   }
-  // An indexing op maps only the axes it does not index through.
-  if (auto* iop = dynamic_cast<IndexOp*>(consumer_->definition())) {
-    for (auto [p, c] : iop->mappedAxes(producer_)) {
+  // An indexing or resizing op maps only the axes it does not index
+  // through or resize.
+  Expr* def = consumer_->definition();
+  if (def->isA<IndexOp>() || def->isA<ResizeOp>()) {
+    const auto pairs = def->isA<IndexOp>()
+                           ? def->as<IndexOp>()->mappedAxes(producer_)
+                           : def->as<ResizeOp>()->mappedAxes(producer_);
+    for (auto [p, c] : pairs) {
       IterDomain* producer_id = producer_ids[p];
       IterDomain* consumer_id = consumer_ids[c];
       if (map_broadcast_ ||

@@ -5,6 +5,7 @@
 #include <ir/cloner.h>
 #include <ir/dispatch.h>
 
+#include <algorithm>
 #include <sstream>
 
 namespace fuser {
@@ -462,6 +463,60 @@ Statement* IndexOp::cloneWith(IrCloner& cloner) const {
       cloner.target(), op_type_, cloner.clone(out()), cloner.clone(in()),
       cloner.clone(index()), dim_,
       src() == nullptr ? nullptr : cloner.clone(src()));
+}
+
+// ---------------------------------------------------------------- ResizeOp
+ResizeOp::ResizeOp(
+    ResizeOpType op_type, Val* out, const std::vector<Val*>& tensors,
+    const std::vector<Val*>& scalars, std::vector<bool> resized, int64_t dim)
+    : op_type_(op_type),
+      resized_(std::move(resized)),
+      dim_(dim),
+      num_tensors_(static_cast<std::ptrdiff_t>(tensors.size())) {
+  addOutput(out);
+  for (Val* v : tensors) {
+    addInput(v);
+  }
+  for (Val* v : scalars) {
+    addInput(v);
+  }
+}
+
+std::vector<std::pair<size_t, size_t>> ResizeOp::mappedAxes(
+    const TensorView* producer) const {
+  std::vector<std::pair<size_t, size_t>> pairs;
+  const std::vector<Val*> ins = tensors();
+  if (std::find(ins.begin(), ins.end(), producer) == ins.end()) {
+    return pairs;
+  }
+  for (size_t i = 0; i < resized_.size(); ++i) {
+    if (!resized_[i]) {
+      pairs.emplace_back(i, i);
+    }
+  }
+  return pairs;
+}
+
+std::string ResizeOp::toString(int indent_size) const {
+  return opLine(
+      indent_size, this, fuser::toString(op_type_),
+      {"dim=" + std::to_string(dim_)});
+}
+
+bool ResizeOp::attributesMatch(const Expr* other) const {
+  auto* op = dynamic_cast<const ResizeOp*>(other);
+  return op != nullptr && op->opType() == op_type_ &&
+         op->resized() == resized_ && op->dim() == dim_;
+}
+
+void ResizeOp::accept(OptOutDispatch& visitor) {
+  visitor.handle(this);
+}
+
+Statement* ResizeOp::cloneWith(IrCloner& cloner) const {
+  return IrBuilder::createInContainer<ResizeOp>(
+      cloner.target(), op_type_, cloner.clone(out()), cloner.clone(tensors()),
+      cloner.clone(scalars()), resized_, dim_);
 }
 
 } // namespace fuser

@@ -395,4 +395,56 @@ class IndexOp : public Expr {
   int64_t dim_;
 };
 
+// slice, pad and cat (ops/resize.h): the output's axes are the input's,
+// some resized. Inputs: the tensors (one, or cat's several), then the
+// scalars (slice: start, stop, step per axis; pad: the value, then torch's
+// pad widths, last axis first). `resized()[i]`: whether output axis i
+// differs in extent from the inputs' axis i. No scheduler compiles one yet:
+// it runs through ATen as a segment of its own.
+class ResizeOp : public Expr {
+ public:
+  ResizeOp(
+      ResizeOpType op_type, Val* out, const std::vector<Val*>& tensors,
+      const std::vector<Val*>& scalars, std::vector<bool> resized,
+      int64_t dim = 0);
+
+  Val* out() const {
+    return output(0);
+  }
+  ResizeOpType opType() const {
+    return op_type_;
+  }
+  // The tensor inputs, then the scalar ones.
+  std::vector<Val*> tensors() const {
+    return {inputs().begin(), inputs().begin() + num_tensors_};
+  }
+  std::vector<Val*> scalars() const {
+    return {inputs().begin() + num_tensors_, inputs().end()};
+  }
+  const std::vector<bool>& resized() const {
+    return resized_;
+  }
+  // cat's axis.
+  int64_t dim() const {
+    return dim_;
+  }
+  // (producer position, output position) of the axes not resized.
+  std::vector<std::pair<size_t, size_t>> mappedAxes(
+      const TensorView* producer) const;
+
+  std::string getOpString() const override {
+    return "ResizeOp";
+  }
+  std::string toString(int indent_size = 0) const override;
+  bool attributesMatch(const Expr* other) const override;
+  void accept(OptOutDispatch& visitor) override;
+  Statement* cloneWith(IrCloner& cloner) const override;
+
+ private:
+  ResizeOpType op_type_;
+  std::vector<bool> resized_;
+  int64_t dim_;
+  std::ptrdiff_t num_tensors_;
+};
+
 } // namespace fuser

@@ -549,6 +549,18 @@ std::string toString(IndexOpType op) {
   return "?";
 }
 
+std::string toString(ResizeOpType op) {
+  switch (op) {
+    case ResizeOpType::Slice:
+      return "slice";
+    case ResizeOpType::Pad:
+      return "pad";
+    case ResizeOpType::Cat:
+      return "cat";
+  }
+  return "?";
+}
+
 std::string toString(ScanOpType op) {
   switch (op) {
     case ScanOpType::Sum:
@@ -601,6 +613,7 @@ FUSER_DEFINE_STREAM_OP(BinaryOpType)
 FUSER_DEFINE_STREAM_OP(TernaryOpType)
 FUSER_DEFINE_STREAM_OP(RNGOpType)
 FUSER_DEFINE_STREAM_OP(ScanOpType)
+FUSER_DEFINE_STREAM_OP(ResizeOpType)
 FUSER_DEFINE_STREAM_OP(IndexOpType)
 FUSER_DEFINE_STREAM_OP(ReductionOpType)
 #undef FUSER_DEFINE_STREAM_OP

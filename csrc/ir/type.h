@@ -166,6 +166,10 @@ enum class TernaryOpType { Where };
 // gather and scatter.
 enum class IndexOpType { Select, IndexSelect, Gather, Scatter };
 
+// The ops whose output axes are resized copies of their inputs' (doc/ops.md,
+// "Slicing, padding and concatenation").
+enum class ResizeOpType { Slice, Pad, Cat };
+
 // The running combinations of a scan (doc/ops.md, "Scans").
 enum class ScanOpType { Sum, Prod };
 
@@ -212,6 +216,7 @@ std::string toString(BinaryOpType op);
 std::string toString(TernaryOpType op);
 std::string toString(RNGOpType op);
 std::string toString(ScanOpType op);
+std::string toString(ResizeOpType op);
 std::string toString(IndexOpType op);
 std::string toString(ReductionOpType op);
 
@@ -234,6 +239,7 @@ FUSER_DECLARE_STREAM_OP(BinaryOpType)
 FUSER_DECLARE_STREAM_OP(TernaryOpType)
 FUSER_DECLARE_STREAM_OP(RNGOpType)
 FUSER_DECLARE_STREAM_OP(ScanOpType)
+FUSER_DECLARE_STREAM_OP(ResizeOpType)
 FUSER_DECLARE_STREAM_OP(IndexOpType)
 FUSER_DECLARE_STREAM_OP(ReductionOpType)
 #undef FUSER_DECLARE_STREAM_OP

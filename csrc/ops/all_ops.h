@@ -9,5 +9,6 @@
 #include <ops/normalization.h>
 #include <ops/random.h>
 #include <ops/reduction.h>
+#include <ops/resize.h>
 #include <ops/scan.h>
 #include <ops/type_promotion.h>

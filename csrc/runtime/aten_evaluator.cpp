@@ -169,6 +169,9 @@ class AtenEvaluator {
     if (auto* op = dynamic_cast<IndexOp*>(expr)) {
       return computeIndex(op);
     }
+    if (auto* op = dynamic_cast<ResizeOp*>(expr)) {
+      return computeResize(op);
+    }
     if (auto* op = dynamic_cast<ScanOp*>(expr)) {
       const at::Tensor& in = tensorOf(op->in());
       const at::ScalarType type = toAtenType(out->dtype());
@@ -190,6 +193,44 @@ class AtenEvaluator {
     at::Tensor positions = at::arange(length, options_.dtype(wide));
     return positions * toAtenScalar(ee_.evaluateOrThrow(op->step())) +
            toAtenScalar(ee_.evaluateOrThrow(op->start()));
+  }
+
+  // torch's slicing (copied), constant_pad_nd and cat.
+  at::Tensor computeResize(ResizeOp* op) {
+    std::vector<at::Tensor> ins;
+    for (Val* v : op->tensors()) {
+      ins.push_back(tensorOf(v));
+    }
+    const std::vector<Val*> scalars = op->scalars();
+    auto integer = [&](size_t i) {
+      return ee_.evaluateOrThrow(scalars.at(i)).asInt();
+    };
+    switch (op->opType()) {
+      case ResizeOpType::Slice: {
+        at::Tensor result = ins[0];
+        for (size_t axis = 0; axis * 3 < scalars.size(); ++axis) {
+          const int64_t step = integer(3 * axis + 2);
+          FUSER_CHECK(
+              step > 0, "slice: the step along axis ", axis, " is ", step,
+              "; steps must be positive.");
+          result = result.slice(
+              static_cast<int64_t>(axis), integer(3 * axis),
+              integer(3 * axis + 1), step);
+        }
+        return result.clone();
+      }
+      case ResizeOpType::Pad: {
+        std::vector<int64_t> widths;
+        for (size_t i = 1; i < scalars.size(); ++i) {
+          widths.push_back(integer(i));
+        }
+        return at::constant_pad_nd(
+            ins[0], widths, toAtenScalar(ee_.evaluateOrThrow(scalars[0])));
+      }
+      case ResizeOpType::Cat:
+        return at::cat(ins, op->dim());
+    }
+    FUSER_ERROR("unreachable ResizeOp kind ", toString(op->opType()));
   }
 
   // torch's select, index_select, gather and scatter, after checking the

@@ -512,6 +512,44 @@ void bindIr(py::module_& m) {
           },
           kRef)
       .def(
+          "slice",
+          [](Fusion& fusion, Val* in, const std::vector<Val*>& starts,
+             const std::vector<Val*>& stops,
+             const std::vector<Val*>& steps) -> Val* {
+            FusionGuard fg(&fusion);
+            FUSER_CHECK(
+                starts.size() == stops.size() && stops.size() == steps.size(),
+                "slice: ", starts.size(), " starts, ", stops.size(),
+                " stops and ", steps.size(),
+                " steps; give one of each per axis.");
+            std::vector<SliceRange> ranges;
+            for (size_t i = 0; i < starts.size(); ++i) {
+              ranges.push_back({starts[i], stops[i], steps[i]});
+            }
+            return slice(asTensor(in, "slice"), ranges);
+          },
+          kRef)
+      .def(
+          "pad",
+          [](Fusion& fusion, Val* in, const std::vector<Val*>& widths,
+             Val* value) -> Val* {
+            FusionGuard fg(&fusion);
+            return pad(asTensor(in, "pad"), widths, value);
+          },
+          py::arg("in"), py::arg("widths"), py::arg("value").none(true), kRef)
+      .def(
+          "cat",
+          [](Fusion& fusion, const std::vector<Val*>& ins,
+             int64_t dim) -> Val* {
+            FusionGuard fg(&fusion);
+            std::vector<TensorView*> tensors;
+            for (Val* v : ins) {
+              tensors.push_back(asTensor(v, "cat"));
+            }
+            return cat(tensors, dim);
+          },
+          kRef)
+      .def(
           "select",
           [](Fusion& fusion, Val* in, int64_t dim, Val* index) -> Val* {
             FusionGuard fg(&fusion);

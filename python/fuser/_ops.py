@@ -104,6 +104,21 @@ class Ops:
         tensor = self._fd._tensor_operand(arg, "fd.ops.randn_like")
         return self.normal(0.0, 1.0, tensor.shape(), rng_seed, rng_offset, tensor.dtype)
 
+    def slice(self, arg, start_indices, end_indices, strides=None):
+        """arg[start:end:stride, ...], one entry per axis (ints or integer
+        Scalars; negative counts from the end, bounds clamped, as torch's
+        slicing). Runs through ATen as a kernel of its own for now."""
+        return self._fd._slice(arg, start_indices, end_indices, strides)
+
+    def pad(self, arg, pad_widths, value=None):
+        """torch.nn.functional.pad: (left, right) pairs from the last axis
+        backwards, filled with `value` (default 0); negative widths trim."""
+        return self._fd._pad(arg, pad_widths, value)
+
+    def cat(self, tensors, dim):
+        """torch.cat of `tensors` along `dim` (types promoted as torch)."""
+        return self._fd._cat(tensors, dim)
+
     def select(self, arg, index, dim):
         """torch.select: `arg` at position `index` (an int or integer
         Scalar, negative from the end) of `dim`, which the result drops."""

@@ -775,13 +775,62 @@ class FusionDefinition:
             values.insert(position, seed if k % 2 == 0 else base + 4 * (k // 2))
         return values
 
-    def _indexing(self, name, arg, index, dim, src=None):
+    def _dim_op_operand(self, name, arg, dim):
+        """The checks of an op on one tensor along an int `dim`: its name
+        for messages and the tensor."""
         what = f"fd.ops.{name}"
         self._check_defining(what)
         tensor = self._tensor_operand(arg, what)
         self._check_no_expand(tensor, what, tensor._expand)
         if not _is_int(dim):
             raise FuserError(f"{what}: dim must be an int; got {dim!r}.")
+        return what, tensor
+
+    def _slice(self, arg, start_indices, end_indices, strides):
+        what = "fd.ops.slice"
+        self._check_defining(what)
+        tensor = self._tensor_operand(arg, what)
+        self._check_no_expand(tensor, what, tensor._expand)
+        if strides is None:
+            strides = [1] * len(start_indices)
+        if not len(start_indices) == len(end_indices) == len(strides):
+            raise FuserError(
+                f"{what}: start_indices, end_indices and strides must have one "
+                f"entry per axis; got {len(start_indices)}, {len(end_indices)} "
+                f"and {len(strides)}."
+            )
+        starts, start_vals = self._sizes_operand(start_indices, what, "start_indices")
+        ends, end_vals = self._sizes_operand(end_indices, what, "end_indices")
+        steps, step_vals = self._sizes_operand(strides, what, "strides")
+        out = self._wrap(self._fusion.slice(tensor._val, start_vals, end_vals, step_vals))
+        kwargs = {"start_indices": starts, "end_indices": ends, "strides": steps}
+        return self._record_op("slice", [tensor], kwargs, out)
+
+    def _pad(self, arg, pad_widths, value):
+        what = "fd.ops.pad"
+        self._check_defining(what)
+        tensor = self._tensor_operand(arg, what)
+        self._check_no_expand(tensor, what, tensor._expand)
+        widths, width_vals = self._sizes_operand(pad_widths, what, "pad_widths")
+        fill = None if value is None else self._scalar_operand(value, what, 3)
+        out = self._wrap(
+            self._fusion.pad(tensor._val, width_vals, None if fill is None else fill._val)
+        )
+        return self._record_op("pad", [tensor], {"pad_widths": widths, "value": fill}, out)
+
+    def _cat(self, tensors, dim):
+        what = "fd.ops.cat"
+        self._check_defining(what)
+        operands = [self._tensor_operand(t, what, i) for i, t in enumerate(tensors)]
+        for operand in operands:
+            self._check_no_expand(operand, what, operand._expand)
+        if not _is_int(dim):
+            raise FuserError(f"{what}: dim must be an int; got {dim!r}.")
+        out = self._wrap(self._fusion.cat([t._val for t in operands], int(dim)))
+        return self._record_op("cat", [operands], {"dim": int(dim)}, out)
+
+    def _indexing(self, name, arg, index, dim, src=None):
+        what, tensor = self._dim_op_operand(name, arg, dim)
         if name == "select":
             position = self._scalar_operand(index, what, 2)
             out = self._wrap(self._fusion.select(tensor._val, int(dim), position._val))
@@ -797,12 +846,7 @@ class FusionDefinition:
         return self._record_op(name, args, {"dim": int(dim)}, out)
 
     def _scan(self, name, arg, dim, dtype):
-        what = f"fd.ops.{name}"
-        self._check_defining(what)
-        tensor = self._tensor_operand(arg, what)
-        self._check_no_expand(tensor, what, tensor._expand)
-        if not _is_int(dim):
-            raise FuserError(f"{what}: dim must be an int; got {dim!r}.")
+        what, tensor = self._dim_op_operand(name, arg, dim)
         dtype = DataType.Null if dtype is None else to_data_type(dtype)
         out = self._wrap(self._fusion.scan(name, tensor._val, int(dim), dtype))
         kwargs = {"dim": int(dim)}

@@ -22,6 +22,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <random>
 #include <sstream>
 #include <unordered_map>
@@ -499,22 +500,43 @@ TEST_F(SegmentationTest, ReshapeBetweenTwoReductions) {
   EXPECT_TRUE(segmented->groups()[1]->exprs()[0]->isA<ViewOp>());
 }
 
-// No scheduler compiles a scan yet: cumsum is a segment of its own (ATen's),
-// between the pointwise kernels before and after it.
-TEST_F(SegmentationTest, ScanBetweenTwoPointwiseKernels) {
+// x * 2, then `middle`, then + 1: an op no scheduler compiles between two
+// pointwise kernels. Checks the three groups and returns the kind of the
+// middle one's first expr.
+std::string segmentBetweenPointwise(
+    const std::function<TensorView*(TensorView*)>& middle) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());
   TensorView* x = makeContigTensor(2);
   fusion->addInput(x);
   TensorView* twice = mul(x, IrBuilder::create<Val>(2.0));
-  fusion->addOutput(add(cumsum(twice, 1), IrBuilder::create<Val>(1.0)));
+  fusion->addOutput(add(middle(twice), IrBuilder::create<Val>(1.0)));
   auto segmented = checkedSegments(fusion.get(), {at::randn({16, 40})});
   EXPECT_EQ(
       schedulerTypes(*segmented),
       (std::vector<SchedulerType>{
           SchedulerType::PointWise, SchedulerType::ExprEval,
           SchedulerType::PointWise}));
-  EXPECT_TRUE(segmented->groups()[1]->exprs()[0]->isA<ScanOp>());
+  return segmented->groups().at(1)->exprs().at(0)->getOpString();
+}
+
+// No scheduler compiles a scan yet: cumsum is a segment of its own (ATen's),
+// between the pointwise kernels before and after it.
+TEST_F(SegmentationTest, ScanBetweenTwoPointwiseKernels) {
+  EXPECT_EQ(
+      segmentBetweenPointwise([](TensorView* t) { return cumsum(t, 1); }),
+      "ScanOp");
+}
+
+// The same for a slice, whose extents are scalar expressions: the kernel
+// after it reads the sliced tensor's sizes.
+TEST_F(SegmentationTest, SliceBetweenTwoPointwiseKernels) {
+  EXPECT_EQ(
+      segmentBetweenPointwise([](TensorView* t) {
+        Val* one = IrBuilder::create<Val>(int64_t{1}, DataType::Index);
+        return slice(t, {{one, nullptr, nullptr}, {one, nullptr, nullptr}});
+      }),
+      "ResizeOp");
 }
 
 TEST_F(SegmentationTest, SizeUsedAcrossACutIsAScalarInput) {

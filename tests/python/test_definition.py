@@ -732,3 +732,26 @@ def test_indexing_ops_print_round_trip_and_check_arguments():
     assert "fd.ops.scatter(T0, T2, T0, dim=0)" in text
     assert "fd.ops.select(T0, S" in text
     assert_round_trip(fd)
+
+
+def test_slice_pad_cat_print_round_trip_and_check_arguments():
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        t1 = fd.define_tensor(shape=[-1, -1], contiguity=True, dtype=DataType.BFloat16)
+        n = fd.define_scalar(dtype=DataType.Int)
+        fd.add_output(fd.ops.slice(t0, [1, 0], [n, -1], [2, 1]))
+        fd.add_output(fd.ops.pad(t0, [1, 2], 0.5))
+        joined = fd.ops.cat([t0, t1], -1)
+        fd.add_output(joined)
+        with pytest.raises(FuserError, match="one entry per axis"):
+            fd.ops.slice(t0, [0], [1, 1])
+        with pytest.raises(FuserError, match="steps must be positive"):
+            fd.ops.slice(t0, [0, 0], [1, 1], [0, 1])
+        with pytest.raises(FuserError, match="pad widths; give"):
+            fd.ops.pad(t0, [1])
+    assert joined.dtype == DataType.Float
+    text = str(fd)
+    assert "fd.ops.slice(T0, start_indices=[1, 0], end_indices=[S0, -1], strides=[2, 1])" in text
+    assert "fd.ops.pad(T0, pad_widths=[1, 2], value=S" in text
+    assert "fd.ops.cat([T0, T1], dim=-1)" in text
+    assert_round_trip(fd)

@@ -582,3 +582,20 @@ def test_indexing_ops_inside_a_fusion_equal_torchs():
         fd.execute([x, rows + 200, cols])
     # The fusion (and the device) stay usable.
     assert torch.equal(fd.execute([x, rows, cols])[1], torch.gather(y, 1, cols))
+
+
+def test_slice_pad_cat_inside_a_fusion_equal_torchs():
+    x = cuda(300, 200).t()
+    with FusionDefinition() as fd:
+        t0 = fd.from_pytorch(x)
+        y = fd.ops.mul(t0, 2.0)
+        head = fd.ops.slice(y, [0, 0], [200, 64])
+        tail = fd.ops.slice(y, [0, 64], [200, 300])
+        fd.add_output(fd.ops.add(fd.ops.cat([tail, head], 1), 1.0))
+        fd.add_output(fd.ops.pad(y, [3, -2], -1.0))
+        fd.add_output(fd.ops.slice(y, [-5, 1], [200, -1], [2, 3]))
+    rotated, padded, strided = fd.execute([x])
+    y = x * 2
+    assert torch.equal(rotated, torch.cat([y[:, 64:], y[:, :64]], 1) + 1)
+    assert torch.equal(padded, torch.nn.functional.pad(y, [3, -2], value=-1.0))
+    assert torch.equal(strided, y[-5:200:2, 1:-1:3])

@@ -1,0 +1,197 @@
+#include <ops/resize.h>
+
+#include <ir/all_nodes.h>
+#include <ops/type_promotion.h>
+#include <ops/utils.h>
+
+namespace fuser {
+
+namespace {
+
+std::vector<IterDomain*> axesOf(TensorView* tv) {
+  return TensorDomain::noReductions(tv->getLogicalDomain());
+}
+
+void checkTensor(TensorView* tv, const char* op) {
+  FUSER_CHECK(
+      FusionGuard::getCurFusion() != nullptr, op,
+      ": no active Fusion; create a `FusionGuard fg(fusion.get());` first.");
+  FUSER_CHECK(tv != nullptr, op, ": a tensor is null.");
+  FUSER_CHECK(
+      tv->fusion() == FusionGuard::getCurFusion(), op, ": ", tv->toString(),
+      " belongs to another Fusion than the active one.");
+}
+
+Val* integerScalar(Val* v, const char* op, const char* what) {
+  FUSER_CHECK(
+      v != nullptr && v->isScalar() && isIntegralType(v->dtype()), op, ": ",
+      what, " must be an integer scalar; got ",
+      v == nullptr ? std::string("null") : v->toString(), ".");
+  return v;
+}
+
+Val* index(int64_t v) {
+  return IrBuilder::indexConst(v);
+}
+
+Val* maxOf(Val* a, Val* b) {
+  return IrBuilder::binaryExpr(BinaryOpType::Max, a, b);
+}
+
+Val* minOf(Val* a, Val* b) {
+  return IrBuilder::binaryExpr(BinaryOpType::Min, a, b);
+}
+
+// A bound of an axis of size `n` as torch's slicing reads it: negative
+// counts from the end, then clamped to [0, n].
+Val* normalizedBound(Val* bound, Val* n) {
+  Val* from_end = IrBuilder::create<Val>(DataType::Index);
+  IrBuilder::create<TernaryOp>(
+      TernaryOpType::Where, from_end,
+      IrBuilder::binaryExpr(BinaryOpType::Lt, bound, index(0)),
+      IrBuilder::addExpr(bound, n), bound);
+  return maxOf(index(0), minOf(from_end, n));
+}
+
+// A tensor of `dtype` whose axes have `extents`.
+TensorView* tensorOfExtents(const std::vector<Val*>& extents, DataType dtype) {
+  Fusion* fusion = FusionGuard::getCurFusion();
+  std::vector<IterDomain*> ids;
+  for (Val* extent : extents) {
+    ids.push_back(IrBuilder::create<IterDomain>(fusion->zeroVal(), extent));
+  }
+  auto* domain = IrBuilder::create<TensorDomain>(
+      ids, TensorDomain::getContiguityFilledWith(ids, true));
+  return IrBuilder::create<TensorView>(domain, dtype);
+}
+
+} // namespace
+
+TensorView* slice(TensorView* tv, const std::vector<SliceRange>& ranges) {
+  checkTensor(tv, "slice");
+  const std::vector<IterDomain*> axes = axesOf(tv);
+  FUSER_CHECK(
+      ranges.size() <= axes.size(), "slice of ", tv->toString(), ": ",
+      ranges.size(), " ranges for a tensor of rank ", axes.size(), ".");
+  std::vector<Val*> extents;
+  std::vector<Val*> scalars;
+  std::vector<bool> resized;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    Val* n = axes[i]->extent();
+    const SliceRange range = i < ranges.size() ? ranges[i] : SliceRange{};
+    const bool whole = range.start == nullptr && range.stop == nullptr &&
+                       range.step == nullptr;
+    Val* start = range.start == nullptr
+                     ? index(0)
+                     : integerScalar(range.start, "slice", "a start");
+    Val* stop = range.stop == nullptr
+                    ? n
+                    : integerScalar(range.stop, "slice", "a stop");
+    Val* step = range.step == nullptr
+                    ? index(1)
+                    : integerScalar(range.step, "slice", "a step");
+    FUSER_CHECK(
+        !step->isConstInt() || step->constIntValue() > 0, "slice of ",
+        tv->toString(), ": the step along axis ", i, " is ",
+        step->isConstInt() ? step->constIntValue() : 0,
+        "; steps must be positive (torch's slicing takes no other).");
+    scalars.insert(scalars.end(), {start, stop, step});
+    resized.push_back(!whole);
+    if (whole) {
+      extents.push_back(n);
+      continue;
+    }
+    Val* first = normalizedBound(start, n);
+    Val* last = normalizedBound(stop, n);
+    extents.push_back(maxOf(
+        index(0),
+        IrBuilder::ceilDivExpr(IrBuilder::subExpr(last, first), step)));
+  }
+  TensorView* out = tensorOfExtents(extents, tv->dtype());
+  IrBuilder::create<ResizeOp>(
+      ResizeOpType::Slice, out, std::vector<Val*>{tv}, scalars, resized);
+  return out;
+}
+
+TensorView* pad(
+    TensorView* tv, const std::vector<Val*>& pad_widths, Val* value) {
+  checkTensor(tv, "pad");
+  const std::vector<IterDomain*> axes = axesOf(tv);
+  FUSER_CHECK(
+      pad_widths.size() % 2 == 0 && pad_widths.size() <= 2 * axes.size(),
+      "pad of ", tv->toString(), ": ", pad_widths.size(),
+      " pad widths; give (left, right) pairs, at most one per axis (",
+      2 * axes.size(), " widths), from the last axis backwards.");
+  if (value == nullptr) {
+    value = isFloatingPointType(tv->dtype())
+                ? IrBuilder::create<Val>(0.0, DataType::Double)
+                : IrBuilder::create<Val>(int64_t{0}, DataType::Int);
+  }
+  FUSER_CHECK(
+      value->isScalar(), "pad: the value must be a scalar; got ",
+      value->toString(), ".");
+  std::vector<Val*> extents;
+  std::vector<bool> resized;
+  for (IterDomain* id : axes) {
+    extents.push_back(id->extent());
+    resized.push_back(false);
+  }
+  for (size_t k = 0; k < pad_widths.size() / 2; ++k) {
+    const size_t axis = axes.size() - 1 - k;
+    Val* left = integerScalar(pad_widths[2 * k], "pad", "a pad width");
+    Val* right = integerScalar(pad_widths[2 * k + 1], "pad", "a pad width");
+    const bool none = left->isConstInt() && left->constIntValue() == 0 &&
+                      right->isConstInt() && right->constIntValue() == 0;
+    if (!none) {
+      extents[axis] =
+          IrBuilder::addExpr(IrBuilder::addExpr(extents[axis], left), right);
+      resized[axis] = true;
+    }
+  }
+  std::vector<Val*> scalars{value};
+  scalars.insert(scalars.end(), pad_widths.begin(), pad_widths.end());
+  TensorView* out = tensorOfExtents(extents, tv->dtype());
+  IrBuilder::create<ResizeOp>(
+      ResizeOpType::Pad, out, std::vector<Val*>{tv}, scalars, resized);
+  return out;
+}
+
+TensorView* cat(const std::vector<TensorView*>& tensors, int64_t dim) {
+  FUSER_CHECK(!tensors.empty(), "cat of no tensors.");
+  for (TensorView* tv : tensors) {
+    checkTensor(tv, "cat");
+  }
+  const std::vector<IterDomain*> first = axesOf(tensors[0]);
+  const auto rank = static_cast<int64_t>(first.size());
+  FUSER_CHECK(
+      rank > 0 && dim >= -rank && dim < rank, "cat: dim ", dim,
+      " is out of range for tensors of rank ", rank, " (expected -", rank,
+      " <= dim < ", rank, ").");
+  dim = dim < 0 ? dim + rank : dim;
+  std::vector<Val*> operands(tensors.begin(), tensors.end());
+  const DataType dtype = computeTypePromotion(operands);
+  Val* length = index(0);
+  std::vector<Val*> inputs;
+  for (TensorView* tv : tensors) {
+    FUSER_CHECK(
+        static_cast<int64_t>(axesOf(tv).size()) == rank,
+        "cat: ", tv->toString(), " has rank ", axesOf(tv).size(),
+        ", the first tensor ", rank, "; all must have the same rank.");
+    length = IrBuilder::addExpr(
+        length, axesOf(tv)[static_cast<size_t>(dim)]->extent());
+    inputs.push_back(ops::maybeCastTensor(tv, dtype));
+  }
+  std::vector<Val*> extents;
+  std::vector<bool> resized;
+  for (int64_t i = 0; i < rank; ++i) {
+    extents.push_back(
+        i == dim ? length : first[static_cast<size_t>(i)]->extent());
+    resized.push_back(i == dim);
+  }
+  TensorView* out = tensorOfExtents(extents, dtype);
+  IrBuilder::create<ResizeOp>(
+      ResizeOpType::Cat, out, inputs, std::vector<Val*>{}, resized, dim);
+  return out;
+}
+
+} // namespace fuser

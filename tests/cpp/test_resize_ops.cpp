@@ -1,0 +1,213 @@
+// slice, pad and cat: output extents (evaluated as the runtime allocates
+// them) against torch's sizes for edge cases (negative, out-of-range and
+// crossed bounds, steps, trimming pads), the ATen evaluation over several
+// layouts, the axes they map, user errors, and on the GPU a fusion around
+// each.
+#include <expr/evaluator.h>
+#include <fusion.h>
+#include <id_model/logical_domain_map.h>
+#include <ir/all_nodes.h>
+#include <ops/all_ops.h>
+#include <runtime/aten_evaluator.h>
+#include <runtime/fusion_executor_cache.h>
+#include <tests/cpp/utils.h>
+
+#include <ATen/ATen.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace fuser {
+
+using ::testing::HasSubstr;
+
+class ResizeOpTest : public FuserIrTest {};
+class ResizeOpGpuTest : public FuserTest {};
+
+namespace {
+
+Val* idx(int64_t v) {
+  return IrBuilder::create<Val>(v, DataType::Index);
+}
+
+// Evaluates `fusion`'s one output through ATen and checks that the extents
+// the runtime would allocate (the output's logical extents, evaluated)
+// are the result's sizes.
+at::Tensor evaluateChecked(
+    Fusion* fusion, const std::vector<c10::IValue>& inputs) {
+  ExpressionEvaluator ee;
+  at::Tensor out = evaluateFusionWithATen(fusion, inputs, ee)[0];
+  auto* tv = fusion->outputs()[0]->as<TensorView>();
+  std::vector<int64_t> extents;
+  for (IterDomain* id : tv->getLogicalDomain()) {
+    extents.push_back(ee.evaluateOrThrow(id->extent()).asInt());
+  }
+  EXPECT_EQ(extents, out.sizes().vec());
+  return out;
+}
+
+// x[start:stop:step] along axis 0 of a [n, 5] input (bounds as given, or
+// the default when nullopt).
+at::Tensor sliceRows(
+    const at::Tensor& x, std::optional<int64_t> start,
+    std::optional<int64_t> stop, int64_t step) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* in = makeSymbolicTensor(2);
+  fusion.addInput(in);
+  SliceRange range;
+  range.start = start ? idx(*start) : nullptr;
+  range.stop = stop ? idx(*stop) : nullptr;
+  range.step = idx(step);
+  fusion.addOutput(slice(in, {range}));
+  return evaluateChecked(&fusion, {x});
+}
+
+} // namespace
+
+TEST_F(ResizeOpTest, SlicesHaveTorchsSizesAndValues) {
+  const at::Tensor x = at::randn({10, 5});
+  struct Case {
+    std::optional<int64_t> start, stop;
+    int64_t step;
+  };
+  const std::vector<Case> cases = {
+      {1, 7, 1}, {1, -1, 2},   {-3, std::nullopt, 1}, {std::nullopt, 4, 3},
+      {8, 3, 1}, {-20, 20, 4}, {12, 15, 1},           {0, 0, 1},
+      {5, -5, 1}};
+  for (const Case& c : cases) {
+    const at::Tensor want =
+        x.slice(0, c.start.value_or(0), c.stop.value_or(INT64_MAX), c.step);
+    const at::Tensor got = sliceRows(x, c.start, c.stop, c.step);
+    EXPECT_TRUE(at::equal(got, want))
+        << c.start.value_or(0) << ":" << c.stop.value_or(-99) << ":" << c.step;
+  }
+  // A transposed and a strided input, sliced along both axes.
+  for (const at::Tensor& in :
+       {at::randn({5, 10}).t(), at::randn({10, 10}).slice(1, 0, 10, 2)}) {
+    Fusion fusion;
+    FusionGuard fg(&fusion);
+    TensorView* tv = makeSymbolicTensor(2);
+    fusion.addInput(tv);
+    fusion.addOutput(
+        slice(tv, {{idx(2), idx(9), idx(3)}, {idx(-4), nullptr, nullptr}}));
+    EXPECT_TRUE(at::equal(
+        evaluateChecked(&fusion, {in}), in.slice(0, 2, 9, 3).slice(1, -4)));
+  }
+}
+
+TEST_F(ResizeOpTest, PadsAndCatsHaveTorchsSizesAndValues) {
+  const at::Tensor x = at::randn({4, 6}).t();
+  {
+    Fusion fusion;
+    FusionGuard fg(&fusion);
+    TensorView* tv = makeSymbolicTensor(2);
+    fusion.addInput(tv);
+    fusion.addOutput(pad(
+        tv, {idx(1), idx(2), idx(-1), idx(0)}, IrBuilder::create<Val>(3.5)));
+    EXPECT_TRUE(at::equal(
+        evaluateChecked(&fusion, {x}),
+        at::constant_pad_nd(x, {1, 2, -1, 0}, 3.5)));
+  }
+  {
+    // Three layouts and two types: promoted to float, as torch.cat.
+    const at::Tensor a = at::randn({6, 4});
+    const at::Tensor b = at::randn({6, 2}).to(at::kBFloat16);
+    const at::Tensor c = at::randn({6, 6}).slice(1, 0, 6, 2);
+    Fusion fusion;
+    FusionGuard fg(&fusion);
+    TensorView* ta = makeSymbolicTensor(2);
+    TensorView* tb = makeSymbolicTensor(2, DataType::BFloat16);
+    TensorView* tc = makeSymbolicTensor(2);
+    fusion.addInput(ta);
+    fusion.addInput(tb);
+    fusion.addInput(tc);
+    TensorView* joined = cat({ta, tb, tc}, -1);
+    EXPECT_EQ(joined->dtype(), DataType::Float);
+    fusion.addOutput(joined);
+    EXPECT_TRUE(at::equal(
+        evaluateChecked(&fusion, {a, b, c}),
+        at::cat({a, b.to(at::kFloat), c}, 1)));
+  }
+}
+
+// Axes a slice or pad leaves whole, and cat's other axes, are mapped.
+TEST_F(ResizeOpTest, OnlyAxesNotResizedAreMapped) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = makeContigTensor(2);
+  TensorView* y = makeContigTensor(2);
+  fusion.addInput(x);
+  fusion.addInput(y);
+  TensorView* rows = slice(x, {{idx(1), nullptr, nullptr}});
+  TensorView* padded = pad(x, {idx(0), idx(0), idx(2), idx(2)});
+  TensorView* joined = cat({x, y}, 0);
+  for (TensorView* out : {rows, padded, joined}) {
+    fusion.addOutput(out);
+  }
+  auto map = [](TensorView* p, TensorView* c) {
+    return PairwiseLogicalDomainMap(p, c).mapProducerToConsumer();
+  };
+  EXPECT_EQ(map(x, rows).size(), 1u);
+  EXPECT_EQ(map(x, rows).at(x->axis(1)), rows->axis(1));
+  EXPECT_EQ(map(x, padded).size(), 1u);
+  EXPECT_EQ(map(x, padded).at(x->axis(1)), padded->axis(1));
+  EXPECT_EQ(map(y, joined).size(), 1u);
+  EXPECT_EQ(map(y, joined).at(y->axis(1)), joined->axis(1));
+}
+
+TEST_F(ResizeOpTest, BadArgumentsAreUserErrors) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = makeContigTensor(2);
+  TensorView* v = makeContigTensor(1);
+  fusion.addInput(x);
+  fusion.addInput(v);
+  EXPECT_THAT(
+      [&] {
+        slice(x, {{nullptr, nullptr, idx(0)}});
+      },
+      ::testing::ThrowsMessage<std::exception>(
+          HasSubstr("the step along axis 0 is 0; steps must be positive")));
+  EXPECT_THAT(
+      [&] { pad(x, {idx(1)}); },
+      ::testing::ThrowsMessage<std::exception>(
+          HasSubstr("1 pad widths; give (left, right) pairs")));
+  EXPECT_THAT(
+      [&] {
+        cat({x, v}, 0);
+      },
+      ::testing::ThrowsMessage<std::exception>(
+          HasSubstr("all must have the same rank")));
+  EXPECT_THAT(
+      [&] { cat({x}, 2); },
+      ::testing::ThrowsMessage<std::exception>(
+          HasSubstr("cat: dim 2 is out of range for tensors of rank 2")));
+  fusion.addOutput(cat({x, x}, 1));
+  EXPECT_EQ(fusion.outputs().size(), 1u);
+}
+
+TEST_F(ResizeOpGpuTest, ResizingInsideAFusionEqualsTorchs) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* x = makeSymbolicTensor(2);
+  fusion->addInput(x);
+  TensorView* y = mul(x, IrBuilder::create<Val>(2.0));
+  TensorView* head = slice(y, {{nullptr, nullptr, nullptr}, {idx(0), idx(64)}});
+  TensorView* tail =
+      slice(y, {{nullptr, nullptr, nullptr}, {idx(64), nullptr}});
+  fusion->addOutput(add(cat({tail, head}, 1), IrBuilder::create<Val>(1.0)));
+  fusion->addOutput(pad(y, {idx(3), idx(-2)}));
+  FusionExecutorCache fec(std::move(fusion));
+  const at::Tensor in = at::randn({300, 200}, at::kCUDA).t();
+  std::vector<at::Tensor> out = fec.runFusionWithInputs({in});
+  const at::Tensor y2 = in * 2;
+  EXPECT_TRUE(
+      at::equal(out[0], at::cat({y2.slice(1, 64), y2.slice(1, 0, 64)}, 1) + 1));
+  EXPECT_TRUE(at::equal(out[1], at::constant_pad_nd(y2, {3, -2}, 0.0)));
+}
+
+} // namespace fuser
