@@ -132,11 +132,14 @@ class Op(Record):
 
 
 class AddOutput(Record):
-    def __init__(self, tensor, stride_order=None):
+    def __init__(self, tensor, stride_order=None, alias_input=None):
         self.tensor = tensor
         self.stride_order = stride_order
+        self.alias_input = alias_input
 
     def render(self, namer):
+        if self.alias_input is not None:
+            return f"fd.add_output({self.tensor.name}, alias_input={self.alias_input.name})"
         if self.stride_order is None:
             return f"fd.add_output({self.tensor.name})"
         return f"fd.add_output({self.tensor.name}, stride_order={self.stride_order})"

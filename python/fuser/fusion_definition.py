@@ -78,6 +78,9 @@ class FusionDefinition:
         # execute() draws from torch's default CUDA generator: one pair per
         # random op defined without rng_seed and rng_offset.
         self._generator_slots = []
+        # Output position -> the input position it updates in place
+        # (add_output(alias_input=)).
+        self._aliases = {}
         # execute() may be called from several threads at once: one
         # executor (a thread-safe cache) is made for all of them.
         self._executor_lock = threading.Lock()
@@ -341,17 +344,28 @@ class FusionDefinition:
             self._input_records[scalar.name] = record
         return scalar
 
-    def add_output(self, output, stride_order=None):
+    def add_output(self, output, stride_order=None, *, alias_input=None):
         """Makes a tensor an output of the fusion. With ``stride_order`` (as
         in define_tensor: ``stride_order[i]`` ranks dimension i's stride, 0
         the innermost) the output is allocated dense in that order, as
-        torch.empty_strided would lay it out."""
+        torch.empty_strided would lay it out. With ``alias_input`` (a tensor
+        input of the same type and rank) the output is an in-place update:
+        execute() writes it into that input's memory and does not return
+        it (an optimizer step's parameter update)."""
         what = "fd.add_output"
         self._check_defining(what)
         tensor = self._operand(output, what, 1)
         if not isinstance(tensor, Tensor):
             raise FuserError(f"{what}: only tensors can be outputs; {tensor.name} is a scalar.")
         self._check_no_expand(tensor, what, tensor._expand)
+        if alias_input is not None:
+            self._check_alias(tensor, alias_input, stride_order, what)
+            position = next(i for i, t in enumerate(self._inputs) if t is alias_input)
+            self._aliases[len(self._outputs)] = position
+            self._fusion.add_output(tensor._val)
+            self._outputs.append(tensor)
+            self._records.append(rec.AddOutput(tensor, None, alias_input))
+            return
         ids = tensor.logical_domain()
         dims = [d for d, i in enumerate(ids) if not i.is_reduction()]
         stride_order = check_stride_order(stride_order, len(dims), what)
@@ -365,6 +379,43 @@ class FusionDefinition:
         self._fusion.add_output(tensor._val)
         self._outputs.append(tensor)
         self._records.append(rec.AddOutput(tensor, stride_order))
+
+    def _check_alias(self, tensor, alias_input, stride_order, what):
+        if not isinstance(alias_input, Tensor) or not any(alias_input is t for t in self._inputs):
+            raise FuserError(
+                f"{what}: alias_input must be a tensor input of this definition; "
+                f"got {alias_input!r}."
+            )
+        if any(alias_input is self._inputs[i] for i in self._aliases.values()):
+            raise FuserError(f"{what}: {alias_input.name} is already the alias of an output.")
+        if stride_order is not None:
+            raise FuserError(
+                f"{what}: an output aliasing {alias_input.name} is laid out as that "
+                "input; give no stride_order."
+            )
+        if tensor.dtype != alias_input.dtype or tensor.ndim != alias_input.ndim:
+            raise FuserError(
+                f"{what}: {tensor.name} ({tensor.dtype.name}, rank {tensor.ndim}) "
+                f"cannot be written into {alias_input.name} ({alias_input.dtype.name}, "
+                f"rank {alias_input.ndim}); cast or reshape it to the input's type "
+                "and rank."
+            )
+
+    def _returned(self, inputs, outputs):
+        """The outputs execute() returns: those aliasing an input are copied
+        into it instead (their sizes checked) and left out."""
+        if not self._aliases:
+            return outputs
+        for k, i in self._aliases.items():
+            target = inputs[i]
+            if tuple(target.shape) != tuple(outputs[k].shape):
+                raise FuserError(
+                    f"execute(): output {k} has shape {list(outputs[k].shape)}, but "
+                    f"the input {i} it updates in place has shape "
+                    f"{list(target.shape)}."
+                )
+            target.copy_(outputs[k])
+        return [out for k, out in enumerate(outputs) if k not in self._aliases]
 
     def _allocate_dense_in_order(self, tensor, stride_order):
         """Gives `tensor` an allocation domain dense in `stride_order` (a
@@ -1015,10 +1066,12 @@ class FusionDefinition:
                 if self._executor is None:
                     self._executor = _C.FusionExecutor(self._fusion)
         if device is None:
-            return self._executor.run(self._with_generator_values(inputs))
+            outputs = self._executor.run(self._with_generator_values(inputs))
+            return self._returned(inputs, outputs)
         device = self._check_device(device, inputs)
         with torch.cuda.device(device):
-            return self._executor.run(self._with_generator_values(inputs))
+            outputs = self._executor.run(self._with_generator_values(inputs))
+            return self._returned(inputs, outputs)
 
     def _describe_input(self, i):
         value = self._inputs[i]

@@ -755,3 +755,21 @@ def test_slice_pad_cat_print_round_trip_and_check_arguments():
     assert "fd.ops.pad(T0, pad_widths=[1, 2], value=S" in text
     assert "fd.ops.cat([T0, T1], dim=-1)" in text
     assert_round_trip(fd)
+
+
+def test_outputs_aliasing_inputs_print_round_trip_and_are_checked():
+    with FusionDefinition() as fd:
+        p = fd.define_tensor(shape=[-1], contiguity=True)
+        g = fd.define_tensor(shape=[-1], contiguity=True)
+        h = fd.define_tensor(shape=[-1], contiguity=True, dtype=DataType.Half)
+        fd.add_output(fd.ops.sub(p, fd.ops.mul(g, 0.1)), alias_input=p)
+        fd.add_output(fd.ops.mul(g, 2.0))
+        with pytest.raises(FuserError, match="alias_input must be a tensor input"):
+            fd.add_output(fd.ops.mul(g, 3.0), alias_input=fd.ops.neg(g))
+        with pytest.raises(FuserError, match="already the alias of an output"):
+            fd.add_output(fd.ops.mul(p, 3.0), alias_input=p)
+        with pytest.raises(FuserError, match="cannot be written into"):
+            fd.add_output(fd.ops.mul(g, 3.0), alias_input=h)
+    assert "fd.add_output(T4, alias_input=T0)" in str(fd)
+    assert fd._aliases == {0: 0}
+    assert_round_trip(fd)

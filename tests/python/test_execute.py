@@ -599,3 +599,19 @@ def test_slice_pad_cat_inside_a_fusion_equal_torchs():
     assert torch.equal(rotated, torch.cat([y[:, 64:], y[:, :64]], 1) + 1)
     assert torch.equal(padded, torch.nn.functional.pad(y, [3, -2], value=-1.0))
     assert torch.equal(strided, y[-5:200:2, 1:-1:3])
+
+
+def test_an_output_aliasing_an_input_updates_it_in_place():
+    with FusionDefinition() as fd:
+        p = fd.define_tensor(shape=[-1], contiguity=True)
+        g = fd.define_tensor(shape=[-1], contiguity=True)
+        fd.add_output(fd.ops.sub(p, fd.ops.mul(g, 0.1)), alias_input=p)
+        fd.add_output(fd.ops.mul(g, 2.0))
+    param = cuda(1000)
+    grad = cuda(1000)
+    expected = param - grad * 0.1
+    pointer = param.data_ptr()
+    (doubled,) = fd.execute([param, grad])
+    assert param.data_ptr() == pointer
+    torch.testing.assert_close(param, expected)
+    torch.testing.assert_close(doubled, grad * 2)
