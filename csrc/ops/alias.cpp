@@ -13,10 +13,7 @@ namespace fuser {
 namespace {
 
 void checkTensor(TensorView* tv, const char* op) {
-  FUSER_CHECK(tv != nullptr, op, ": the input tensor is null.");
-  FUSER_CHECK(
-      FusionGuard::getCurFusion() == tv->fusion(), op, ": ", tv->toString(),
-      " does not belong to the active Fusion; create a FusionGuard for it.");
+  ops::checkTensorOperand(tv, op, "the input tensor");
 }
 
 } // namespace

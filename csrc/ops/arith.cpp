@@ -11,10 +11,7 @@ namespace fuser {
 namespace {
 
 void checkOperands(const std::vector<Val*>& operands, const char* op) {
-  Fusion* fusion = FusionGuard::getCurFusion();
-  FUSER_CHECK(
-      fusion != nullptr, op,
-      ": no active Fusion; create a `FusionGuard fg(fusion.get());` first.");
+  Fusion* fusion = ops::activeFusion(op);
   for (Val* operand : operands) {
     FUSER_CHECK(operand != nullptr, op, ": an operand is null.");
     FUSER_CHECK(

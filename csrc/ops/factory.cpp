@@ -9,14 +9,6 @@ namespace fuser {
 
 namespace {
 
-Fusion* activeFusion(const char* op) {
-  Fusion* fusion = FusionGuard::getCurFusion();
-  FUSER_CHECK(
-      fusion != nullptr, op,
-      ": no active Fusion; create a `FusionGuard fg(fusion.get());` first.");
-  return fusion;
-}
-
 // A scalar operand of `op`: non-null, of the active fusion, not a tensor.
 void checkScalar(Val* v, const char* op, const char* what) {
   FUSER_CHECK(v != nullptr, op, ": ", what, " is null.");
@@ -52,7 +44,7 @@ Val* constantOf(DataType dtype, int64_t value) {
 TensorView* triangularMask(
     TensorView* tv, int64_t diagonal, BinaryOpType compare, const char* op) {
   FUSER_CHECK(tv != nullptr, op, ": the tensor is null.");
-  activeFusion(op);
+  ops::activeFusion(op);
   const std::vector<IterDomain*> axes =
       TensorDomain::noReductions(tv->getLogicalDomain());
   const size_t rank = axes.size();
@@ -84,7 +76,7 @@ TensorView* triangle(
 
 TensorView* emptyTensor(
     const std::vector<Val*>& shape, DataType dtype, const char* op) {
-  Fusion* fusion = activeFusion(op);
+  Fusion* fusion = ops::activeFusion(op);
   std::vector<IterDomain*> ids;
   for (size_t i = 0; i < shape.size(); ++i) {
     checkExtent(shape[i], op, i);
@@ -97,7 +89,7 @@ TensorView* emptyTensor(
 
 TensorView* full(
     const std::vector<Val*>& shape, Val* fill_value, DataType dtype) {
-  activeFusion("full");
+  ops::activeFusion("full");
   checkScalar(fill_value, "full", "the fill value");
   FUSER_CHECK(
       !isFloat8Type(dtype) && dtype != DataType::Null &&
@@ -118,7 +110,7 @@ TensorView* ones(const std::vector<Val*>& shape, DataType dtype) {
 }
 
 TensorView* iota(Val* length, Val* start, Val* step, DataType dtype) {
-  activeFusion("iota");
+  ops::activeFusion("iota");
   FUSER_CHECK(
       (isIntegralType(dtype) && dtype != DataType::Index) ||
           (isFloatingPointType(dtype) && !isFloat8Type(dtype)),

@@ -11,26 +11,9 @@ std::vector<IterDomain*> axesOf(TensorView* tv) {
   return TensorDomain::noReductions(tv->getLogicalDomain());
 }
 
-void checkTensorOperand(TensorView* tv, const char* op, const char* what) {
-  FUSER_CHECK(tv != nullptr, op, ": ", what, " is null.");
-  FUSER_CHECK(
-      tv->fusion() == FusionGuard::getCurFusion(), op, ": ", what, " ",
-      tv->toString(), " belongs to another Fusion than the active one.");
-}
-
-// `dim` checked against `tv`'s rank and made non-negative.
-int64_t normalizedDim(TensorView* tv, int64_t dim, const char* op) {
-  const auto rank = static_cast<int64_t>(axesOf(tv).size());
-  FUSER_CHECK(
-      rank > 0 && dim >= -rank && dim < rank, op, " of ", tv->toString(),
-      ": dim ", dim, " is out of range for a tensor of rank ", rank,
-      " (expected -", rank, " <= dim < ", rank, ").");
-  return dim < 0 ? dim + rank : dim;
-}
-
 void checkIndexTensor(
     TensorView* index, const char* op, int64_t rank, const char* rank_text) {
-  checkTensorOperand(index, op, "the index");
+  ops::checkTensorOperand(index, op, "the index");
   FUSER_CHECK(
       isIntegralType(index->dtype()), op, ": the index ", index->toString(),
       " is a ", index->dtype(), " tensor; indices are integers.");
@@ -51,12 +34,9 @@ TensorView* tensorLike(const std::vector<IterDomain*>& like, DataType dtype) {
 } // namespace
 
 TensorView* select(TensorView* tv, int64_t dim, Val* index) {
-  checkTensorOperand(tv, "select", "the tensor");
-  dim = normalizedDim(tv, dim, "select");
-  FUSER_CHECK(
-      index != nullptr && index->isScalar() && isIntegralType(index->dtype()),
-      "select: the index must be an integer scalar; got ",
-      index == nullptr ? std::string("null") : index->toString(), ".");
+  ops::checkTensorOperand(tv, "select", "the tensor");
+  dim = ops::normalizedDim(tv, dim, "select");
+  ops::integerScalar(index, "select", "the index");
   std::vector<IterDomain*> kept = axesOf(tv);
   kept.erase(kept.begin() + dim);
   TensorView* out = tensorLike(kept, tv->dtype());
@@ -65,8 +45,8 @@ TensorView* select(TensorView* tv, int64_t dim, Val* index) {
 }
 
 TensorView* indexSelect(TensorView* tv, int64_t dim, TensorView* index) {
-  checkTensorOperand(tv, "index_select", "the tensor");
-  dim = normalizedDim(tv, dim, "index_select");
+  ops::checkTensorOperand(tv, "index_select", "the tensor");
+  dim = ops::normalizedDim(tv, dim, "index_select");
   checkIndexTensor(index, "index_select", 1, "have rank 1");
   std::vector<IterDomain*> like = axesOf(tv);
   like[static_cast<size_t>(dim)] = axesOf(index)[0];
@@ -76,8 +56,8 @@ TensorView* indexSelect(TensorView* tv, int64_t dim, TensorView* index) {
 }
 
 TensorView* gather(TensorView* tv, int64_t dim, TensorView* index) {
-  checkTensorOperand(tv, "gather", "the tensor");
-  dim = normalizedDim(tv, dim, "gather");
+  ops::checkTensorOperand(tv, "gather", "the tensor");
+  dim = ops::normalizedDim(tv, dim, "gather");
   checkIndexTensor(
       index, "gather", static_cast<int64_t>(axesOf(tv).size()),
       "have the tensor's rank");
@@ -88,11 +68,11 @@ TensorView* gather(TensorView* tv, int64_t dim, TensorView* index) {
 
 TensorView* scatter(
     TensorView* tv, int64_t dim, TensorView* index, TensorView* src) {
-  checkTensorOperand(tv, "scatter", "the tensor");
-  dim = normalizedDim(tv, dim, "scatter");
+  ops::checkTensorOperand(tv, "scatter", "the tensor");
+  dim = ops::normalizedDim(tv, dim, "scatter");
   const auto rank = static_cast<int64_t>(axesOf(tv).size());
   checkIndexTensor(index, "scatter", rank, "have the tensor's rank");
-  checkTensorOperand(src, "scatter", "the source");
+  ops::checkTensorOperand(src, "scatter", "the source");
   FUSER_CHECK(
       static_cast<int64_t>(axesOf(src).size()) == rank &&
           src->dtype() == tv->dtype(),

@@ -2,6 +2,7 @@
 
 #include <ir/all_nodes.h>
 #include <ops/factory.h>
+#include <ops/utils.h>
 
 namespace fuser {
 
@@ -11,22 +12,14 @@ TensorView* randomTensor(
     RNGOpType type, const std::vector<Val*>& shape, Val* a, Val* b, Val* seed,
     Val* offset, DataType dtype) {
   const std::string op = toString(type);
-  FUSER_CHECK(
-      FusionGuard::getCurFusion() != nullptr, op,
-      ": no active Fusion; create a `FusionGuard fg(fusion.get());` first.");
+  ops::activeFusion(op.c_str());
   FUSER_CHECK(
       isFloatingPointType(dtype) && !isFloat8Type(dtype), op,
       ": dtype must be a floating-point type (double, float, half or "
       "bfloat16); got ",
       dtype, ".");
-  for (auto [value, what] :
-       {std::pair<Val*, const char*>{seed, "the seed"},
-        {offset, "the offset"}}) {
-    FUSER_CHECK(
-        value != nullptr && value->isScalar() && isIntegralType(value->dtype()),
-        op, ": ", what, " must be an integer scalar; got ",
-        value == nullptr ? std::string("null") : value->toString(), ".");
-  }
+  ops::integerScalar(seed, op.c_str(), "the seed");
+  ops::integerScalar(offset, op.c_str(), "the offset");
   for (Val* value : {a, b}) {
     FUSER_CHECK(
         value != nullptr && value->isScalar() &&

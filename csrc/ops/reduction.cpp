@@ -74,11 +74,8 @@ std::vector<int64_t> normalizeAxes(
 TensorView* reductionOp(
     ReductionOpType op, const std::vector<int64_t>& axes, TensorView* tv,
     bool keep_dim) {
-  FUSER_CHECK(tv != nullptr, "Reduction of a null tensor.");
+  ops::checkTensorOperand(tv, "reduction", "the input tensor");
   ops::checkNotFloat8({tv}, "reduction");
-  FUSER_CHECK(
-      FusionGuard::getCurFusion() == tv->fusion(),
-      "Reduction: ", tv->toString(), " does not belong to the active Fusion.");
   const auto inputs = TensorDomain::noReductions(tv->getLogicalDomain());
   const auto rank = static_cast<int64_t>(inputs.size());
   const auto reduced = normalizeAxes(tv, axes, rank);

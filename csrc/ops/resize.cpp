@@ -1,6 +1,7 @@
 #include <ops/resize.h>
 
 #include <ir/all_nodes.h>
+#include <ops/factory.h>
 #include <ops/type_promotion.h>
 #include <ops/utils.h>
 
@@ -10,24 +11,6 @@ namespace {
 
 std::vector<IterDomain*> axesOf(TensorView* tv) {
   return TensorDomain::noReductions(tv->getLogicalDomain());
-}
-
-void checkTensor(TensorView* tv, const char* op) {
-  FUSER_CHECK(
-      FusionGuard::getCurFusion() != nullptr, op,
-      ": no active Fusion; create a `FusionGuard fg(fusion.get());` first.");
-  FUSER_CHECK(tv != nullptr, op, ": a tensor is null.");
-  FUSER_CHECK(
-      tv->fusion() == FusionGuard::getCurFusion(), op, ": ", tv->toString(),
-      " belongs to another Fusion than the active one.");
-}
-
-Val* integerScalar(Val* v, const char* op, const char* what) {
-  FUSER_CHECK(
-      v != nullptr && v->isScalar() && isIntegralType(v->dtype()), op, ": ",
-      what, " must be an integer scalar; got ",
-      v == nullptr ? std::string("null") : v->toString(), ".");
-  return v;
 }
 
 Val* index(int64_t v) {
@@ -53,22 +36,10 @@ Val* normalizedBound(Val* bound, Val* n) {
   return maxOf(index(0), minOf(from_end, n));
 }
 
-// A tensor of `dtype` whose axes have `extents`.
-TensorView* tensorOfExtents(const std::vector<Val*>& extents, DataType dtype) {
-  Fusion* fusion = FusionGuard::getCurFusion();
-  std::vector<IterDomain*> ids;
-  for (Val* extent : extents) {
-    ids.push_back(IrBuilder::create<IterDomain>(fusion->zeroVal(), extent));
-  }
-  auto* domain = IrBuilder::create<TensorDomain>(
-      ids, TensorDomain::getContiguityFilledWith(ids, true));
-  return IrBuilder::create<TensorView>(domain, dtype);
-}
-
 } // namespace
 
 TensorView* slice(TensorView* tv, const std::vector<SliceRange>& ranges) {
-  checkTensor(tv, "slice");
+  ops::checkTensorOperand(tv, "slice", "a tensor");
   const std::vector<IterDomain*> axes = axesOf(tv);
   FUSER_CHECK(
       ranges.size() <= axes.size(), "slice of ", tv->toString(), ": ",
@@ -83,13 +54,13 @@ TensorView* slice(TensorView* tv, const std::vector<SliceRange>& ranges) {
                        range.step == nullptr;
     Val* start = range.start == nullptr
                      ? index(0)
-                     : integerScalar(range.start, "slice", "a start");
+                     : ops::integerScalar(range.start, "slice", "a start");
     Val* stop = range.stop == nullptr
                     ? n
-                    : integerScalar(range.stop, "slice", "a stop");
+                    : ops::integerScalar(range.stop, "slice", "a stop");
     Val* step = range.step == nullptr
                     ? index(1)
-                    : integerScalar(range.step, "slice", "a step");
+                    : ops::integerScalar(range.step, "slice", "a step");
     FUSER_CHECK(
         !step->isConstInt() || step->constIntValue() > 0, "slice of ",
         tv->toString(), ": the step along axis ", i, " is ",
@@ -107,7 +78,7 @@ TensorView* slice(TensorView* tv, const std::vector<SliceRange>& ranges) {
         index(0),
         IrBuilder::ceilDivExpr(IrBuilder::subExpr(last, first), step)));
   }
-  TensorView* out = tensorOfExtents(extents, tv->dtype());
+  TensorView* out = emptyTensor(extents, tv->dtype(), "slice");
   IrBuilder::create<ResizeOp>(
       ResizeOpType::Slice, out, std::vector<Val*>{tv}, scalars, resized);
   return out;
@@ -115,7 +86,7 @@ TensorView* slice(TensorView* tv, const std::vector<SliceRange>& ranges) {
 
 TensorView* pad(
     TensorView* tv, const std::vector<Val*>& pad_widths, Val* value) {
-  checkTensor(tv, "pad");
+  ops::checkTensorOperand(tv, "pad", "a tensor");
   const std::vector<IterDomain*> axes = axesOf(tv);
   FUSER_CHECK(
       pad_widths.size() % 2 == 0 && pad_widths.size() <= 2 * axes.size(),
@@ -138,8 +109,9 @@ TensorView* pad(
   }
   for (size_t k = 0; k < pad_widths.size() / 2; ++k) {
     const size_t axis = axes.size() - 1 - k;
-    Val* left = integerScalar(pad_widths[2 * k], "pad", "a pad width");
-    Val* right = integerScalar(pad_widths[2 * k + 1], "pad", "a pad width");
+    Val* left = ops::integerScalar(pad_widths[2 * k], "pad", "a pad width");
+    Val* right =
+        ops::integerScalar(pad_widths[2 * k + 1], "pad", "a pad width");
     const bool none = left->isConstInt() && left->constIntValue() == 0 &&
                       right->isConstInt() && right->constIntValue() == 0;
     if (!none) {
@@ -150,7 +122,7 @@ TensorView* pad(
   }
   std::vector<Val*> scalars{value};
   scalars.insert(scalars.end(), pad_widths.begin(), pad_widths.end());
-  TensorView* out = tensorOfExtents(extents, tv->dtype());
+  TensorView* out = emptyTensor(extents, tv->dtype(), "pad");
   IrBuilder::create<ResizeOp>(
       ResizeOpType::Pad, out, std::vector<Val*>{tv}, scalars, resized);
   return out;
@@ -159,7 +131,7 @@ TensorView* pad(
 TensorView* cat(const std::vector<TensorView*>& tensors, int64_t dim) {
   FUSER_CHECK(!tensors.empty(), "cat of no tensors.");
   for (TensorView* tv : tensors) {
-    checkTensor(tv, "cat");
+    ops::checkTensorOperand(tv, "cat", "a tensor");
   }
   const std::vector<IterDomain*> first = axesOf(tensors[0]);
   const auto rank = static_cast<int64_t>(first.size());
@@ -188,7 +160,7 @@ TensorView* cat(const std::vector<TensorView*>& tensors, int64_t dim) {
         i == dim ? length : first[static_cast<size_t>(i)]->extent());
     resized.push_back(i == dim);
   }
-  TensorView* out = tensorOfExtents(extents, dtype);
+  TensorView* out = emptyTensor(extents, dtype, "cat");
   IrBuilder::create<ResizeOp>(
       ResizeOpType::Cat, out, inputs, std::vector<Val*>{}, resized, dim);
   return out;

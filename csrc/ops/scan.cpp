@@ -9,21 +9,9 @@ namespace {
 
 TensorView* scan(ScanOpType type, TensorView* tv, int64_t dim, DataType dtype) {
   const std::string op = toString(type);
-  FUSER_CHECK(tv != nullptr, op, " of a null tensor.");
-  FUSER_CHECK(
-      tv->fusion() == FusionGuard::getCurFusion(), op, " of ", tv->toString(),
-      ", which belongs to another Fusion than the active one.");
+  ops::checkTensorOperand(tv, op.c_str(), "the tensor");
   ops::checkNotFloat8({tv}, op.c_str());
-  const std::vector<IterDomain*> axes =
-      TensorDomain::noReductions(tv->getLogicalDomain());
-  const auto rank = static_cast<int64_t>(axes.size());
-  FUSER_CHECK(
-      rank > 0 && dim >= -rank && dim < rank, op, " of ", tv->toString(),
-      ": dim ", dim, " is out of range for a tensor of rank ", rank,
-      " (expected -", rank, " <= dim < ", rank, ").");
-  if (dim < 0) {
-    dim += rank;
-  }
+  dim = ops::normalizedDim(tv, dim, op.c_str());
   DataType out_type = dtype;
   if (out_type == DataType::Null) {
     out_type = isFloatingPointType(tv->dtype()) ? tv->dtype() : DataType::Int;

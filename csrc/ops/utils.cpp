@@ -8,6 +8,40 @@
 
 namespace fuser::ops {
 
+Fusion* activeFusion(const char* op) {
+  Fusion* fusion = FusionGuard::getCurFusion();
+  FUSER_CHECK(
+      fusion != nullptr, op,
+      ": no active Fusion; create a `FusionGuard fg(fusion.get());` first.");
+  return fusion;
+}
+
+void checkTensorOperand(TensorView* tv, const char* op, const char* what) {
+  Fusion* fusion = activeFusion(op);
+  FUSER_CHECK(tv != nullptr, op, ": ", what, " is null.");
+  FUSER_CHECK(
+      tv->fusion() == fusion, op, ": ", what, " ", tv->toString(),
+      " belongs to another Fusion than the active one.");
+}
+
+Val* integerScalar(Val* v, const char* op, const char* what) {
+  FUSER_CHECK(
+      v != nullptr && v->isScalar() && isIntegralType(v->dtype()), op, ": ",
+      what, " must be an integer scalar; got ",
+      v == nullptr ? std::string("null") : v->toString(), ".");
+  return v;
+}
+
+int64_t normalizedDim(TensorView* tv, int64_t dim, const char* op) {
+  const auto rank = static_cast<int64_t>(
+      TensorDomain::noReductions(tv->getLogicalDomain()).size());
+  FUSER_CHECK(
+      rank > 0 && dim >= -rank && dim < rank, op, " of ", tv->toString(),
+      ": dim ", dim, " is out of range for a tensor of rank ", rank,
+      " (expected -", rank, " <= dim < ", rank, ").");
+  return dim < 0 ? dim + rank : dim;
+}
+
 std::vector<IterDomain*> freshCopies(const std::vector<IterDomain*>& ids) {
   std::vector<IterDomain*> copies;
   for (IterDomain* id : TensorDomain::noReductions(ids)) {

@@ -7,6 +7,22 @@
 
 namespace fuser::ops {
 
+// The Fusion ops add to; a user error naming `op` when no FusionGuard is
+// active.
+Fusion* activeFusion(const char* op);
+
+// A user error naming `op` and `what` ("the tensor", "the index") unless
+// `tv` is non-null and belongs to the active Fusion.
+void checkTensorOperand(TensorView* tv, const char* op, const char* what);
+
+// `v` when it is an integer scalar; else a user error naming `op` and
+// `what`.
+Val* integerScalar(Val* v, const char* op, const char* what);
+
+// `dim` checked against the rank of `tv` (without reduction axes) and made
+// non-negative, counting from the end as PyTorch does.
+int64_t normalizedDim(TensorView* tv, int64_t dim, const char* op);
+
 // A new tensor for the result of an elementwise op over `inputs`: each
 // logical axis is a broadcast only where every tensor input has a broadcast,
 // otherwise an iteration axis with the inputs' extent. Tensor inputs must
