@@ -4,6 +4,7 @@
 #include <ir/builder.h>
 #include <ir/cloner.h>
 #include <ir/dispatch.h>
+#include <ir/interface_nodes.h>
 
 #include <sstream>
 
@@ -175,6 +176,24 @@ bool Expr::sameAs(const Statement* other) const {
     }
   }
   return true;
+}
+
+std::vector<std::pair<size_t, size_t>> Expr::mappedAxes(
+    const TensorView* producer) const {
+  auto* out = dynamic_cast<const TensorView*>(output(0));
+  FUSER_INTERNAL_ASSERT(
+      out != nullptr, getOpString(), " maps the axes of ", producer->toString(),
+      " to a non-tensor output.");
+  const size_t rank =
+      TensorDomain::noReductions(producer->getLogicalDomain()).size();
+  FUSER_INTERNAL_ASSERT(
+      rank == out->getMaybeRootDomain().size(), "rank mismatch between ",
+      producer->toString(), " and ", out->toString(), " in ", toString());
+  std::vector<std::pair<size_t, size_t>> pairs;
+  for (size_t i = 0; i < rank; ++i) {
+    pairs.emplace_back(i, i);
+  }
+  return pairs;
 }
 
 } // namespace fuser

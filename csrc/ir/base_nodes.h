@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fuser {
@@ -20,6 +21,7 @@ class Fusion;
 class Expr;
 class IrCloner;
 class OptOutDispatch;
+class TensorView;
 
 class Statement {
  public:
@@ -199,6 +201,15 @@ class Expr : public Statement {
     (void)other;
     return true;
   }
+  // The axes this expr carries from its tensor input `producer` to its
+  // outputs with the same extent, as (position among the producer's logical
+  // axes without reductions, position in the output's root domain): what
+  // the ID graph joins (id_model/logical_domain_map.h). Default: axis i to
+  // axis i, for ops whose inputs and outputs have the same axes (pointwise
+  // ops, reductions, Welford). Ops that add, drop, move or resize axes
+  // override it.
+  virtual std::vector<std::pair<size_t, size_t>> mappedAxes(
+      const TensorView* producer) const;
 
  protected:
   Expr() = default;

@@ -216,6 +216,22 @@ std::string BroadcastOp::toString(int indent_size) const {
   return opLine(indent_size, this, "broadcast", {flags.str()});
 }
 
+std::vector<std::pair<size_t, size_t>> BroadcastOp::mappedAxes(
+    const TensorView* producer) const {
+  const size_t rank =
+      TensorDomain::noReductions(producer->getLogicalDomain()).size();
+  std::vector<std::pair<size_t, size_t>> pairs;
+  for (size_t c = 0; c < is_broadcast_dims_.size(); ++c) {
+    if (!is_broadcast_dims_[c]) {
+      pairs.emplace_back(pairs.size(), c);
+    }
+  }
+  FUSER_INTERNAL_ASSERT(
+      pairs.size() == rank, "rank mismatch between ", producer->toString(),
+      " and ", out()->toString());
+  return pairs;
+}
+
 bool BroadcastOp::attributesMatch(const Expr* other) const {
   auto* op = dynamic_cast<const BroadcastOp*>(other);
   return op != nullptr && op->getBroadcastDimFlags() == is_broadcast_dims_;

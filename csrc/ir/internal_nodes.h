@@ -144,6 +144,9 @@ class BroadcastOp : public Expr {
   Val* in() const {
     return input(0);
   }
+  // Every input axis, to the output axes that are not new broadcasts.
+  std::vector<std::pair<size_t, size_t>> mappedAxes(
+      const TensorView* producer) const override;
   const std::vector<bool>& getBroadcastDimFlags() const {
     return is_broadcast_dims_;
   }
@@ -376,11 +379,9 @@ class IndexOp : public Expr {
   int64_t dim() const {
     return dim_;
   }
-  // (producer position, output position) of the logical axes of `producer`
-  // (an input) that have the output's extents: the axes the op does not
-  // index through.
+  // The axes the op does not index through.
   std::vector<std::pair<size_t, size_t>> mappedAxes(
-      const TensorView* producer) const;
+      const TensorView* producer) const override;
 
   std::string getOpString() const override {
     return "IndexOp";
@@ -428,9 +429,9 @@ class ResizeOp : public Expr {
   int64_t dim() const {
     return dim_;
   }
-  // (producer position, output position) of the axes not resized.
+  // The axes not resized.
   std::vector<std::pair<size_t, size_t>> mappedAxes(
-      const TensorView* producer) const;
+      const TensorView* producer) const override;
 
   std::string getOpString() const override {
     return "ResizeOp";

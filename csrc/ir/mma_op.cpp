@@ -46,6 +46,16 @@ const std::vector<MmaRole>& MmaOp::roles(const TensorView* operand) const {
   return operand == a() ? a_roles_ : b_roles_;
 }
 
+std::vector<std::pair<size_t, size_t>> MmaOp::mappedAxes(
+    const TensorView* producer) const {
+  const std::vector<int64_t> positions = outputPositions(producer);
+  std::vector<std::pair<size_t, size_t>> pairs;
+  for (size_t p = 0; p < positions.size(); ++p) {
+    pairs.emplace_back(p, static_cast<size_t>(positions[p]));
+  }
+  return pairs;
+}
+
 std::vector<int64_t> MmaOp::outputPositions(const TensorView* operand) const {
   const std::vector<MmaRole>& roles_of = roles(operand);
   int64_t batches = 0;

@@ -60,6 +60,9 @@ class MmaOp : public Expr {
   // The position in out's logical domain of each logical axis (without
   // reductions) of `operand`.
   std::vector<int64_t> outputPositions(const TensorView* operand) const;
+  // Each operand axis, to the output axis of its role.
+  std::vector<std::pair<size_t, size_t>> mappedAxes(
+      const TensorView* producer) const override;
   // out's logical axes of a role, in order.
   std::vector<IterDomain*> outputAxes(MmaRole role) const;
 
