@@ -1,7 +1,6 @@
 """fd.ops: the operations of a FusionDefinition, with nvFuser's names. Each
-checks and records through the definition's own methods
-(fusion_definition.py); the elementwise ops come from the extension's
-tables."""
+checks and records through the definition's own methods (_movement_ops.py,
+_compute_ops.py); the elementwise ops come from the extension's tables."""
 
 from . import _C
 from ._C import DataType, FuserError

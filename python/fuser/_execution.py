@@ -1,0 +1,128 @@
+"""Execute-time machinery of a FusionDefinition: the inputs execute()
+checks (count, device), the seeds and offsets that random ops defined
+without rng_seed/rng_offset take from torch's default CUDA generator (the
+generator slots), and the outputs that update inputs in place
+(add_output(alias_input=...)): their checks at definition and their copy
+into the input after a run.
+
+ExecutionSupport is one of FusionDefinition's bases (fusion_definition.py)."""
+
+import torch
+
+from ._C import DataType, FuserError
+from ._operands import _is_int
+from ._values import Tensor
+
+
+def _describe_given(value):
+    if isinstance(value, torch.Tensor):
+        return (
+            f"torch.Tensor(dtype={value.dtype}, shape={list(value.shape)}, "
+            f"device={value.device})"
+        )
+    return f"{type(value).__name__} {value!r}"
+
+
+class ExecutionSupport:
+    """What FusionDefinition.execute() relies on, besides the executor."""
+
+    # --- inputs ----------------------------------------------------------------
+    def _describe_input(self, i):
+        value = self._inputs[i]
+        record = self._input_records[value.name]
+        if isinstance(value, Tensor):
+            return (
+                f"{value.name}: a {record.dtype.name} tensor of shape "
+                f"{record.shape} (-1: any size)"
+            )
+        return f"{value.name}: a {record.dtype.name} scalar"
+
+    def _input_count_message(self, inputs):
+        expected = len(self._inputs)
+        lines = [
+            f"execute(): the fusion takes {expected} input"
+            f"{'' if expected == 1 else 's'}, but {len(inputs)} "
+            f"{'was' if len(inputs) == 1 else 'were'} given.",
+            "  Expected, in this order:",
+        ]
+        for i in range(expected):
+            given = f"given {_describe_given(inputs[i])}" if i < len(inputs) else "MISSING"
+            lines.append(f"    {i}: {self._describe_input(i)}; {given}")
+        for i in range(expected, len(inputs)):
+            lines.append(f"    {i}: unexpected extra input {_describe_given(inputs[i])}")
+        return "\n".join(lines)
+
+    @staticmethod
+    def _check_device(device, inputs):
+        device = torch.device("cuda", device) if _is_int(device) else torch.device(device)
+        if device.type != "cuda":
+            raise FuserError(f"execute(): fuser runs on CUDA devices, not on {device}.")
+        if device.index is None:
+            device = torch.device("cuda", torch.cuda.current_device())
+        for i, value in enumerate(inputs):
+            if isinstance(value, torch.Tensor) and value.device != device:
+                raise FuserError(
+                    f"execute(): input {i} is on {value.device}, but "
+                    f"device={device} was asked for."
+                )
+        return device
+
+    # --- random ops' seeds and offsets (the generator slots) --------------------
+    def _generator_input(self):
+        """A fusion input that execute() fills from the generator."""
+        self._generator_slots.append(len(self._inputs) + len(self._generator_slots))
+        return self._fusion.define_scalar(None, DataType.Int)
+
+    def _with_generator_values(self, inputs):
+        """`inputs` with the seed and offsets of the random ops that take
+        them from torch's default CUDA generator, whose offset advances by 4
+        per op (as torch's own random ops reserve theirs)."""
+        if not self._generator_slots:
+            return inputs
+        generator = torch.cuda.default_generators[torch.cuda.current_device()]
+        seed = generator.initial_seed()
+        seed = seed - (1 << 64) if seed >= (1 << 63) else seed  # int64 bits
+        base = generator.get_offset()
+        generator.set_offset(base + 4 * (len(self._generator_slots) // 2))
+        values = list(inputs)
+        for k, position in enumerate(self._generator_slots):
+            values.insert(position, seed if k % 2 == 0 else base + 4 * (k // 2))
+        return values
+
+    # --- outputs that update inputs (add_output(alias_input=)) -------------------
+    def _check_alias(self, tensor, alias_input, stride_order, what):
+        if not isinstance(alias_input, Tensor) or not any(alias_input is t for t in self._inputs):
+            raise FuserError(
+                f"{what}: alias_input must be a tensor input of this definition; "
+                f"got {alias_input!r}."
+            )
+        if any(alias_input is self._inputs[i] for i in self._aliases.values()):
+            raise FuserError(f"{what}: {alias_input.name} is already the alias of an output.")
+        if stride_order is not None:
+            raise FuserError(
+                f"{what}: an output aliasing {alias_input.name} is laid out as that "
+                "input; give no stride_order."
+            )
+        if tensor.dtype != alias_input.dtype or tensor.ndim != alias_input.ndim:
+            raise FuserError(
+                f"{what}: {tensor.name} ({tensor.dtype.name}, rank {tensor.ndim}) "
+                f"cannot be written into {alias_input.name} ({alias_input.dtype.name}, "
+                f"rank {alias_input.ndim}); cast or reshape it to the input's type "
+                "and rank."
+            )
+
+    def _returned(self, inputs, outputs):
+        """The outputs execute() returns: those aliasing an input are copied
+        into it instead (their sizes checked) and left out."""
+        if not self._aliases:
+            return outputs
+        for k, i in self._aliases.items():
+            target = inputs[i]
+            if tuple(target.shape) != tuple(outputs[k].shape):
+                raise FuserError(
+                    f"execute(): output {k} has shape {list(outputs[k].shape)}, but "
+                    f"the input {i} it updates in place has shape "
+                    f"{list(target.shape)}."
+                )
+            target.copy_(outputs[k])
+        return [out for k, out in enumerate(outputs) if k not in self._aliases]

@@ -1,0 +1,158 @@
+"""Op argument checkers and helpers: how a FusionDefinition turns the
+arguments of its methods and of fd.ops.* into checked operands (Tensors,
+Scalars, IterDomains, sizes, dims), records an op, and carries the pending
+expands of broadcast_in_dim from operands to results.
+
+OperandChecks is one of FusionDefinition's bases (fusion_definition.py)."""
+
+from . import _records as rec
+from ._C import DataType, FuserError
+from ._values import IterDomain, Scalar, Tensor
+
+_NON_INTEGER_TYPES = (
+    DataType.Bool,
+    DataType.Double,
+    DataType.Float,
+    DataType.Half,
+    DataType.BFloat16,
+    DataType.Float8_e4m3fn,
+    DataType.Float8_e5m2,
+)
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class OperandChecks:
+    """FusionDefinition's checks of operands and its op bookkeeping."""
+
+    def _operand(self, value, what, position):
+        if isinstance(value, (Tensor, Scalar)):
+            if value._fd is not self:
+                raise FuserError(f"{what}: {value!r} belongs to another FusionDefinition.")
+            if isinstance(value, Scalar) and value._pending is not None:
+                self._materialize(value)
+            return value
+        if isinstance(value, (bool, int, float)):
+            # Python numbers become constant scalars, as in nvFuser.
+            return self.define_scalar(value)
+        raise TypeError(
+            f"{what}: argument {position} must be a Tensor, a Scalar or a "
+            f"Python bool, int or float; got {type(value).__name__}."
+        )
+
+    def _tensor_operand(self, value, what, position=1):
+        operand = self._operand(value, what, position)
+        if not isinstance(operand, Tensor):
+            raise FuserError(f"{what}: argument {position} must be a Tensor.")
+        return operand
+
+    def _iter_domain_operand(self, value, what):
+        if not isinstance(value, IterDomain):
+            raise TypeError(f"{what}: expected an IterDomain, got {type(value).__name__}.")
+        if value._fd is not self:
+            raise FuserError(f"{what}: {value!r} belongs to another FusionDefinition.")
+        return value
+
+    @staticmethod
+    def _broadcast_flags(tensor):
+        return [d.is_broadcast() for d in tensor._val.logical_domain() if not d.is_reduction()]
+
+    def _sizes_operand(self, shape, what, name):
+        """The sizes `shape` lists (ints or integer Scalars), as recorded
+        and as IR values."""
+        sizes = []
+        for position, size in enumerate(shape):
+            if isinstance(size, Scalar) and size.value() is not None:
+                size = size.value()
+            if isinstance(size, Scalar):
+                size = self._operand(size, what, position)
+                if size.dtype in _NON_INTEGER_TYPES:
+                    raise FuserError(
+                        f"{what}: {name} entry {position} ({size.name}) is a "
+                        f"{size.dtype.name} scalar; sizes are integers."
+                    )
+            elif not _is_int(size):
+                raise FuserError(
+                    f"{what}: {name} entries must be ints or integer Scalars "
+                    f"(inputs, or sizes of tensors); got {shape}."
+                )
+            sizes.append(size)
+        vals = [
+            size._val if isinstance(size, Scalar) else self._fusion.index_constant(size)
+            for size in sizes
+        ]
+        return sizes, vals
+
+    def _scalar_operand(self, value, what, position):
+        operand = self._operand(value, what, position)
+        if not isinstance(operand, Scalar):
+            raise FuserError(f"{what}: argument {position} must be a Scalar or a number.")
+        return operand
+
+    def _dim_op_operand(self, name, arg, dim):
+        """The checks of an op on one tensor along an int `dim`: its name
+        for messages and the tensor."""
+        what = f"fd.ops.{name}"
+        self._check_defining(what)
+        tensor = self._tensor_operand(arg, what)
+        self._check_no_expand(tensor, what, tensor._expand)
+        if not _is_int(dim):
+            raise FuserError(f"{what}: dim must be an int; got {dim!r}.")
+        return what, tensor
+
+    # --- recording and pending expands ----------------------------------------
+    def _record_op(self, name, args, kwargs, out):
+        self._records.append(rec.Op(name, args, kwargs, out))
+        return out
+
+    def _propagate_expand(self, out, inputs):
+        """Elementwise ops keep a pending expand where the result is still a
+        broadcast."""
+        if not isinstance(out, Tensor):
+            return
+        flags = self._broadcast_flags(out)
+        for operand in inputs:
+            if isinstance(operand, Tensor):
+                for axis, size in operand._expand.items():
+                    if axis < len(flags) and flags[axis]:
+                        out._expand.setdefault(axis, size)
+
+    @staticmethod
+    def _check_no_expand(tensor, what, axes):
+        if axes:
+            detail = ", ".join(
+                f"axis {a} to {s.name if isinstance(s, Scalar) else s}"
+                for a, s in sorted(axes.items())
+            )
+            raise FuserError(
+                f"{what}: {tensor.name} has broadcast axes that "
+                f"broadcast_in_dim asked to expand ({detail}), and fuser has no "
+                "expand yet: combine it with a tensor of the full shape first "
+                "(e.g. fd.ops.add), or broadcast to size 1."
+            )
+
+    def _reduction_dims(self, tensor, dims, what):
+        rank = tensor.ndim
+        if dims is None:
+            dims = list(range(rank))
+        elif _is_int(dims):
+            dims = [dims]
+        else:
+            dims = [int(d) for d in dims]
+        reduced = {d % rank for d in dims if rank and -rank <= d < rank}
+        self._check_no_expand(
+            tensor,
+            what,
+            {a: s for a, s in tensor._expand.items() if a in reduced},
+        )
+        return dims
+
+    def _keep_expand(self, tensor, dims, keepdim, outs):
+        """Pending expands of kept axes carry over to the results."""
+        rank = tensor.ndim
+        reduced = {d % rank for d in dims if rank and -rank <= d < rank}
+        kept = [a for a in range(rank) if keepdim or a not in reduced]
+        for out in outs:
+            out._expand = {kept.index(a): s for a, s in tensor._expand.items() if a in kept}
