@@ -3,11 +3,16 @@
 import pytest
 import torch
 
-from fuser import FusionDefinition
+from fuser import DataType, FusionDefinition
 
 requires_gpu = pytest.mark.skipif(
     not torch.cuda.is_available(), reason="needs a CUDA GPU (none found)"
 )
+
+
+def contiguous_tensor(fd, ndim, dtype=DataType.Float):
+    """An input of `ndim` axes of any size, contiguous."""
+    return fd.define_tensor(shape=[-1] * ndim, contiguity=[True] * ndim, dtype=dtype)
 
 
 def round_trip(fd):

@@ -7,18 +7,14 @@ import torch
 
 from fuser import DataType, FuserError, FusionDefinition
 
-from helpers import assert_round_trip, requires_gpu
-
-
-def tensor(fd, rank, dtype=DataType.Float):
-    return fd.define_tensor(shape=[-1] * rank, contiguity=[True] * rank, dtype=dtype)
+from helpers import assert_round_trip, contiguous_tensor, requires_gpu
 
 
 def test_normalizations_print_and_round_trip():
     with FusionDefinition() as fd:
-        x = tensor(fd, 2)
-        w = tensor(fd, 1)
-        b = tensor(fd, 1)
+        x = contiguous_tensor(fd, 2)
+        w = contiguous_tensor(fd, 1)
+        b = contiguous_tensor(fd, 1)
         fd.add_output(fd.ops.softmax(x, -1))
         fd.add_output(fd.ops.log_softmax(x, 0))
         fd.add_output(fd.ops.softmax_backward(x, x, 1))
@@ -37,8 +33,8 @@ def test_normalizations_print_and_round_trip():
 
 def test_normalization_misuse_is_an_error():
     with FusionDefinition() as fd:
-        x = tensor(fd, 2)
-        w = tensor(fd, 2)
+        x = contiguous_tensor(fd, 2)
+        w = contiguous_tensor(fd, 2)
         with pytest.raises(FuserError, match="normalized_shape names 3 trailing axes"):
             fd.ops.layer_norm(x, [2, 2, 2])
         with pytest.raises(FuserError, match="rank of the normalized axes"):
@@ -47,7 +43,7 @@ def test_normalization_misuse_is_an_error():
             fd.ops.softmax(x, 1.5)
         with pytest.raises(TypeError, match="eps must be a Python number"):
             fd.ops.layer_norm(x, [4], eps="small")
-        ints = tensor(fd, 2, DataType.Int)
+        ints = contiguous_tensor(fd, 2, DataType.Int)
         with pytest.raises(FuserError, match="needs a floating-point tensor"):
             fd.ops.softmax(ints, 1)
         fd.add_output(fd.ops.softmax(x, 1))
@@ -65,8 +61,8 @@ def test_normalizations_match_torch(dtype):
     b = torch.randn(1000, device="cuda", dtype=dtype)
     y = torch.softmax(x, -1)
     with FusionDefinition() as fd:
-        tx, tdy, ty = tensor(fd, 2, fuser_dtype), tensor(fd, 2, fuser_dtype), tensor(fd, 2, fuser_dtype)
-        tw, tb = tensor(fd, 1, fuser_dtype), tensor(fd, 1, fuser_dtype)
+        tx, tdy, ty = (contiguous_tensor(fd, 2, fuser_dtype) for _ in range(3))
+        tw, tb = (contiguous_tensor(fd, 1, fuser_dtype) for _ in range(2))
         fd.add_output(fd.ops.softmax(tx, -1))
         fd.add_output(fd.ops.log_softmax(tx, -1))
         fd.add_output(fd.ops.softmax_backward(tdy, ty, -1))
