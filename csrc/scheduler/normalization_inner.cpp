@@ -50,6 +50,20 @@ std::vector<TensorView*> fullRankOutputs(Fusion* fusion, int64_t rank) {
   return outs;
 }
 
+// Inputs of a lower rank than the row's (a weight or a bias, broadcast
+// along the kept axes; a statistic per row, broadcast along the reduced
+// ones): the vector width counts those read along the row, and their
+// broadcasts are vectorized (schedule()).
+std::vector<TensorView*> lowerRankInputs(Fusion* fusion, int64_t rank) {
+  std::vector<TensorView*> ins;
+  for (TensorView* tv : scheduler_utils::tensorInputs(fusion)) {
+    if (!tv->uses().empty() && scheduler_utils::rankOf(tv) < rank) {
+      ins.push_back(tv);
+    }
+  }
+  return ins;
+}
+
 // A row's threads launch in whole warps, or in the power of two above
 // their count below a warp (doc/normalization.md §3).
 int64_t paddedMultipleOf(int64_t threads) {
@@ -77,8 +91,12 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
   auto* reduced =
       scheduler_utils::reductionsOf(fusion).front()->out()->as<TensorView>();
   const int64_t rank = static_cast<int64_t>(reduced->getLogicalDomain().size());
-  const ReductionLayout layout = reductionLayout(
-      fusion, reduced, runtime_info, fullRankOutputs(fusion, rank));
+  std::vector<TensorView*> vectorized = fullRankOutputs(fusion, rank);
+  for (TensorView* tv : lowerRankInputs(fusion, rank)) {
+    vectorized.push_back(tv);
+  }
+  const ReductionLayout layout =
+      reductionLayout(fusion, reduced, runtime_info, vectorized);
   if (!layout.inner) {
     *reason =
         "the reduced axes are not innermost in memory (an outer "
@@ -298,9 +316,13 @@ void InnerPersistentScheduler::schedule(
          ParallelType::Unroll});
   }
   const int64_t n_dims = references.front()->nDims();
+  const auto row_rank =
+      static_cast<int64_t>(references.front()->getLogicalDomain().size());
 
   // Vector loads of the inputs and stores of the outputs of the row's
-  // shape (copies only).
+  // shape (copies only), and of a weight read along the row by its
+  // broadcast (which lowers to a copy: 64 scalar loads of a bf16 layer
+  // norm's weight and bias per thread become 8).
   if (params.vectorize > 1) {
     auto vectorize_last = [&](TensorView* tv) {
       IterDomain* last = tv->axis(-1);
@@ -315,6 +337,13 @@ void InnerPersistentScheduler::schedule(
     }
     for (Val* out : fusion->outputs()) {
       vectorize_last(out->as<TensorView>());
+    }
+    for (TensorView* in : lowerRankInputs(fusion, row_rank)) {
+      for (Expr* use : in->uses()) {
+        if (use->isA<BroadcastOp>()) {
+          vectorize_last(use->output(0)->as<TensorView>());
+        }
+      }
     }
   }
   // One value per row (a statistic's broadcast, rsqrt(var + eps), a

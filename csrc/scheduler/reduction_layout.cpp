@@ -1,11 +1,13 @@
 #include <scheduler/reduction_layout.h>
 
+#include <id_model/id_model.h>
 #include <ir/all_nodes.h>
 #include <scheduler/utils.h>
 #include <scheduler/vectorize_helper.h>
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 
@@ -68,19 +70,51 @@ ReductionLayout reductionLayout(
   }
   accessed.insert(
       accessed.end(), also_vectorized.begin(), also_vectorized.end());
-  std::vector<std::pair<TensorView*, InnerRun>> candidates;
-  for (TensorView* tv : accessed) {
-    const auto tv_logical = TensorDomain::noReductions(tv->getLogicalDomain());
-    if (static_cast<int64_t>(tv_logical.size()) != rank) {
-      continue;
+  // The axes of a tensor of another rank in `also_vectorized` (a weight
+  // broadcast along the kept axes) are those exact-mapped to the
+  // reduction's.
+  std::optional<IdModel> id_model;
+  auto mappedIds = [&](TensorView* tv,
+                       const std::vector<IterDomain*>& tv_logical) {
+    if (!id_model) {
+      id_model.emplace(fusion);
     }
     std::vector<IterDomain*> ids;
     for (int64_t p : loop_order) {
-      IterDomain* id = tv_logical[static_cast<size_t>(p)];
-      ids.push_back(id->isBroadcast() ? nullptr : id);
+      IterDomain* match = nullptr;
+      for (IterDomain* id : tv_logical) {
+        if (!id->isBroadcast() &&
+            id_model->exactMapped(id, logical[static_cast<size_t>(p)])) {
+          match = id;
+        }
+      }
+      ids.push_back(match);
+    }
+    return ids;
+  };
+  std::vector<std::pair<TensorView*, InnerRun>> candidates;
+  for (TensorView* tv : accessed) {
+    const auto tv_logical = TensorDomain::noReductions(tv->getLogicalDomain());
+    std::vector<IterDomain*> ids;
+    if (static_cast<int64_t>(tv_logical.size()) == rank) {
+      for (int64_t p : loop_order) {
+        IterDomain* id = tv_logical[static_cast<size_t>(p)];
+        ids.push_back(id->isBroadcast() ? nullptr : id);
+      }
+    } else if (
+        std::find(also_vectorized.begin(), also_vectorized.end(), tv) !=
+        also_vectorized.end()) {
+      ids = mappedIds(tv, tv_logical);
+    } else {
+      continue;
+    }
+    InnerRun run = contiguousInnerRun(tv, ids, runtime_info);
+    // A tensor of another rank broadcast along the vector axis (one value
+    // per row) is not read in vectors, and does not narrow them.
+    if (static_cast<int64_t>(tv_logical.size()) != rank && run.elements == 0) {
+      continue;
     }
     layout.max_bytes = std::max(layout.max_bytes, dataTypeSize(tv->dtype()));
-    InnerRun run = contiguousInnerRun(tv, ids, runtime_info);
     if (run.elements == 1) {
       // Read or written an element at a time: every tensor of the rank
       // takes the same vector axis (a strided row), so none can.

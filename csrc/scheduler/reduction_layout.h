@@ -31,8 +31,9 @@ struct ReductionLayout {
 
 // The layout of the reduction into `reduced` (a reduction's output). The
 // vector width is the widest every input of the reduction's rank allows,
-// and every tensor of `also_vectorized` (of that rank, e.g. outputs
-// written along the same axes).
+// and every tensor of `also_vectorized`: outputs written along the same
+// axes, or tensors of a lower rank read in vectors along the axes they
+// share with the reduction (a weight, broadcast along the kept axes).
 ReductionLayout reductionLayout(
     Fusion* fusion, TensorView* reduced, RuntimeInfo& runtime_info,
     const std::vector<TensorView*>& also_vectorized = {});

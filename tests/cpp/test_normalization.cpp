@@ -11,6 +11,8 @@
 
 #include <gmock/gmock.h>
 
+#include <sstream>
+
 namespace fuser {
 
 using ::testing::HasSubstr;
@@ -160,6 +162,13 @@ std::vector<NormCase> everyCase() {
          randn({hidden}, dtype)},
         layerNormOf(true, false)));
   }
+  // A weight and a bias read an element at a time (every other element of
+  // a longer tensor): no vectors for the row either.
+  cases.push_back(normCase(
+      "layer_norm bf16, strided weight and bias [48, 1024]",
+      {randn({48, 1024}, bf16), randn({2048}, bf16).slice(0, 0, 2048, 2),
+       randn({2048}, bf16).slice(0, 0, 2048, 2)},
+      layerNormOf(true, false), /*symbolic=*/true));
   // 1000 threads, launched as 1024: the kernel declares its block size.
   cases.push_back(normCase(
       "layer_norm f32 [8, 20000]",
@@ -249,7 +258,8 @@ std::vector<NormCase> everyCase() {
 
 // Schedules a copy of `c` for its inputs; the kernel must compile.
 std::unique_ptr<HeuristicParams> scheduleAndCompile(
-    const NormCase& c, SchedulerType* type, std::string* rejections) {
+    const NormCase& c, SchedulerType* type, std::string* rejections,
+    std::string* kernel = nullptr) {
   Fusion copy(*c.fusion);
   std::vector<c10::IValue> inputs(c.inputs.begin(), c.inputs.end());
   RuntimeInfo info = makeRuntimeInfo(&copy, inputs, /*require_cuda=*/false);
@@ -265,6 +275,9 @@ std::unique_ptr<HeuristicParams> scheduleAndCompile(
     EXPECT_THAT(code, HasSubstr("blockAllReduce"));
     EXPECT_NO_THROW(compileToCubin(code, "fuser_kernel", 90, true))
         << params->toString();
+    if (kernel != nullptr) {
+      *kernel = code;
+    }
   }
   return params;
 }
@@ -398,6 +411,61 @@ TEST_F(NormalizationTest, SideInputsAreBroadcastBeforeTheirCasts) {
       1);
 }
 
+// A weight and a bias are read along the row in vectors, by their
+// broadcasts (8 loads of 16 bytes per thread instead of 64 of 2), when
+// their layout allows; else the row is read an element at a time.
+TEST_F(NormalizationTest, WeightsAreReadInVectorsByTheirBroadcasts) {
+  // Lines of the kernel (not of the runtime helpers before it) that read
+  // `tv`, and those of them that are vector loads.
+  auto reads_of = [](const std::string& code, const std::string& tv,
+                     bool vectors_only) {
+    int64_t n = 0;
+    std::stringstream lines(code.substr(code.find("__global__")));
+    for (std::string line; std::getline(lines, line);) {
+      const bool reads = line.find(" " + tv + "[") != std::string::npos ||
+                         line.find("&" + tv + "[") != std::string::npos;
+      const bool vector =
+          line.find("vectorizedCopy<__nv_bfloat16, 8>(") != std::string::npos;
+      n += reads && (vector || !vectors_only) ? 1 : 0;
+    }
+    return n;
+  };
+  {
+    NormCase c = normCase(
+        "layer_norm",
+        {randn({48, 4096}, DataType::BFloat16),
+         randn({4096}, DataType::BFloat16), randn({4096}, DataType::BFloat16)},
+        layerNormOf(true, false));
+    SchedulerType type;
+    std::string rejections, code;
+    auto params = scheduleAndCompile(c, &type, &rejections, &code);
+    ASSERT_EQ(type, SchedulerType::InnerPersistent) << rejections;
+    EXPECT_EQ(persistentParams(*params).vectorize, 8);
+    for (const char* tv : {"T1", "T2"}) {
+      EXPECT_GT(reads_of(code, tv, true), 0) << tv << "\n" << code;
+      EXPECT_EQ(reads_of(code, tv, true), reads_of(code, tv, false))
+          << tv << "\n"
+          << code;
+    }
+  }
+  {
+    NormCase c = normCase(
+        "layer_norm",
+        {randn({48, 4096}, DataType::BFloat16),
+         randn({8192}, DataType::BFloat16).slice(0, 0, 8192, 2),
+         randn({4096}, DataType::BFloat16)},
+        layerNormOf(true, false), /*symbolic=*/true);
+    SchedulerType type;
+    std::string rejections, code;
+    auto params = scheduleAndCompile(c, &type, &rejections, &code);
+    ASSERT_EQ(type, SchedulerType::InnerPersistent) << rejections;
+    EXPECT_EQ(persistentParams(*params).vectorize, 1);
+    EXPECT_EQ(
+        code.find("vectorizedCopy", code.find("__global__")), std::string::npos)
+        << code;
+  }
+}
+
 TEST_F(NormalizationTest, SoftmaxHoldsItsRowInRegisters) {
   NormCase c = normCase("softmax", {at::randn({1024, 8192})}, softmaxOf(1));
   SchedulerType type;
@@ -463,7 +531,7 @@ TEST_F(NormalizationTest, OuterNormalizationsAndHugeRowsFallBackToATen) {
   }
 }
 
-constexpr size_t kNormCases = 31; // one GPU test each (below)
+constexpr size_t kNormCases = 32; // one GPU test each (below)
 
 TEST_F(NormalizationTest, EveryCaseCompiles) {
   ASSERT_EQ(everyCase().size(), kNormCases)

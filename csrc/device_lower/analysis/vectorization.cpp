@@ -8,6 +8,10 @@
 
 namespace fuser {
 
+bool isCopy(const Expr* expr) {
+  return expr->isA<LoadStoreOp>() || expr->isA<BroadcastOp>();
+}
+
 bool isVectorizedCopyLoop(const kir::ForLoop* loop) {
   if (loop->parallelType() != ParallelType::Vectorize) {
     return false;
@@ -23,10 +27,9 @@ bool isVectorizedCopyLoop(const kir::ForLoop* loop) {
     }
     expr = branch->thenBody().exprs()[0];
   }
-  auto* copy = dynamic_cast<LoadStoreOp*>(expr);
   // Before index lowering operands are tensors, after it TensorIndexes.
-  return copy != nullptr &&
-         (copy->in()->isA<TensorView>() || copy->in()->isA<kir::TensorIndex>());
+  return isCopy(expr) && (expr->input(0)->isA<TensorView>() ||
+                          expr->input(0)->isA<kir::TensorIndex>());
 }
 
 namespace {
@@ -167,19 +170,18 @@ void bookVectorizedAccesses(Fusion* fusion, const LoopPromotion& promotion) {
     for (Val* v : expr->outputs()) {
       auto* tv = dynamic_cast<TensorView*>(v);
       FUSER_CHECK(
-          tv == nullptr || tv->nDims() == 0 || expr->isA<LoadStoreOp>() ||
+          tv == nullptr || tv->nDims() == 0 || isCopy(expr) ||
               tv->axis(-1)->getParallelType() != ParallelType::Vectorize,
           "Vectorized axis ", tv == nullptr ? "" : tv->axis(-1)->toString(),
           " of ", v->toString(),
-          ": only a copy (LoadStoreOp: set, a cache) "
+          ": only a copy (LoadStoreOp: set, a cache; BroadcastOp) "
           "moves a vector; ",
           tv == nullptr ? "" : tv->toString(), " is computed by ",
           expr->getOpString(),
           ". Vectorize a cache of it (cacheAfter/cacheBefore) instead.");
     }
-    auto* copy = dynamic_cast<LoadStoreOp*>(expr);
     auto* out =
-        copy == nullptr ? nullptr : dynamic_cast<TensorView*>(copy->out());
+        isCopy(expr) ? dynamic_cast<TensorView*>(expr->output(0)) : nullptr;
     if (out == nullptr || out->nDims() == 0 ||
         out->axis(-1)->getParallelType() != ParallelType::Vectorize) {
       continue;
@@ -193,7 +195,7 @@ void bookVectorizedAccesses(Fusion* fusion, const LoopPromotion& promotion) {
         extent->isConstInt(), "Vectorized axis ", out->axis(-1)->toString(),
         " of ", out->toString(),
         " needs a constant extent; split by a constant factor first.");
-    for (TensorView* tv : {out, copy->in()->as<TensorView>()}) {
+    for (TensorView* tv : {out, expr->input(0)->as<TensorView>()}) {
       bookAccess(id, extent->constIntValue(), tv);
     }
   }

@@ -1,7 +1,8 @@
 // Vectorized accesses in lowering (doc/indexing.md §5): which loops are
 // emitted as one vector access, whether its lanes are consecutive elements
 // of each tensor it touches, and the run-time conditions a kernel books for
-// the runtime to check (csrc/layout/vectorization.h holds the rules themselves).
+// the runtime to check (csrc/layout/vectorization.h holds the rules
+// themselves).
 #pragma once
 
 #include <device_lower/analysis/loop_promotion.h>
@@ -11,6 +12,12 @@
 #include <vector>
 
 namespace fuser {
+
+// Whether `expr` moves elements without computing on them, and may so be
+// one vector access: a LoadStoreOp (set, a cache), or a BroadcastOp, which
+// adds axes of one position and lowers to a set (a weight read into the
+// row's loops).
+bool isCopy(const Expr* expr);
 
 // Whether a vectorized loop holds a single copy that is emitted as one
 // vector access.
