@@ -257,6 +257,7 @@ std::unique_ptr<LoweredKernel> GpuLower::run() {
       {"lowerIndices", lowerIndices},
       {"generatePredicates", generatePredicates},
       {"specializeWarps", specializeWarps},
+      {"unswitchUnrolledLoops", unswitchUnrolledLoops},
       {"cleanUpKernel", cleanUpKernel},
   };
   std::vector<Expr*> exprs = fusion()->exprs();

@@ -38,6 +38,11 @@ std::vector<Expr*> generatePredicates(const std::vector<Expr*>& exprs);
 // the producer warpgroup (copies) and the consumers (everything else).
 std::vector<Expr*> specializeWarps(const std::vector<Expr*>& exprs);
 
+// pass/unswitch.cpp: an unrolled loop nest whose predicates all hold when
+// they hold at its last iteration becomes `if (that) { the nest without
+// predicates } else { the nest }`.
+std::vector<Expr*> unswitchUnrolledLoops(const std::vector<Expr*>& exprs);
+
 // pass/cleanup.cpp: removes always-true branches and empty scopes.
 std::vector<Expr*> cleanUpKernel(const std::vector<Expr*>& exprs);
 

@@ -616,6 +616,12 @@ class KernelInterpreter {
       runScope(branch->thenBody().exprs());
       return;
     }
+    // An unswitched nest (device_lower/pass/unswitch.cpp): its predicated
+    // copy in the else branch records what it skips.
+    if (!branch->elseBody().empty()) {
+      runScope(branch->elseBody().exprs());
+      return;
+    }
     // Record the tensor writes the predicate turned off.
     for (Expr* expr : branch->thenBody().exprs()) {
       if (expr->isA<kir::ForLoop>() || expr->isA<kir::IfThenElse>()) {

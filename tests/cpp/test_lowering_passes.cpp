@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -151,6 +152,100 @@ TEST_F(LoweringPassTest, CleanUpKernel) {
                       "  T2[" + i->toString() + "]\n" + "     = Set(T0[" +
                       i->toString() + "])\n")
       << after_pass;
+}
+
+namespace {
+
+// T2 = set(relu(T0)), T0 of rank 1 or 2 (symbolic extents, so no bound is
+// proven), scheduled by `schedule` and propagated; the relu inlined beside
+// the copy, and the axes `schedule` unrolled unrolled in both.
+std::unique_ptr<Fusion> unrolledReluCopy(
+    int64_t rank, const std::function<void(TensorView*)>& schedule) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* in = makeContigTensor(rank);
+  fusion->addInput(in);
+  TensorView* r = relu(in);
+  TensorView* out = set(r);
+  fusion->addOutput(out);
+  schedule(out);
+  TransformPropagator propagator(out);
+  MaxLogicalDomainInfoSpanningTree(out).traverse(&propagator);
+  for (int64_t i = 0; i < out->nDims(); ++i) {
+    r->axis(i)->parallelize(out->axis(i)->getParallelType());
+  }
+  inlineMost(fusion.get());
+  return fusion;
+}
+
+std::vector<Expr*> predicatedKernel(GpuLower& lower) {
+  std::vector<Expr*> exprs = lower.fusion()->exprs();
+  after(
+      {sortExprsForInlining, generateLoopNests, insertAllocations,
+       placePredicates, lowerIndices, generatePredicates},
+      exprs);
+  return exprs;
+}
+
+int64_t count(const std::string& text, const std::string& what) {
+  int64_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos;
+       at = text.find(what, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+} // namespace
+
+// unswitchUnrolledLoops tests the predicates of an unrolled nest once, at
+// its last iteration (index 3): when they hold, a copy of the nest without
+// branches runs; else the predicated nest.
+TEST_F(LoweringPassTest, UnswitchUnrolledLoops) {
+  std::unique_ptr<Fusion> fusion = unrolledReluCopy(1, [](TensorView* tv) {
+    tv->split(0, 4, /*inner_split=*/false);
+    tv->axis(0)->parallelize(ParallelType::Unroll);
+  });
+  GpuLower lower(fusion.get());
+  FusionGuard fg(lower.fusion());
+  std::vector<Expr*> exprs = predicatedKernel(lower);
+  const std::string before = kir::toString(exprs);
+  EXPECT_EQ(count(before, "IF "), 2) << before;
+  EXPECT_EQ(count(before, "ELSE"), 0) << before;
+  const std::string after_pass = after({unswitchUnrolledLoops}, exprs);
+  ASSERT_EQ(exprs.size(), 1u) << after_pass;
+  auto* branch = dynamic_cast<kir::IfThenElse*>(exprs[0]);
+  ASSERT_NE(branch, nullptr) << after_pass;
+  // One test for the relu and the copy (the same predicate), at i = 3.
+  const std::string test = branch->predicate()->toInlineString();
+  EXPECT_NE(test.find("( 3 * "), std::string::npos) << test;
+  EXPECT_EQ(count(test, "<"), 1) << test;
+  const std::string fast = kir::toString(branch->thenBody().exprs());
+  const std::string slow = kir::toString(branch->elseBody().exprs());
+  EXPECT_EQ(count(fast, "IF "), 0) << fast;
+  EXPECT_EQ(count(fast, "= relu("), 1) << fast;
+  EXPECT_EQ(count(fast, "= Set("), 1) << fast;
+  EXPECT_EQ(slow, before) << slow;
+}
+
+// An index that wraps around as the unrolled index grows (the inner part
+// of a merge, `m % n`) may be in range at the last iteration and not at
+// an earlier one: that nest keeps its predicates.
+TEST_F(LoweringPassTest, UnswitchKeepsNestsWhoseIndicesWrapAround) {
+  // [A, B] -> [A * ceilDiv(B, 4) / 2, 2 (unrolled), 4]: row b's last
+  // vector may overrun B while the next one, on the next row, does not.
+  std::unique_ptr<Fusion> fusion = unrolledReluCopy(2, [](TensorView* tv) {
+    tv->split(1, 4);
+    tv->merge(0);
+    tv->split(0, 2);
+    tv->axis(1)->parallelize(ParallelType::Unroll);
+  });
+  GpuLower lower(fusion.get());
+  FusionGuard fg(lower.fusion());
+  std::vector<Expr*> exprs = predicatedKernel(lower);
+  const std::string before = kir::toString(exprs);
+  ASSERT_NE(before.find("%"), std::string::npos) << before;
+  EXPECT_EQ(after({unswitchUnrolledLoops}, exprs), before);
 }
 
 } // namespace fuser
