@@ -233,8 +233,10 @@ TEST_F(IndexOpGpuTest, IndexingInsideAFusionEqualsTorchs) {
   fusion->addOutput(select(y, 1, IrBuilder::create<Val>(int64_t{-1})));
   FusionExecutorCache fec(std::move(fusion));
   const at::Tensor in = at::randn({200, 300}, at::kCUDA).t();
-  const at::Tensor r = at::randint(0, 300, {50}, at::kCUDA);
-  const at::Tensor c = at::randint(0, 200, {300, 7}, at::kCUDA);
+  // (ATen's C++ randint makes floats unless told otherwise.)
+  const auto indices = at::TensorOptions().dtype(at::kLong).device(at::kCUDA);
+  const at::Tensor r = at::randint(0, 300, {50}, indices);
+  const at::Tensor c = at::randint(0, 200, {300, 7}, indices);
   std::vector<at::Tensor> out = fec.runFusionWithInputs({in, r, c});
   EXPECT_TRUE(at::equal(out[0], at::index_select(in * 2, 0, r) + 1));
   EXPECT_TRUE(at::equal(out[1], at::gather(in * 2, 1, c)));
