@@ -25,7 +25,9 @@ std::string parameter(Val* param) {
 // block within the registers of an SM (64 per thread at 1024; without the
 // bound it may take up to 255, and the launch would fail). Up to 256
 // threads any register count fits, and a bound would only make the
-// compiler trade registers for occupancy (measured: spills at 32).
+// compiler trade registers for occupancy (measured: spills at 32), unless
+// the scheduler asked for that trade (Fusion::maxRegistersPerThread): then
+// the bound also names the blocks per SM that its budget allows.
 std::string launchBounds(const LoweredKernel& kernel) {
   if (kernel.mma) {
     return "__launch_bounds__(FuserMatmul::kThreads, 1) ";
@@ -41,6 +43,16 @@ std::string launchBounds(const LoweredKernel& kernel) {
       return "";
     }
     threads *= it->second;
+  }
+  // The register file of an SM on sm_80 and sm_90.
+  constexpr int64_t kRegistersPerSm = 65536;
+  if (kernel.max_registers_per_thread > 0) {
+    const int64_t blocks =
+        kRegistersPerSm / (threads * kernel.max_registers_per_thread);
+    if (blocks >= 1) {
+      return "__launch_bounds__(" + std::to_string(threads) + ", " +
+             std::to_string(blocks) + ") ";
+    }
   }
   if (threads <= 256) {
     return "";

@@ -219,6 +219,7 @@ void GpuLower::analyze() {
   loop_promotion_ = std::make_unique<LoopPromotion>(fusion(), *id_model_);
   kernel_->launch_extents = computeLaunchExtents(fusion(), *loop_promotion_);
   kernel_->launch_bounds = computeLaunchBounds(fusion());
+  kernel_->max_registers_per_thread = fusion()->maxRegistersPerThread();
   bookVectorizedAccesses(fusion(), *loop_promotion_);
   parallel_reductions_ =
       std::make_unique<ParallelReductions>(fusion(), *kernel_);

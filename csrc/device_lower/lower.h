@@ -58,6 +58,8 @@ struct LoweredKernel {
   std::map<ParallelType, Val*> launch_extents;
   // The most threads of each thread parallel type (0: unknown).
   std::map<ParallelType, int64_t> launch_bounds;
+  // Fusion::maxRegistersPerThread of the scheduled fusion.
+  int64_t max_registers_per_thread = 0;
   std::vector<VectorizationCheck> vectorization_checks;
   // What the runtime binds before evaluating launch sizes and checks.
   std::vector<ParameterExtent> parameter_extents;

@@ -76,6 +76,9 @@ int64_t launchedThreads(int64_t threads) {
 }
 
 constexpr int64_t kMaxThreadsPerRow = 1024;
+// The register budget of a thread of a persistent kernel (measured on the
+// H200, doc/normalization.md §4).
+constexpr int64_t kRegistersPerThread = 64;
 // Registers a thread keeps for everything but the persistent buffers.
 constexpr int64_t kOtherRegisters = 32;
 
@@ -253,6 +256,13 @@ void InnerPersistentScheduler::schedule(
     Fusion* fusion, const HeuristicParams& hp) {
   const auto& params = dynamic_cast<const InnerPersistentParams&>(hp);
   FusionGuard fg(fusion);
+  // Two copies of each unrolled nest (doc/indexing.md §6) leave the
+  // compiler taking registers for the predicated one that the one without
+  // predicates does not need; capped, it spills in the rarely run copy
+  // and keeps more blocks per SM (doc/normalization.md §4). Never below
+  // the buffers themselves.
+  fusion->setMaxRegistersPerThread(
+      std::max(kRegistersPerThread, params.persistent_registers));
   prepareForPersistence(fusion);
   const std::vector<TensorView*> input_caches =
       scheduler_utils::cacheInputsReadOnce(

@@ -466,6 +466,46 @@ TEST_F(NormalizationTest, WeightsAreReadInVectorsByTheirBroadcasts) {
   }
 }
 
+// A persistent kernel declares the blocks per SM its register budget
+// allows (64 per thread, or its buffers' when they need more), and the
+// budget survives the copy lowering makes of the scheduled fusion.
+TEST_F(NormalizationTest, KernelsDeclareTheirRegisterBudget) {
+  {
+    NormCase c = normCase(
+        "layer_norm",
+        {randn({48, 4096}, DataType::BFloat16),
+         randn({4096}, DataType::BFloat16), randn({4096}, DataType::BFloat16)},
+        layerNormOf(true, false));
+    SchedulerType type;
+    std::string rejections, code;
+    auto params = scheduleAndCompile(c, &type, &rejections, &code);
+    ASSERT_EQ(type, SchedulerType::InnerPersistent) << rejections;
+    // 128 x 2 threads at 64 registers: 4 blocks of the 65536 registers.
+    EXPECT_THAT(code, HasSubstr("__launch_bounds__(256, 4) fuser_kernel"));
+  }
+  {
+    // A longer row, more threads per block: the blocks per SM follow
+    // from the block size and the budget.
+    NormCase c = normCase("softmax", {at::randn({64, 16384})}, softmaxOf(1));
+    SchedulerType type;
+    std::string rejections, code;
+    auto params = scheduleAndCompile(c, &type, &rejections, &code);
+    ASSERT_EQ(type, SchedulerType::InnerPersistent) << rejections;
+    const auto& p = persistentParams(*params);
+    const int64_t threads = p.threads_x * p.threads_y;
+    const int64_t budget = std::max<int64_t>(64, p.persistent_registers);
+    EXPECT_THAT(
+        code, HasSubstr(
+                  "__launch_bounds__(" + std::to_string(threads) + ", " +
+                  std::to_string(65536 / (threads * budget)) + ")"))
+        << p.toString();
+  }
+  Fusion f;
+  f.setMaxRegistersPerThread(72);
+  Fusion copy(f);
+  EXPECT_EQ(copy.maxRegistersPerThread(), 72);
+}
+
 TEST_F(NormalizationTest, SoftmaxHoldsItsRowInRegisters) {
   NormCase c = normCase("softmax", {at::randn({1024, 8192})}, softmaxOf(1));
   SchedulerType type;
