@@ -108,7 +108,7 @@ class ComputeOps:
         return self._record_op(name, [a, b], kwargs, out)
 
     def _scan(self, name, arg, dim, dtype):
-        what, tensor = self._dim_op_operand(name, arg, dim)
+        _, tensor = self._dim_op_operand(name, arg, dim)
         dtype = DataType.Null if dtype is None else to_data_type(dtype)
         out = self._wrap(self._fusion.scan(name, tensor._val, int(dim), dtype))
         kwargs = {"dim": int(dim)}
@@ -117,12 +117,7 @@ class ComputeOps:
         return self._record_op(name, [tensor], kwargs, out)
 
     def _triangle(self, name, arg, diagonal):
-        what = f"fd.ops.{name}"
-        self._check_defining(what)
-        tensor = self._tensor_operand(arg, what)
-        self._check_no_expand(tensor, what, tensor._expand)
-        if not _is_int(diagonal):
-            raise FuserError(f"{what}: diagonal must be an int; got {diagonal!r}.")
+        _, tensor = self._dim_op_operand(name, arg, diagonal, "diagonal")
         out = self._wrap(self._fusion.triangle(name, tensor._val, int(diagonal)))
         return self._record_op(name, [tensor], {"diagonal": int(diagonal)}, out)
 

@@ -91,15 +91,16 @@ class OperandChecks:
             raise FuserError(f"{what}: argument {position} must be a Scalar or a number.")
         return operand
 
-    def _dim_op_operand(self, name, arg, dim):
-        """The checks of an op on one tensor along an int `dim`: its name
-        for messages and the tensor."""
+    def _dim_op_operand(self, name, arg, dim, dim_name="dim"):
+        """The checks of an op on one tensor with an int parameter `dim`
+        (named `dim_name` in messages: an axis, a diagonal): its name for
+        messages and the tensor."""
         what = f"fd.ops.{name}"
         self._check_defining(what)
         tensor = self._tensor_operand(arg, what)
         self._check_no_expand(tensor, what, tensor._expand)
         if not _is_int(dim):
-            raise FuserError(f"{what}: dim must be an int; got {dim!r}.")
+            raise FuserError(f"{what}: {dim_name} must be an int; got {dim!r}.")
         return what, tensor
 
     # --- recording and pending expands ----------------------------------------
