@@ -282,6 +282,26 @@ std::unique_ptr<HeuristicParams> scheduleAndCompile(
   return params;
 }
 
+// A bf16 layer norm [48, 4096] with weight and bias.
+NormCase bf16LayerNorm4096() {
+  return normCase(
+      "layer_norm",
+      {randn({48, 4096}, DataType::BFloat16), randn({4096}, DataType::BFloat16),
+       randn({4096}, DataType::BFloat16)},
+      layerNormOf(true, false));
+}
+
+// The heuristics of `c` and its kernel's code, when the inner persistent
+// scheduler takes it (else a failure and nullptr).
+std::unique_ptr<HeuristicParams> persistentKernel(
+    const NormCase& c, std::string* code) {
+  SchedulerType type;
+  std::string rejections;
+  auto params = scheduleAndCompile(c, &type, &rejections, code);
+  EXPECT_EQ(type, SchedulerType::InnerPersistent) << rejections;
+  return type == SchedulerType::InnerPersistent ? std::move(params) : nullptr;
+}
+
 const InnerPersistentParams& persistentParams(const HeuristicParams& p) {
   return dynamic_cast<const InnerPersistentParams&>(p);
 }
@@ -431,15 +451,9 @@ TEST_F(NormalizationTest, WeightsAreReadInVectorsByTheirBroadcasts) {
     return n;
   };
   {
-    NormCase c = normCase(
-        "layer_norm",
-        {randn({48, 4096}, DataType::BFloat16),
-         randn({4096}, DataType::BFloat16), randn({4096}, DataType::BFloat16)},
-        layerNormOf(true, false));
-    SchedulerType type;
-    std::string rejections, code;
-    auto params = scheduleAndCompile(c, &type, &rejections, &code);
-    ASSERT_EQ(type, SchedulerType::InnerPersistent) << rejections;
+    std::string code;
+    auto params = persistentKernel(bf16LayerNorm4096(), &code);
+    ASSERT_NE(params, nullptr);
     EXPECT_EQ(persistentParams(*params).vectorize, 8);
     for (const char* tv : {"T1", "T2"}) {
       EXPECT_GT(reads_of(code, tv, true), 0) << tv << "\n" << code;
@@ -471,15 +485,9 @@ TEST_F(NormalizationTest, WeightsAreReadInVectorsByTheirBroadcasts) {
 // budget survives the copy lowering makes of the scheduled fusion.
 TEST_F(NormalizationTest, KernelsDeclareTheirRegisterBudget) {
   {
-    NormCase c = normCase(
-        "layer_norm",
-        {randn({48, 4096}, DataType::BFloat16),
-         randn({4096}, DataType::BFloat16), randn({4096}, DataType::BFloat16)},
-        layerNormOf(true, false));
-    SchedulerType type;
-    std::string rejections, code;
-    auto params = scheduleAndCompile(c, &type, &rejections, &code);
-    ASSERT_EQ(type, SchedulerType::InnerPersistent) << rejections;
+    std::string code;
+    auto params = persistentKernel(bf16LayerNorm4096(), &code);
+    ASSERT_NE(params, nullptr);
     // 128 x 2 threads at 64 registers: 4 blocks of the 65536 registers.
     EXPECT_THAT(code, HasSubstr("__launch_bounds__(256, 4) fuser_kernel"));
   }
