@@ -12,10 +12,10 @@ class Expr;
 #define FUSER_DISPATCH_FOR_ALL_VALS(f) \
   f(IterDomain) f(TensorDomain) f(TensorView)
 
-#define FUSER_DISPATCH_FOR_ALL_EXPRS(f)                                    \
-  f(Split) f(Merge) f(LoadStoreOp) f(UnaryOp) f(BinaryOp) f(TernaryOp)     \
-      f(BroadcastOp) f(ReductionOp) f(ViewOp) f(MmaOp) f(FullOp) f(IotaOp) \
-          f(RNGOp) f(ScanOp) f(IndexOp) f(ResizeOp)
+#define FUSER_DISPATCH_FOR_ALL_EXPRS(f)                                      \
+  f(Split) f(Merge) f(LoadStoreOp) f(UnaryOp) f(BinaryOp) f(TernaryOp)       \
+      f(BroadcastOp) f(ExpandOp) f(ReductionOp) f(ViewOp) f(MmaOp) f(FullOp) \
+          f(IotaOp) f(RNGOp) f(ScanOp) f(IndexOp) f(ResizeOp)
 
 #define FUSER_FORWARD_DECLARE(T) class T;
 FUSER_DISPATCH_FOR_ALL_VALS(FUSER_FORWARD_DECLARE)

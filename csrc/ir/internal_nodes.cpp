@@ -247,6 +247,29 @@ Statement* BroadcastOp::cloneWith(IrCloner& cloner) const {
       is_broadcast_dims_);
 }
 
+// ------------------------------------------------------------------- ExpandOp
+ExpandOp::ExpandOp(Val* out, Val* in) {
+  addOutput(out);
+  addInput(in);
+}
+
+std::string ExpandOp::toString(int indent_size) const {
+  return opLine(indent_size, this, "expand", {});
+}
+
+bool ExpandOp::attributesMatch(const Expr* other) const {
+  return other->isA<ExpandOp>();
+}
+
+void ExpandOp::accept(OptOutDispatch& visitor) {
+  visitor.handle(this);
+}
+
+Statement* ExpandOp::cloneWith(IrCloner& cloner) const {
+  return IrBuilder::createInContainer<ExpandOp>(
+      cloner.target(), cloner.clone(out()), cloner.clone(in()));
+}
+
 // ---------------------------------------------------------------- ReductionOp
 ReductionOp::ReductionOp(ReductionOpType op_type, Val* init, Val* out, Val* in)
     : op_type_(op_type), init_(init) {

@@ -1,5 +1,6 @@
 // Tensor and scalar exprs: LoadStoreOp, UnaryOp, BinaryOp, TernaryOp,
-// BroadcastOp, ReductionOp, ViewOp. Split and Merge live with IterDomain.
+// BroadcastOp, ExpandOp, ReductionOp, ViewOp, ... Split and Merge live with
+// IterDomain.
 #pragma once
 
 #include <ir/interface_nodes.h>
@@ -161,6 +162,31 @@ class BroadcastOp : public Expr {
 
  private:
   std::vector<bool> is_broadcast_dims_;
+};
+
+// torch.expand: the output has the input's axes, each broadcast axis that
+// was given a size becoming an Iteration axis of that extent (the op's
+// output domain holds the sizes; the op itself has no attributes). In a
+// kernel it is a copy that reads the input's one element along the
+// expanded axes; a fusion output made by it is written in full (doc/ops.md).
+class ExpandOp : public Expr {
+ public:
+  ExpandOp(Val* out, Val* in);
+
+  Val* out() const {
+    return output(0);
+  }
+  Val* in() const {
+    return input(0);
+  }
+
+  std::string getOpString() const override {
+    return "ExpandOp";
+  }
+  std::string toString(int indent_size = 0) const override;
+  bool attributesMatch(const Expr* other) const override;
+  void accept(OptOutDispatch& visitor) override;
+  Statement* cloneWith(IrCloner& cloner) const override;
 };
 
 // Reduces the axes that are Reduction IDs in the output's logical domain.

@@ -48,6 +48,63 @@ TensorView* broadcast(
   return out;
 }
 
+namespace {
+
+bool isConstInt(Val* v, int64_t value) {
+  return v->isConstInt() && v->constIntValue() == value;
+}
+
+// The output axis of expand for input axis `id` given `extent`.
+IterDomain* expandedAxis(
+    TensorView* tv, size_t axis, IterDomain* id, Val* extent) {
+  FUSER_CHECK(
+      extent != nullptr && !extent->isA<TensorView>() &&
+          isIntegralType(extent->dtype()),
+      "expand of ", tv->toString(), ": extent ", axis,
+      " must be an integer scalar.");
+  FUSER_CHECK(
+      !extent->isConstInt() || extent->constIntValue() >= -1, "expand of ",
+      tv->toString(), ": extent ", extent->toInlineString(), " for axis ", axis,
+      " is negative; give a size, or -1 to keep the axis's own.");
+  const bool keep =
+      isConstInt(extent, -1) || (id->isBroadcast() && isConstInt(extent, 1));
+  if (keep) {
+    return IrBuilder::create<IterDomain>(
+        id->start(), id->extent(), id->getIterType());
+  }
+  if (!id->isBroadcast()) {
+    FUSER_CHECK(
+        !id->extent()->isConstInt() || !extent->isConstInt() ||
+            id->extent()->constIntValue() == extent->constIntValue(),
+        "expand of ", tv->toString(), ": axis ", axis, " has size ",
+        id->extent()->constIntValue(), " and cannot be expanded to ",
+        extent->constIntValue(),
+        "; only broadcast axes (size 1) expand. Give -1 to keep it.");
+  }
+  return IrBuilder::create<IterDomain>(
+      id->start(), extent, IterType::Iteration);
+}
+
+} // namespace
+
+TensorView* expand(TensorView* tv, const std::vector<Val*>& extents) {
+  checkTensor(tv, "expand");
+  const auto inputs = TensorDomain::noReductions(tv->getLogicalDomain());
+  FUSER_CHECK(
+      extents.size() == inputs.size(), "expand of ", tv->toString(),
+      ": needs one extent per axis (", inputs.size(), "), got ", extents.size(),
+      ". To add axes, broadcast first.");
+  std::vector<IterDomain*> out_ids;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    out_ids.push_back(expandedAxis(tv, i, inputs[i], extents[i]));
+  }
+  auto* domain = IrBuilder::create<TensorDomain>(
+      out_ids, TensorDomain::getContiguityFilledWith(out_ids, true));
+  auto* out = IrBuilder::create<TensorView>(domain, tv->dtype());
+  IrBuilder::create<ExpandOp>(out, tv);
+  return out;
+}
+
 TensorView* unsqueeze(TensorView* tv, int64_t dim) {
   checkTensor(tv, "unsqueeze");
   const auto rank = static_cast<int64_t>(

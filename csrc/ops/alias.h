@@ -1,5 +1,5 @@
-// Ops that change a tensor's shape without computing: broadcast, permute,
-// reshape.
+// Ops that change a tensor's shape without computing: broadcast, expand,
+// permute, reshape.
 #pragma once
 
 #include <ir/interface_nodes.h>
@@ -13,6 +13,13 @@ namespace fuser {
 // false entries must equal the input's rank.
 TensorView* broadcast(
     TensorView* tv, const std::vector<bool>& is_broadcast_dim);
+
+// torch.expand with one extent per axis (no new leading axes: broadcast
+// first). A broadcast axis given an extent other than 1 or -1 becomes an
+// Iteration axis of that extent; any other axis keeps its own, and an
+// extent given for it must be -1 or its size (checked here when both are
+// known, else when the fusion runs). An ExpandOp (ir/internal_nodes.h).
+TensorView* expand(TensorView* tv, const std::vector<Val*>& extents);
 
 // torch.unsqueeze: a broadcast axis inserted at `dim` (negative counts from
 // the end of the output).

@@ -142,6 +142,16 @@ class AtenEvaluator {
       }
       return result;
     }
+    if (auto* op = dynamic_cast<ExpandOp*>(expr)) {
+      // Materialized, as a kernel writes it: a later segment binding this
+      // tensor expects the dense layout its TensorView declares.
+      std::vector<int64_t> sizes;
+      for (IterDomain* id : out->getLogicalDomain()) {
+        sizes.push_back(
+            id->isBroadcast() ? -1 : ee_.evaluateOrThrow(id->extent()).asInt());
+      }
+      return tensorOf(op->in()).expand(sizes).contiguous();
+    }
     if (auto* op = dynamic_cast<ReductionOp*>(expr)) {
       return computeReduction(op, out);
     }

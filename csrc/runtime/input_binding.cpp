@@ -11,6 +11,7 @@
 #include <ATen/cuda/CUDAContext.h>
 
 #include <algorithm>
+#include <cctype>
 #include <numeric>
 #include <optional>
 #include <sstream>
@@ -259,12 +260,31 @@ void bindFusionInputs(
 
 void checkJoinedInputExtents(Fusion* fusion, ExpressionEvaluator& ee) {
   IdModel id_model(fusion);
+  // Where a size of an exact group was first seen: an input's axis, or
+  // an axis given its extent by expand.
   struct Seen {
-    size_t input;
+    std::string what;
     size_t axis;
     int64_t size;
   };
   std::unordered_map<IterDomain*, Seen> seen;
+  auto check = [&](IterDomain* id, std::string what, size_t axis) {
+    auto size = id->isBroadcast() ? std::nullopt : ee.evaluate(id->extent());
+    if (!size) {
+      return;
+    }
+    auto [it, fresh] =
+        seen.emplace(id_model.exactGroup(id), Seen{what, axis, size->asInt()});
+    const Seen& other = it->second;
+    what[0] = static_cast<char>(std::toupper(what[0]));
+    FUSER_CHECK(
+        fresh || other.size == size->asInt(), what, " has size ", size->asInt(),
+        " along axis ", axis, ", but ", other.what, " has size ", other.size,
+        " along axis ", other.axis,
+        ", and the fusion combines the two axes. Pass sizes that agree "
+        "there, or give one of them size 1 and declare that axis a "
+        "broadcast.");
+  };
   for (size_t i = 0; i < fusion->inputs().size(); ++i) {
     auto* tv = dynamic_cast<TensorView*>(fusion->inputs()[i]);
     if (tv == nullptr) {
@@ -272,23 +292,18 @@ void checkJoinedInputExtents(Fusion* fusion, ExpressionEvaluator& ee) {
     }
     const auto logical = TensorDomain::noReductions(tv->getLogicalDomain());
     for (size_t j = 0; j < logical.size(); ++j) {
-      IterDomain* id = logical[j];
-      auto size = id->isBroadcast() ? std::nullopt : ee.evaluate(id->extent());
-      if (!size) {
-        continue;
+      check(
+          logical[j],
+          "input " + std::to_string(i) + " (" + tv->toString() + ")", j);
+    }
+  }
+  for (Expr* expr : fusion->exprs()) {
+    if (auto* expand = dynamic_cast<ExpandOp*>(expr)) {
+      auto* out = expand->out()->as<TensorView>();
+      const auto& logical = out->getLogicalDomain();
+      for (size_t j = 0; j < logical.size(); ++j) {
+        check(logical[j], "the expanded " + out->toString(), j);
       }
-      auto [it, fresh] =
-          seen.emplace(id_model.exactGroup(id), Seen{i, j, size->asInt()});
-      const Seen& other = it->second;
-      FUSER_CHECK(
-          fresh || other.size == size->asInt(), "Input ", i, " (",
-          tv->toString(), ") has size ", size->asInt(), " along axis ", j,
-          ", but input ", other.input, " (",
-          fusion->inputs()[other.input]->toString(), ") has size ", other.size,
-          " along axis ", other.axis,
-          ", and the fusion combines the two axes. Pass tensors whose sizes "
-          "agree there, or give one of them size 1 and declare that axis a "
-          "broadcast.");
     }
   }
 }

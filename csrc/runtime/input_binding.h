@@ -68,9 +68,10 @@ void bindFusionInputs(
 
 // After bindFusionInputs: the axes of different inputs that the fusion's
 // ops join (exact-mapped: x [M, N] times a weight [N] broadcast over the
-// rows) must have one size; a mismatch is a user error naming both inputs
-// and axes. (A kernel would bound each input by its own size and compute
-// the rest from nothing.) Run once per input signature, on a cache miss.
+// rows), and the extents expand gives, must have one size; a mismatch is a
+// user error naming both tensors and axes. (A kernel would bound each input by
+// its own size and compute the rest from nothing.) Run once per input
+// signature, on a cache miss.
 void checkJoinedInputExtents(Fusion* fusion, ExpressionEvaluator& ee);
 
 // Binds the inputs (bindFusionInputs) and records what the schedulers may

@@ -33,8 +33,8 @@ std::unordered_set<Val*> upstreamOf(Val* from) {
 bool isPointwiseExpr(const Expr* expr) {
   return expr->isA<UnaryOp>() || expr->isA<BinaryOp>() ||
          expr->isA<TernaryOp>() || expr->isA<LoadStoreOp>() ||
-         expr->isA<BroadcastOp>() || expr->isA<FullOp>() ||
-         expr->isA<IotaOp>() || expr->isA<RNGOp>() ||
+         expr->isA<BroadcastOp>() || expr->isA<ExpandOp>() ||
+         expr->isA<FullOp>() || expr->isA<IotaOp>() || expr->isA<RNGOp>() ||
          !expr->output(0)->isA<TensorView>();
 }
 

@@ -455,6 +455,14 @@ void bindIr(py::module_& m) {
           },
           kRef)
       .def(
+          "expand",
+          [](Fusion& fusion, Val* in,
+             const std::vector<Val*>& extents) -> Val* {
+            FusionGuard fg(&fusion);
+            return expand(asTensor(in, "expand"), extents);
+          },
+          kRef)
+      .def(
           "squeeze",
           [](Fusion& fusion, Val* in,
              const std::vector<int64_t>& dims) -> Val* {

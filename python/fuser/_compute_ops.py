@@ -18,7 +18,6 @@ class ComputeOps:
         self._check_defining(what)
         args = [self._operand(v, what, i + 1) for i, v in enumerate(operands)]
         out = self._wrap(call(*[a._val for a in args]))
-        self._propagate_expand(out, args)
         return self._record_op(name, args, kwargs or {}, out)
 
     def _unary(self, name, arg):
@@ -40,7 +39,6 @@ class ComputeOps:
                 x._val, None if lo is None else lo._val, None if hi is None else hi._val
             )
         )
-        self._propagate_expand(out, [a for a in (x, lo, hi) if a is not None])
         return self._record_op("clamp", [x], {"min": lo, "max": hi}, out)
 
     def _where(self, pred, value1, value2):
@@ -128,7 +126,6 @@ class ComputeOps:
         dims = self._reduction_dims(tensor, dims, what)
         dtype = DataType.Null if dtype is None else to_data_type(dtype)
         out = self._wrap(self._fusion.reduction(name, tensor._val, dims, bool(keepdim), dtype))
-        self._keep_expand(tensor, dims, keepdim, (out,))
         return self._record_op(
             name,
             [tensor],
@@ -162,7 +159,6 @@ class ComputeOps:
         what = f"fd.ops.{name}"
         self._check_defining(what)
         tensor = self._tensor_operand(arg, what)
-        self._check_no_expand(tensor, what, tensor._expand)
         if not _is_int(dim):
             raise TypeError(f"{what}: dim must be an int, got {dim!r}.")
         out = self._wrap(self._fusion.softmax(tensor._val, int(dim), name == "log_softmax"))
@@ -173,8 +169,6 @@ class ComputeOps:
         self._check_defining(what)
         dy = self._tensor_operand(grad, what, 1)
         y = self._tensor_operand(output, what, 2)
-        for tensor in (dy, y):
-            self._check_no_expand(tensor, what, tensor._expand)
         if not _is_int(dim):
             raise TypeError(f"{what}: dim must be an int, got {dim!r}.")
         log = name == "log_softmax_backward"
@@ -195,10 +189,8 @@ class ComputeOps:
             vals[key] = None
             if value is not None:
                 tensor = self._tensor_operand(value, what, position)
-                self._check_no_expand(tensor, what, tensor._expand)
                 vals[key] = tensor._val
                 kwargs[key] = tensor
-        self._check_no_expand(x, what, x._expand)
         if not isinstance(eps, (int, float)) or isinstance(eps, bool):
             raise TypeError(f"{what}: eps must be a Python number, got {eps!r}.")
         kwargs["eps"] = float(eps)
@@ -214,7 +206,6 @@ class ComputeOps:
         tensor = self._tensor_operand(arg, what)
         dims = self._reduction_dims(tensor, dims, what)
         outs = tuple(self._wrap(v) for v in self._fusion.welford(tensor._val, dims))
-        self._keep_expand(tensor, dims, False, outs)
         self._record_op("welford", [tensor], {"dims": dims}, outs)
         return outs
 
@@ -228,7 +219,6 @@ class ComputeOps:
         vals = self._fusion.var_mean(tensor._val, dims, int(correction), bool(keepdim))
         # fd.ops.var names only the variance.
         outs = tuple(self._wrap(v) for v in (vals[:1] if name == "var" else vals))
-        self._keep_expand(tensor, dims, keepdim, outs)
         kwargs = {"dims": dims, "correction": int(correction), "keepdim": bool(keepdim)}
         self._record_op(name, [tensor], kwargs, outs if len(outs) > 1 else outs[0])
         return outs if len(outs) > 1 else outs[0]

@@ -20,7 +20,6 @@ class MovementOps:
         tensor = self._tensor_operand(arg, what)
         make = self._fusion.segment_set if name == "segment_set" else self._fusion.set
         out = self._wrap(make(tensor._val))
-        out._expand = dict(tensor._expand)
         return self._record_op(name, [tensor], {}, out)
 
     def _stride_order(self, arg, stride_order):
@@ -30,7 +29,6 @@ class MovementOps:
         rank = len([i for i in tensor.logical_domain() if not i.is_reduction()])
         order = check_stride_order(stride_order, rank, what)
         out = self._wrap(self._fusion.set(tensor._val))
-        out._expand = dict(tensor._expand)
         if order is not None:
             self._allocate_dense_in_order(out, order)
         kwargs = {"stride_order": [int(s) for s in stride_order]}
@@ -42,8 +40,6 @@ class MovementOps:
         tensor = self._tensor_operand(arg, what)
         flags = [bool(f) for f in is_broadcast_dim]
         out = self._wrap(self._fusion.broadcast(tensor._val, flags))
-        kept = [i for i, f in enumerate(flags) if not f]
-        out._expand = {kept[a]: s for a, s in tensor._expand.items() if a < len(kept)}
         return self._record_op("broadcast", [tensor], {"is_broadcast_dim": flags}, out)
 
     def _squeeze(self, arg, dims):
@@ -51,7 +47,6 @@ class MovementOps:
         self._check_defining(what)
         tensor = self._tensor_operand(arg, what)
         dims = [int(dims)] if _is_int(dims) else [int(d) for d in dims]
-        self._check_no_expand(tensor, what, tensor._expand)
         out = self._wrap(self._fusion.squeeze(tensor._val, dims))
         return self._record_op("squeeze", [tensor], {"dims": dims}, out)
 
@@ -59,7 +54,6 @@ class MovementOps:
         what = "fd.ops.unsqueeze"
         self._check_defining(what)
         tensor = self._tensor_operand(arg, what)
-        self._check_no_expand(tensor, what, tensor._expand)
         out = self._wrap(self._fusion.unsqueeze(tensor._val, int(dim)))
         return self._record_op("unsqueeze", [tensor], {"dim": int(dim)}, out)
 
@@ -67,12 +61,9 @@ class MovementOps:
         what = "fd.ops.broadcast_in_dim"
         self._check_defining(what)
         tensor = self._tensor_operand(arg, what)
-        shape = [s if _is_int(s) else self._operand(s, what, 2) for s in shape]
-        for s in shape:
-            if not _is_int(s) and not isinstance(s, Scalar):
-                raise TypeError(f"{what}: shape entries must be ints or Scalars.")
+        sizes, vals = self._sizes_operand(shape, what, "shape")
         broadcast_dims = [int(d) for d in broadcast_dims]
-        rank, out_rank = tensor.ndim, len(shape)
+        rank, out_rank = tensor.ndim, len(sizes)
         if len(broadcast_dims) != rank:
             raise FuserError(
                 f"{what}: broadcast_dims needs one entry per dimension of "
@@ -85,45 +76,41 @@ class MovementOps:
                 f"{what}: broadcast_dims {broadcast_dims} must be increasing "
                 f"output dimensions in [0, {out_rank})."
             )
-
-        def is_one(size):
-            if isinstance(size, Scalar):
-                return size.value() == 1
-            return size in (1, -1)
-
-        in_flags = self._broadcast_flags(tensor)
+        flags = [d not in broadcast_dims for d in range(out_rank)]
         in_ids = [d for d in tensor._val.logical_domain() if not d.is_reduction()]
-        flags = [True] * out_rank
-        expand = {}
+        out_ids = [None] * out_rank
         for in_axis, out_axis in enumerate(broadcast_dims):
-            flags[out_axis] = False
-            size = shape[out_axis]
-            if in_flags[in_axis]:
-                if not is_one(size):
-                    expand[out_axis] = size
-                elif in_axis in tensor._expand:
-                    expand[out_axis] = tensor._expand[in_axis]
-            elif _is_int(size) and size != -1:
-                extent = in_ids[in_axis].extent().value()
-                if extent is not None and extent != size:
-                    raise FuserError(
-                        f"{what}: dimension {in_axis} of {tensor.name} has size "
-                        f"{extent}, which cannot become {size}."
-                    )
-        for out_axis in range(out_rank):
-            if flags[out_axis] and not is_one(shape[out_axis]):
-                expand[out_axis] = shape[out_axis]
+            out_ids[out_axis] = in_ids[in_axis]
+        # Per output axis, what expand is given: -1 where the axis stays as
+        # it is (a broadcast to size 1, or an axis of the size asked for).
+        extents = []
+        for size, val, id in zip(sizes, vals, out_ids):
+            if not _is_int(size):
+                extents.append(val)
+            elif id is None or id.is_broadcast():
+                extents.append(-1 if size in (1, -1) else val)
+            else:
+                extents.append(-1 if size in (-1, id.extent().value()) else val)
+        val = tensor._val
         if any(flags):
-            out = self._wrap(self._fusion.broadcast(tensor._val, flags))
-        else:
-            out = self._wrap(self._fusion.set(tensor._val))
-        out._expand = expand
-        return self._record_op(
-            "broadcast_in_dim",
-            [tensor],
-            {"shape": shape, "broadcast_dims": broadcast_dims},
-            out,
-        )
+            val = self._fusion.broadcast(val, flags)
+        if any(not _is_int(e) for e in extents):
+            val = self._fusion.expand(
+                val, [self._fusion.index_constant(e) if _is_int(e) else e for e in extents]
+            )
+        elif not any(flags):
+            val = self._fusion.set(val)
+        out = self._wrap(val)
+        kwargs = {"shape": sizes, "broadcast_dims": broadcast_dims}
+        return self._record_op("broadcast_in_dim", [tensor], kwargs, out)
+
+    def _expand(self, arg, shape):
+        what = "fd.ops.expand"
+        self._check_defining(what)
+        tensor = self._tensor_operand(arg, what)
+        sizes, vals = self._sizes_operand(shape, what, "shape")
+        out = self._wrap(self._fusion.expand(tensor._val, vals))
+        return self._record_op("expand", [tensor], {"shape": sizes}, out)
 
     def _permute(self, arg, dims):
         what = "fd.ops.permute"
@@ -131,17 +118,12 @@ class MovementOps:
         tensor = self._tensor_operand(arg, what)
         dims = [int(d) for d in dims]
         out = self._wrap(self._fusion.permute(tensor._val, dims))
-        rank = tensor.ndim
-        out._expand = {
-            i: tensor._expand[d % rank] for i, d in enumerate(dims) if d % rank in tensor._expand
-        }
         return self._record_op("permute", [tensor], {"dims": dims}, out)
 
     def _reshape(self, arg, new_shape):
         what = "fd.ops.reshape"
         self._check_defining(what)
         tensor = self._tensor_operand(arg, what)
-        self._check_no_expand(tensor, what, tensor._expand)
         sizes, vals = self._sizes_operand(new_shape, what, "new_shape")
         out = self._wrap(self._fusion.reshape(tensor._val, vals))
         return self._record_op("reshape", [tensor], {"new_shape": sizes}, out)
@@ -150,7 +132,6 @@ class MovementOps:
         what = "fd.ops.slice"
         self._check_defining(what)
         tensor = self._tensor_operand(arg, what)
-        self._check_no_expand(tensor, what, tensor._expand)
         if strides is None:
             strides = [1] * len(start_indices)
         if not len(start_indices) == len(end_indices) == len(strides):
@@ -170,7 +151,6 @@ class MovementOps:
         what = "fd.ops.pad"
         self._check_defining(what)
         tensor = self._tensor_operand(arg, what)
-        self._check_no_expand(tensor, what, tensor._expand)
         widths, width_vals = self._sizes_operand(pad_widths, what, "pad_widths")
         fill = None if value is None else self._scalar_operand(value, what, 3)
         out = self._wrap(
@@ -182,8 +162,6 @@ class MovementOps:
         what = "fd.ops.cat"
         self._check_defining(what)
         operands = [self._tensor_operand(t, what, i) for i, t in enumerate(tensors)]
-        for operand in operands:
-            self._check_no_expand(operand, what, operand._expand)
         if not _is_int(dim):
             raise FuserError(f"{what}: dim must be an int; got {dim!r}.")
         out = self._wrap(self._fusion.cat([t._val for t in operands], int(dim)))

@@ -1,7 +1,6 @@
 """Op argument checkers and helpers: how a FusionDefinition turns the
 arguments of its methods and of fd.ops.* into checked operands (Tensors,
-Scalars, IterDomains, sizes, dims), records an op, and carries the pending
-expands of broadcast_in_dim from operands to results.
+Scalars, IterDomains, sizes, dims) and records an op.
 
 OperandChecks is one of FusionDefinition's bases (fusion_definition.py)."""
 
@@ -98,41 +97,14 @@ class OperandChecks:
         what = f"fd.ops.{name}"
         self._check_defining(what)
         tensor = self._tensor_operand(arg, what)
-        self._check_no_expand(tensor, what, tensor._expand)
         if not _is_int(dim):
             raise FuserError(f"{what}: {dim_name} must be an int; got {dim!r}.")
         return what, tensor
 
-    # --- recording and pending expands ----------------------------------------
+    # --- recording ---------------------------------------------------------------
     def _record_op(self, name, args, kwargs, out):
         self._records.append(rec.Op(name, args, kwargs, out))
         return out
-
-    def _propagate_expand(self, out, inputs):
-        """Elementwise ops keep a pending expand where the result is still a
-        broadcast."""
-        if not isinstance(out, Tensor):
-            return
-        flags = self._broadcast_flags(out)
-        for operand in inputs:
-            if isinstance(operand, Tensor):
-                for axis, size in operand._expand.items():
-                    if axis < len(flags) and flags[axis]:
-                        out._expand.setdefault(axis, size)
-
-    @staticmethod
-    def _check_no_expand(tensor, what, axes):
-        if axes:
-            detail = ", ".join(
-                f"axis {a} to {s.name if isinstance(s, Scalar) else s}"
-                for a, s in sorted(axes.items())
-            )
-            raise FuserError(
-                f"{what}: {tensor.name} has broadcast axes that "
-                f"broadcast_in_dim asked to expand ({detail}), and fuser has no "
-                "expand yet: combine it with a tensor of the full shape first "
-                "(e.g. fd.ops.add), or broadcast to size 1."
-            )
 
     def _reduction_dims(self, tensor, dims, what):
         rank = tensor.ndim
@@ -142,18 +114,4 @@ class OperandChecks:
             dims = [dims]
         else:
             dims = [int(d) for d in dims]
-        reduced = {d % rank for d in dims if rank and -rank <= d < rank}
-        self._check_no_expand(
-            tensor,
-            what,
-            {a: s for a, s in tensor._expand.items() if a in reduced},
-        )
         return dims
-
-    def _keep_expand(self, tensor, dims, keepdim, outs):
-        """Pending expands of kept axes carry over to the results."""
-        rank = tensor.ndim
-        reduced = {d % rank for d in dims if rank and -rank <= d < rank}
-        kept = [a for a in range(rank) if keepdim or a not in reduced]
-        for out in outs:
-            out._expand = {kept.index(a): s for a, s in tensor._expand.items() if a in kept}

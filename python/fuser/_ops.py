@@ -43,8 +43,14 @@ class Ops:
     def broadcast_in_dim(self, arg, shape, broadcast_dims):
         """Broadcasts to `shape`: input dimension i becomes output dimension
         broadcast_dims[i]; the other output dimensions are new broadcast
-        axes."""
+        axes, expanded where `shape` gives them a size other than 1."""
         return self._fd._broadcast_in_dim(arg, shape, broadcast_dims)
+
+    def expand(self, arg, shape):
+        """torch.expand with one size per dimension (ints or integer
+        Scalars): a broadcast dimension given a size other than 1 takes it;
+        any other must be given -1 or its own size."""
+        return self._fd._expand(arg, shape)
 
     def permute(self, arg, dims):
         """Output dimension i is input dimension dims[i]."""

@@ -50,17 +50,12 @@ class _Operand:
 class Tensor(_Operand):
     """A tensor of a FusionDefinition (an input or the result of an op)."""
 
-    __slots__ = ("_fd", "_val", "name", "_expand")
+    __slots__ = ("_fd", "_val", "name")
 
     def __init__(self, fd, val, name):
         self._fd = fd
         self._val = val
         self.name = name
-        # Broadcast axes that broadcast_in_dim was asked to expand to a
-        # size other than 1: {axis: requested size}. fuser has no expand
-        # op, so such a tensor must meet a full-size one before it is used
-        # where the size matters (see FusionDefinition._check_no_expand).
-        self._expand = {}
 
     @property
     def ndim(self):

@@ -318,7 +318,6 @@ class FusionDefinition(OperandChecks, DomainMethods, MovementOps, ComputeOps, Ex
         tensor = self._operand(output, what, 1)
         if not isinstance(tensor, Tensor):
             raise FuserError(f"{what}: only tensors can be outputs; {tensor.name} is a scalar.")
-        self._check_no_expand(tensor, what, tensor._expand)
         if alias_input is not None:
             self._check_alias(tensor, alias_input, stride_order, what)
             position = next(i for i, t in enumerate(self._inputs) if t is alias_input)

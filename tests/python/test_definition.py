@@ -190,7 +190,7 @@ COMPARE = ["eq", "ne", "lt", "le", "gt", "ge"]
 
 def test_every_op_of_the_library_is_in_fd_ops():
     for name in fuser._C.unary_ops + fuser._C.binary_ops + [
-        "where", "cast", "set", "segment_set", "broadcast", "broadcast_in_dim",
+        "where", "cast", "set", "segment_set", "broadcast", "broadcast_in_dim", "expand",
         "permute", "reshape", "sum", "max", "min", "mean", "prod", "var",
         "var_mean", "welford",
     ]:  # fmt: skip
@@ -378,24 +378,36 @@ def test_broadcast_in_dim_checks():
             fd.ops.broadcast_in_dim(t0, shape=[2, 3], broadcast_dims=[0, 1])
         with pytest.raises(FuserError, match="must be increasing"):
             fd.ops.broadcast_in_dim(t0, shape=[2, 3], broadcast_dims=[2])
-        with pytest.raises(FuserError, match="size 3, which cannot become 4"):
+        with pytest.raises(FuserError, match="has size 3 and cannot be expanded to 4"):
             fd.ops.broadcast_in_dim(t0, shape=[2, 4], broadcast_dims=[1])
 
 
-def test_unsupported_expand_is_an_error_not_a_wrong_result():
+def test_expand_and_broadcast_in_dim_to_sizes_are_expand_ops():
     with FusionDefinition() as fd:
         t0 = fd.define_tensor(shape=[-1])
         t1 = fd.ops.broadcast_in_dim(t0, shape=[4, -1], broadcast_dims=[1])
         t2 = fd.ops.relu(t1)
-        with pytest.raises(FuserError, match=r"expand \(axis 0 to 4\)"):
-            fd.add_output(t2)
-        with pytest.raises(FuserError, match="no expand yet"):
-            fd.ops.sum(t2, [0])
-        t3 = fd.ops.sum(t2, [1])  # keeps the expanded axis
-        with pytest.raises(FuserError, match=r"T3 has broadcast axes"):
-            fd.add_output(t3)
-        full = fd.define_tensor(shape=[-1, -1])
-        fd.add_output(fd.ops.add(t2, full))  # meets a full tensor: fine
+        t3 = fd.ops.sum(t2, [0])  # sums the expanded axis, as torch does
+        n = fd.define_scalar(dtype=DataType.Int)
+        t4 = fd.ops.expand(fd.ops.broadcast(t0, [False, True]), shape=[-1, n])
+        fd.add_output(t2)
+        fd.add_output(t3)
+        fd.add_output(t4)
+    assert [i.is_broadcast() for i in t1.logical_domain()] == [False, False]
+    assert t1.logical_domain()[0].extent().value() == 4
+    assert [i.is_broadcast() for i in t4.logical_domain()] == [False, False]
+    assert "= expand(" in fd.fusion_ir()
+    text = str(fd)
+    assert "T1 = fd.ops.broadcast_in_dim(T0, shape=[4, -1], broadcast_dims=[1])" in text
+    assert "T5 = fd.ops.expand(T4, shape=[-1, S0])" in text
+    assert_prints_and_round_trips(fd)
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[3, 1])
+        with pytest.raises(FuserError, match="needs one extent per axis"):
+            fd.ops.expand(t0, shape=[3])
+        with pytest.raises(FuserError, match="has size 3 and cannot be expanded to 4"):
+            fd.ops.expand(t0, shape=[4, 2])
+        fd.add_output(fd.ops.expand(t0, shape=[3, 2]))  # still usable
 
 
 def test_permute_reshape_set():

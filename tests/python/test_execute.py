@@ -410,6 +410,27 @@ def test_expanded_input_declared_with_contiguity_none():
     torch.testing.assert_close(out, x.relu())
 
 
+def test_expand_and_broadcast_in_dim_to_sizes_equal_torchs():
+    def define(fd):
+        t0 = fd.define_tensor(shape=[-1], contiguity=True)
+        t1 = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        n = fd.define_scalar(dtype=DataType.Int)
+        row = fd.ops.broadcast_in_dim(t0, shape=t1.shape(), broadcast_dims=[1])
+        fd.add_output(fd.ops.add(t1, row))
+        wide = fd.ops.expand(fd.ops.broadcast(t0, [False, True]), shape=[-1, n])
+        fd.add_output(fd.ops.sum(fd.ops.mul(wide, 2.0), [1]))
+        fd.add_output(fd.ops.expand(fd.ops.broadcast(t0, [True, False]), shape=[3, -1]))
+
+    w, x = cuda(70), cuda(33, 70)
+    fd, (added, summed, expanded) = run(define, [w, x, 500])
+    torch.testing.assert_close(added, x + w)
+    torch.testing.assert_close(summed, w * 1000.0)
+    assert torch.equal(expanded, w.expand(3, 70))
+    # A size given at run time must agree with the axes it is joined to.
+    with pytest.raises(FuserError, match="has size 71 along axis 1"):
+        fd.execute([w, cuda(32, 71), 500])
+
+
 def test_output_stride_order_gives_that_layout():
     def define(fd):
         t0 = fd.define_tensor(shape=[-1, -1, -1], contiguity=True)

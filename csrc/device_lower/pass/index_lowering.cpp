@@ -80,7 +80,8 @@ Expr* lowerTensorExpr(Expr* expr, const LowerOperand& lowerOperand) {
     cache_op = ldst->cacheOp();
   } else {
     FUSER_INTERNAL_ASSERT(
-        expr->isA<BroadcastOp>() || expr->isA<ViewOp>() || expr->isA<FullOp>(),
+        expr->isA<BroadcastOp>() || expr->isA<ExpandOp>() ||
+            expr->isA<ViewOp>() || expr->isA<FullOp>(),
         "cannot lower ", expr->toString());
   }
   return IrBuilder::create<LoadStoreOp>(
