@@ -3,7 +3,8 @@ torch.compile (doc/normalization.md).
 
 Softmax, layer norm and RMS norm forward, and the input gradients of
 softmax, layer norm and RMS norm, over hidden sizes from 1024 to 16384 and
-odd ones (1000, 4097), fp32 and bf16 (fp32 math). Each row: (bytes read +
+odd ones (1000, 4097), fp32 and bf16 (fp32 math); batch norm forward in
+training over NHWC inputs (C = 64 to 512) with its running statistics. Each row: (bytes read +
 bytes written) / median time of each frontend, and a device-to-device copy
 of the same bytes (half read, half written) as the ceiling. The definitions
 are written with the primitives both frontends share (max, sum, var_mean,
@@ -89,7 +90,14 @@ def case_list():
 
         return define
 
-    for dtype, hidden in ((f32, 1024), (f32, 4096), (f32, 8192), (f32, 16384), (f32, 1000), (bf16, 4096)):
+    for dtype, hidden in (
+        (f32, 1024),
+        (f32, 4096),
+        (f32, 8192),
+        (f32, 16384),
+        (f32, 1000),
+        (bf16, 4096),
+    ):
         tag = "bf16_" if dtype == bf16 else ""
         cases.append(
             Case(
@@ -110,7 +118,9 @@ def case_list():
             xf = to_float(fd, m, x, dtype)
             var, mean = fd.ops.var_mean(xf, [1], 0)
             invstd = fd.ops.rsqrt(fd.ops.add(var, EPS))
-            y = fd.ops.mul(fd.ops.sub(xf, along_rows(fd, mean, ins[0])), along_rows(fd, invstd, ins[0]))
+            y = fd.ops.mul(
+                fd.ops.sub(xf, along_rows(fd, mean, ins[0])), along_rows(fd, invstd, ins[0])
+            )
             y = fd.ops.mul(y, along_hidden(fd, to_float(fd, m, w, dtype), ins[0]))
             y = fd.ops.add(y, along_hidden(fd, to_float(fd, m, b, dtype), ins[0]))
             fd.add_output(to_dtype(fd, m, y, dtype))
@@ -118,7 +128,9 @@ def case_list():
         return define
 
     def t_layer_norm(x, w, b):
-        return torch.nn.functional.layer_norm(x.float(), [x.shape[1]], w.float(), b.float(), EPS).to(x.dtype)
+        return torch.nn.functional.layer_norm(
+            x.float(), [x.shape[1]], w.float(), b.float(), EPS
+        ).to(x.dtype)
 
     for dtype, hidden in (
         (bf16, 1024),
@@ -192,17 +204,24 @@ def case_list():
         mean = define_input(fd, m, ins[3])
         invstd = define_input(fd, m, ins[4])
         n = float(ins[0].shape[1])
-        xhat = fd.ops.mul(fd.ops.sub(x, along_rows(fd, mean, ins[0])), along_rows(fd, invstd, ins[0]))
+        xhat = fd.ops.mul(
+            fd.ops.sub(x, along_rows(fd, mean, ins[0])), along_rows(fd, invstd, ins[0])
+        )
         g = fd.ops.mul(dy, along_hidden(fd, w, ins[0]))
         mean_g = along_rows(fd, fd.ops.div(fd.ops.sum(g, [1]), n), ins[0])
         mean_gx = along_rows(fd, fd.ops.div(fd.ops.sum(fd.ops.mul(g, xhat), [1]), n), ins[0])
-        dx = fd.ops.mul(along_rows(fd, invstd, ins[0]), fd.ops.sub(fd.ops.sub(g, mean_g), fd.ops.mul(xhat, mean_gx)))
+        dx = fd.ops.mul(
+            along_rows(fd, invstd, ins[0]),
+            fd.ops.sub(fd.ops.sub(g, mean_g), fd.ops.mul(xhat, mean_gx)),
+        )
         fd.add_output(fd.ops.cast(dx, m.DataType.BFloat16))
 
     def t_layer_norm_bwd(dy, x, w, mean, invstd):
         xhat = (x.float() - mean[:, None]) * invstd[:, None]
         g = dy.float() * w.float()
-        dx = invstd[:, None] * (g - g.mean(-1, keepdim=True) - xhat * (g * xhat).mean(-1, keepdim=True))
+        dx = invstd[:, None] * (
+            g - g.mean(-1, keepdim=True) - xhat * (g * xhat).mean(-1, keepdim=True)
+        )
         return dx.to(x.dtype)
 
     def ln_bwd_inputs(mib):
@@ -254,6 +273,48 @@ def case_list():
             tol=5e-2,
         )
     )
+
+    # ---- batch norm forward in training, NHWC memory (channels_last), with
+    # the running statistics updated in place (both frontends' batch_norm).
+    def bn_inputs(channels, dtype):
+        def make(mib):
+            element = torch.tensor([], dtype=dtype).element_size()
+            n = max(1, mib * 1024 * 1024 // (channels * 32 * 32 * element))
+            x = torch.randn(n, channels, 32, 32, device="cuda", dtype=dtype)
+            vec = lambda: torch.randn(channels, device="cuda")  # noqa: E731
+            return [
+                x.contiguous(memory_format=torch.channels_last),
+                vec().to(dtype),
+                vec().to(dtype),
+                vec(),
+                torch.rand(channels, device="cuda") + 0.5,
+            ]
+
+        return make
+
+    def d_batch_norm(fd, m, ins):
+        x, w, b, rm, rv = (define_input(fd, m, t) for t in ins)
+        momentum = fd.define_scalar(0.1, dtype=m.DataType.Double)
+        eps = fd.define_scalar(EPS, dtype=m.DataType.Double)
+        out, _, _ = fd.ops.batch_norm(x, w, b, rm, rv, momentum, eps, True)
+        fd.add_output(out)
+
+    def t_batch_norm(x, w, b, rm, rv):
+        y = torch.nn.functional.batch_norm(x.float(), rm, rv, w.float(), b.float(), True, 0.1, EPS)
+        return y.to(x.dtype)
+
+    for dtype, channels in ((f32, 64), (f32, 256), (f32, 512), (bf16, 256)):
+        tag = "bf16_" if dtype == bf16 else ""
+        cases.append(
+            Case(
+                f"{tag}batch_norm_nhwc_C{channels}",
+                bn_inputs(channels, dtype),
+                t_batch_norm,
+                d_batch_norm,
+                lambda ins: 2 * nbytes(ins[0]),
+                tol=3e-2 if dtype == bf16 else 1e-3,
+            )
+        )
     return cases
 
 

@@ -225,6 +225,105 @@ ForwardNormResult rms_norm(
   return result;
 }
 
+namespace {
+
+// A per-channel tensor ([C]) of batch_norm, broadcast along x's other axes
+// in `dtype`.
+TensorView* perChannel(
+    TensorView* tv, int64_t rank, int64_t channel, DataType dtype) {
+  std::vector<bool> flags(static_cast<size_t>(rank), true);
+  flags[static_cast<size_t>(channel)] = false;
+  return broadcast(inType(tv, dtype), flags);
+}
+
+// (1 - momentum) * running + momentum * batch, in running's type.
+TensorView* runningUpdate(
+    TensorView* running, TensorView* batch, Val* momentum, DataType dtype) {
+  Val* keep = sub(IrBuilder::create<Val>(1.0), momentum);
+  TensorView* updated =
+      add(mul(inType(running, dtype), keep), mul(batch, momentum));
+  return inType(updated, running->dtype());
+}
+
+} // namespace
+
+BatchNormResult batch_norm(
+    TensorView* x, TensorView* weight, TensorView* bias,
+    TensorView* running_mean, TensorView* running_var, bool training,
+    Val* momentum, Val* eps, bool channels_last) {
+  const char* op = "batch_norm";
+  const DataType dtype = ops::statisticsType(x, op);
+  checkEps(eps, op);
+  const int64_t rank = rankOf(x);
+  FUSER_CHECK(
+      rank >= 2, "batch_norm of ", x->toString(), " (rank ", rank,
+      "): the input needs a batch and a channel axis.");
+  FUSER_CHECK(
+      (running_mean == nullptr) == (running_var == nullptr),
+      "batch_norm: give both running_mean and running_var, or neither.");
+  // Checked before any op is added, so that a bad call adds nothing.
+  for (auto [tv, what] :
+       {std::pair{weight, "weight"},
+        {bias, "bias"},
+        {running_mean, "running_mean"},
+        {running_var, "running_var"}}) {
+    FUSER_CHECK(
+        tv == nullptr || rankOf(tv) == 1, "batch_norm: the ", what, " ",
+        tv->toString(), " must have one axis, the channels; got rank ",
+        rankOf(tv), ".");
+  }
+  FUSER_CHECK(
+      !training || running_mean == nullptr ||
+          (momentum != nullptr && momentum->isScalar()),
+      "batch_norm: updating the running statistics needs momentum, a "
+      "scalar.");
+  const int64_t channel = channels_last ? rank - 1 : 1;
+  std::vector<int64_t> axes;
+  Val* count = IrBuilder::create<Val>(1.0);
+  const auto logical = TensorDomain::noReductions(x->getLogicalDomain());
+  for (int64_t a = 0; a < rank; ++a) {
+    if (a != channel) {
+      axes.push_back(a);
+      count = mul(count, logical[static_cast<size_t>(a)]->extent());
+    }
+  }
+  TensorView* xf = inType(x, dtype);
+  BatchNormResult result;
+  TensorView* var = nullptr;
+  if (training) {
+    VarMeanResult stats = varianceMean(xf, axes, /*correction=*/0, false);
+    result.mean = stats.mean;
+    var = stats.var;
+    if (running_mean != nullptr) {
+      TensorView* unbiased =
+          div(mul(var, count), sub(count, IrBuilder::create<Val>(1.0)));
+      result.running_mean =
+          runningUpdate(running_mean, result.mean, momentum, dtype);
+      result.running_var =
+          runningUpdate(running_var, unbiased, momentum, dtype);
+    }
+  } else {
+    FUSER_CHECK(
+        running_mean != nullptr,
+        "batch_norm in evaluation (training=false) normalizes by "
+        "running_mean and running_var; give both.");
+    result.mean = inType(running_mean, dtype);
+    var = inType(running_var, dtype);
+  }
+  result.invstd = rsqrt(add(var, eps));
+  TensorView* y =
+      mul(sub(xf, perChannel(result.mean, rank, channel, dtype)),
+          perChannel(result.invstd, rank, channel, dtype));
+  if (weight != nullptr) {
+    y = mul(y, perChannel(weight, rank, channel, dtype));
+  }
+  if (bias != nullptr) {
+    y = add(y, perChannel(bias, rank, channel, dtype));
+  }
+  result.output = inType(y, x->dtype());
+  return result;
+}
+
 BackwardNormResult layer_norm_backward(
     TensorView* dy, TensorView* x, const std::vector<int64_t>& normalized_shape,
     TensorView* mean, TensorView* invstd, TensorView* weight,

@@ -1,5 +1,6 @@
 // Normalizations, composed of reductions and elementwise ops (doc/design.md
 // §3): softmax, log_softmax, layer norm and RMS norm, forward and backward,
+// and batch norm's forward,
 // with PyTorch's semantics. Half and BFloat16 inputs compute in Float and
 // the results return in the input's type; statistics (mean, invstd) stay
 // Float (Double for Double inputs). Each is an ordinary fusion of the ops
@@ -44,6 +45,27 @@ ForwardNormResult layer_norm(
 ForwardNormResult rms_norm(
     TensorView* x, const std::vector<int64_t>& normalized_shape,
     TensorView* weight, Val* eps);
+
+// torch.nn.functional.batch_norm, with torch.native_batch_norm's results:
+// x is [N, C, ...] (channels_last: [N, ..., C]), normalized per channel C
+// over every other axis. Training: by the batch's mean and biased
+// variance; with running_mean and running_var, their updates by
+// `momentum` (the variance's unbiased) are returned too, in their types,
+// for the caller to write back (Python's fd.ops.batch_norm does, in place).
+// Evaluation: by running_mean and running_var, which are then required.
+// weight, bias and the running statistics are [C] (any may be nullptr
+// except as said); mean and invstd are [C] in the compute type.
+struct BatchNormResult {
+  TensorView* output = nullptr;
+  TensorView* mean = nullptr;
+  TensorView* invstd = nullptr;
+  TensorView* running_mean = nullptr;
+  TensorView* running_var = nullptr;
+};
+BatchNormResult batch_norm(
+    TensorView* x, TensorView* weight, TensorView* bias,
+    TensorView* running_mean, TensorView* running_var, bool training,
+    Val* momentum, Val* eps, bool channels_last = false);
 
 // Gradients of layer_norm / rms_norm from the output gradient `dy`, the
 // input and the forward's statistics: grad_weight and grad_bias are

@@ -50,38 +50,44 @@ bool ReductionScheduler::canScheduleCompileTime(
   }
   auto* reduced = rop->out()->as<TensorView>();
   const auto rank = static_cast<int64_t>(reduced->getLogicalDomain().size());
+  const int64_t kept_rank = scheduler_utils::rankOf(reduced);
   const std::unordered_set<Val*> down =
       scheduler_utils::downstreamOf(fusion, reduced);
+  const std::unordered_set<Val*> feeds = scheduler_utils::upstreamOf(rop->in());
   for (Expr* expr : fusion->exprs()) {
-    if (expr != rop && !scheduler_utils::isPointwiseExpr(expr)) {
+    if (expr == rop) {
+      continue;
+    }
+    if (!scheduler_utils::isPointwiseExpr(expr)) {
       *reason = "it has a " + expr->getOpString() +
                 " besides the reduction (elementwise ops, copies and "
                 "broadcasts only)";
       return false;
     }
-    if (!expr->output(0)->isA<TensorView>()) {
+    auto* out = dynamic_cast<TensorView*>(expr->output(0));
+    if (out == nullptr) {
       continue;
     }
-    auto* out = expr->output(0)->as<TensorView>();
-    if (down.count(out) && expr != rop) {
-      // After the reduction: only what derives from it (no tensor of the
-      // input's shape joins it: that is a normalization).
-      for (Val* in : expr->inputs()) {
-        if (in->isA<TensorView>() && !down.count(in)) {
-          *reason =
-              out->toString() +
-              " combines the reduction's result with a tensor that does not "
-              "derive from it (a normalization)";
-          return false;
-        }
-      }
-    } else if (expr != rop) {
+    if (feeds.count(out)) {
       // Before the reduction: elementwise on the input's shape (broadcasts
       // of smaller inputs included).
-      if (static_cast<int64_t>(
-              TensorDomain::noReductions(out->getLogicalDomain()).size()) !=
-          rank) {
+      if (scheduler_utils::rankOf(out) != rank) {
         *reason = out->toString() + " before the reduction has another rank";
+        return false;
+      }
+      continue;
+    }
+    // After the reduction, or beside it: what derives from the result,
+    // combined with tensors of the result's shape only (a running
+    // statistic's update, mean * momentum + running * (1 - momentum)); a
+    // tensor of the input's shape joining it is a normalization.
+    for (Val* in : expr->inputs()) {
+      auto* tv = dynamic_cast<TensorView*>(in);
+      if (tv != nullptr && !down.count(tv) &&
+          scheduler_utils::rankOf(tv) != kept_rank) {
+        *reason = out->toString() +
+                  " combines the reduction's result with a tensor of another "
+                  "shape that does not derive from it (a normalization)";
         return false;
       }
     }

@@ -3,6 +3,7 @@
 #include <ir/all_nodes.h>
 #include <ir/cloner.h>
 #include <segmentation/segmenter.h>
+#include <transform/redundant_expands.h>
 
 #include <algorithm>
 #include <functional>
@@ -114,6 +115,18 @@ SegmentedGroup::SegmentedGroup(
 
 SegmentedFusion::SegmentedFusion(const Fusion* fusion)
     : complete_(std::make_unique<Fusion>(*fusion)) {
+  cutAtSegmentSets();
+}
+
+void SegmentedFusion::bypassRedundantExpands() {
+  if (fuser::bypassRedundantExpands(complete_.get()) > 0) {
+    cutAtSegmentSets();
+  }
+}
+
+void SegmentedFusion::cutAtSegmentSets() {
+  tensor_exprs_.clear();
+  live_.clear();
   for (Expr* expr : complete_->exprs()) {
     if (writesTensor(expr)) {
       tensor_exprs_.push_back(expr);

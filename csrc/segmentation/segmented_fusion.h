@@ -92,6 +92,12 @@ class SegmentedFusion {
   // has none).
   explicit SegmentedFusion(const Fusion* fusion);
 
+  // After the complete fusion's run-time checks (checkJoinedInputExtents
+  // reads the sizes expands give): drops the expands no scheduler needs
+  // (transform/redundant_expands.h) and cuts the fusion again as the
+  // constructor does.
+  void bypassRedundantExpands();
+
   // Re-cuts the complete fusion into the fewest groups that `scheduling`
   // accepts (segmentation/segmenter.h): the whole fusion when one
   // scheduler takes it and nothing cuts it, else groups merged from one
@@ -120,6 +126,8 @@ class SegmentedFusion {
   // every one exactly once) in an order that runs producers first, and
   // fixes the layout of intermediates.
   void setGroups(const std::vector<std::vector<Expr*>>& members);
+  // The complete fusion's tensor exprs, cut at its segment_set exprs.
+  void cutAtSegmentSets();
 
   std::unique_ptr<Fusion> complete_;
   // The complete fusion's tensor exprs, topologically, and as a set.

@@ -667,6 +667,24 @@ void bindIr(py::module_& m) {
           },
           kRef)
       .def(
+          "batch_norm",
+          [](Fusion& fusion, Val* x, Val* weight, Val* bias, Val* running_mean,
+             Val* running_var, bool training, Val* momentum, Val* eps,
+             bool channels_last) {
+            FusionGuard fg(&fusion);
+            const char* op = "batch_norm";
+            auto maybe = [op](Val* v) {
+              return v == nullptr ? nullptr : asTensor(v, op);
+            };
+            BatchNormResult r = batch_norm(
+                asTensor(x, op), maybe(weight), maybe(bias),
+                maybe(running_mean), maybe(running_var), training, momentum,
+                eps, channels_last);
+            return std::vector<Val*>{
+                r.output, r.mean, r.invstd, r.running_mean, r.running_var};
+          },
+          kRef)
+      .def(
           "rms_norm",
           [](Fusion& fusion, Val* x, const std::vector<int64_t>& shape,
              Val* weight, double eps) -> Val* {

@@ -200,6 +200,59 @@ class ComputeOps:
             val = self._fusion.rms_norm(x._val, shape, vals["weight"], float(eps))
         return self._record_op(name, [x], kwargs, self._wrap(val))
 
+    def _batch_norm(
+        self, arg, weight, bias, running_mean, running_var, momentum, eps, training, channels_last
+    ):
+        what = "fd.ops.batch_norm"
+        self._check_defining(what)
+        x = self._tensor_operand(arg, what, 1)
+        tensors = {}
+        for position, (key, value) in enumerate(
+            (
+                ("weight", weight),
+                ("bias", bias),
+                ("running_mean", running_mean),
+                ("running_var", running_var),
+            ),
+            start=2,
+        ):
+            tensors[key] = None if value is None else self._tensor_operand(value, what, position)
+        momentum = self._scalar_operand(momentum, what, 6)
+        eps = self._scalar_operand(eps, what, 7)
+        if not isinstance(training, bool) or not isinstance(channels_last, bool):
+            raise TypeError(f"{what}: training and channels_last must be bools.")
+        if training and tensors["running_mean"] is not None:
+            # The updates are written into the running statistics: checked
+            # before the op is added, so that a bad call adds nothing.
+            for key in ("running_mean", "running_var"):
+                t = tensors[key]
+                if t is None or not any(t is i for i in self._inputs):
+                    raise FuserError(
+                        f"{what}: training updates {key} in place, so it must be "
+                        f"a tensor input of this definition; got {t!r}."
+                    )
+                if any(t is self._inputs[i] for i in self._aliases.values()):
+                    raise FuserError(
+                        f"{what}: {key} ({t.name}) is already updated in place by "
+                        "another output."
+                    )
+        vals = self._fusion.batch_norm(
+            x._val,
+            *[None if t is None else t._val for t in tensors.values()],
+            training,
+            momentum._val,
+            eps._val,
+            channels_last,
+        )
+        outs = tuple(self._wrap(v) for v in vals[:3])
+        kwargs = dict(tensors)
+        kwargs.update(momentum=momentum, eps=eps, training=training, channels_last=channels_last)
+        self._record_op("batch_norm", [x], kwargs, outs)
+        for key, val in zip(("running_mean", "running_var"), vals[3:]):
+            if val is not None:
+                self._add_alias_output(self._wrap(val), tensors[key])
+        return outs
+
     def _welford(self, arg, dims):
         what = "fd.ops.welford"
         self._check_defining(what)

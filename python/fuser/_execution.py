@@ -111,6 +111,13 @@ class ExecutionSupport:
                 "and rank."
             )
 
+    def _add_alias_output(self, tensor, alias_input):
+        """Makes checked `tensor` an output written into `alias_input`."""
+        position = next(i for i, t in enumerate(self._inputs) if t is alias_input)
+        self._aliases[len(self._outputs)] = position
+        self._fusion.add_output(tensor._val)
+        self._outputs.append(tensor)
+
     def _returned(self, inputs, outputs):
         """The outputs execute() returns: those aliasing an input are copied
         into it instead (their sizes checked) and left out."""

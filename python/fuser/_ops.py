@@ -255,6 +255,27 @@ class Ops:
         """torch.nn.functional.rms_norm: arg * rsqrt(mean(arg ** 2) + eps) * weight."""
         return self._fd._norm("rms_norm", arg, normalized_shape, weight, None, eps)
 
+    def batch_norm(
+        self,
+        arg,
+        weight,
+        bias,
+        running_mean,
+        running_var,
+        momentum,
+        eps,
+        training,
+        channels_last=False,
+    ):
+        """torch.nn.functional.batch_norm of arg [N, C, ...] (channels_last:
+        [N, ..., C]) per channel; returns (output, mean, invstd), the
+        statistics [C] in float. Training with running_mean and
+        running_var (tensor inputs) also updates them in place when the
+        fusion runs, as PyTorch does; evaluation normalizes by them."""
+        return self._fd._batch_norm(
+            arg, weight, bias, running_mean, running_var, momentum, eps, training, channels_last
+        )
+
     def welford(self, arg, dims=None):
         """(mean, var_sum, count) of Welford's one-pass reduction: var_sum
         is the sum of squared deviations from the mean, count an int64."""

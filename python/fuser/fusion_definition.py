@@ -320,10 +320,7 @@ class FusionDefinition(OperandChecks, DomainMethods, MovementOps, ComputeOps, Ex
             raise FuserError(f"{what}: only tensors can be outputs; {tensor.name} is a scalar.")
         if alias_input is not None:
             self._check_alias(tensor, alias_input, stride_order, what)
-            position = next(i for i, t in enumerate(self._inputs) if t is alias_input)
-            self._aliases[len(self._outputs)] = position
-            self._fusion.add_output(tensor._val)
-            self._outputs.append(tensor)
+            self._add_alias_output(tensor, alias_input)
             self._records.append(rec.AddOutput(tensor, None, alias_input))
             return
         ids = tensor.logical_domain()

@@ -10,6 +10,7 @@
 #include <runtime/fusion_executor_cache.h>
 #include <runtime/input_binding.h>
 #include <tests/cpp/utils.h>
+#include <transform/redundant_expands.h>
 
 #include <ATen/ATen.h>
 #include <gmock/gmock.h>
@@ -156,6 +157,46 @@ TEST_F(ExpandOpTest, ExpandedOperandsAreReadInOneKernel) {
     const CompiledSchedule s =
         scheduleAndCompile(*fusion, {at::randn({96}), int64_t{1000}});
     EXPECT_EQ(s.type, SchedulerType::Reduction);
+  }
+}
+
+// Before and after transform/redundant_expands.h: the add that joins the
+// expanded axis with x's reads the broadcast; the relu, which nothing
+// else joins, keeps reading the expand.
+TEST_F(ExpandOpTest, ExpandsJoinedByAnotherOperandAreBypassed) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = makeContigTensor(2);
+  TensorView* w = makeContigTensor(1);
+  fusion.addInput(x);
+  fusion.addInput(w);
+  TensorView* row = broadcast(w, {true, false});
+  Val* rows = x->getLogicalDomain()[0]->extent();
+  TensorView* wide = expand(row, {rows, indexConst(-1)});
+  TensorView* sum_out = add(x, wide);
+  TensorView* relu_out = relu(wide);
+  fusion.addOutput(sum_out);
+  fusion.addOutput(relu_out);
+  ASSERT_EQ(sum_out->definition()->input(1), wide);
+
+  EXPECT_EQ(bypassRedundantExpands(&fusion), 1);
+  EXPECT_EQ(sum_out->definition()->input(1), row);
+  EXPECT_EQ(relu_out->definition()->input(0), wide);
+  ASSERT_EQ(wide->uses().size(), 1u);
+
+  // Once the relu is gone, nothing reads the expand: it leaves the exprs.
+  Fusion alone;
+  FusionGuard fg2(&alone);
+  TensorView* a = makeContigTensor(2);
+  TensorView* v = makeContigTensor(1);
+  alone.addInput(a);
+  alone.addInput(v);
+  TensorView* b = broadcast(v, {true, false});
+  alone.addOutput(
+      mul(expand(b, {a->getLogicalDomain()[0]->extent(), indexConst(-1)}), a));
+  EXPECT_EQ(bypassRedundantExpands(&alone), 1);
+  for (Expr* expr : alone.exprs()) {
+    EXPECT_FALSE(expr->isA<ExpandOp>());
   }
 }
 

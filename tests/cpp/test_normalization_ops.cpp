@@ -1,6 +1,6 @@
 // The normalization ops (csrc/ops/normalization.h) against ATen's own
-// softmax, layer norm and RMS norm and their backward functions (autograd
-// for RMS norm), evaluated op by op with ATen on CPU tensors (the
+// softmax, layer norm, RMS norm and batch norm and their backward functions
+// (autograd for RMS norm), evaluated op by op with ATen on CPU tensors (the
 // ExprEval path; the fusion is what a scheduler sees).
 #include <fusion.h>
 #include <ir/all_nodes.h>
@@ -212,6 +212,59 @@ TEST_F(NormalizationOpsTest, RmsNormForwardAndBackward) {
   }
 }
 
+// Training (batch statistics, running statistics updated by momentum
+// with the unbiased variance) and evaluation (running statistics), NCHW
+// and NHWC (channels_last), against ATen's batch norm in float.
+TEST_F(NormalizationOpsTest, BatchNormTrainingAndEvaluation) {
+  for (at::ScalarType type : {at::kFloat, at::kBFloat16}) {
+    for (bool channels_last : {false, true}) {
+      SCOPED_TRACE(channels_last ? "NHWC" : "NCHW");
+      const at::Tensor x = at::randn({8, 6, 5, 4}).to(type);
+      const at::Tensor w = at::randn({6}).to(type);
+      const at::Tensor b = at::randn({6}).to(type);
+      const at::Tensor rm = at::randn({6});
+      const at::Tensor rv = at::rand({6}) + 0.5;
+      const at::Tensor input =
+          channels_last ? x.permute({0, 2, 3, 1}).contiguous() : x;
+      auto layout = [&](const at::Tensor& nchw) {
+        return (channels_last ? nchw.permute({0, 2, 3, 1}).contiguous() : nchw)
+            .to(type);
+      };
+      for (bool training : {true, false}) {
+        SCOPED_TRACE(training ? "training" : "evaluation");
+        at::Tensor new_rm = rm.clone();
+        at::Tensor new_rv = rv.clone();
+        auto [out, mean, invstd] = at::native_batch_norm(
+            x.to(at::kFloat), w.to(at::kFloat), b.to(at::kFloat), new_rm,
+            new_rv, training, 0.1, 1e-5);
+        std::vector<at::Tensor> expected = {layout(out)};
+        if (training) {
+          expected.insert(expected.end(), {mean, invstd, new_rm, new_rv});
+        } else {
+          expected.insert(expected.end(), {rm, at::rsqrt(rv + 1e-5)});
+        }
+        checkAgainst(
+            {input, w, b, rm, rv},
+            [&](Fusion* f, const std::vector<TensorView*>& in) {
+              BatchNormResult r = batch_norm(
+                  in[0], in[1], in[2], in[3], in[4], training, scalar(0.1),
+                  scalar(1e-5), channels_last);
+              f->addOutput(r.output);
+              f->addOutput(r.mean);
+              f->addOutput(r.invstd);
+              if (training) {
+                f->addOutput(r.running_mean);
+                f->addOutput(r.running_var);
+              } else {
+                EXPECT_EQ(r.running_mean, nullptr);
+              }
+            },
+            expected, __LINE__);
+      }
+    }
+  }
+}
+
 TEST_F(NormalizationOpsTest, MisuseIsAUserError) {
   Fusion fusion;
   FusionGuard fg(&fusion);
@@ -237,6 +290,41 @@ TEST_F(NormalizationOpsTest, MisuseIsAUserError) {
   EXPECT_THAT(
       [&] { softmax_backward(x, w3, 1); },
       ThrowsMessage<UserError>(HasSubstr("must have the same rank")));
+  TensorView* c = makeContigTensor(1);
+  fusion.addInput(c);
+  EXPECT_THAT(
+      [&] {
+        batch_norm(
+            c, nullptr, nullptr, nullptr, nullptr, true, nullptr, scalar(1e-5));
+      },
+      ThrowsMessage<UserError>(HasSubstr("needs a batch and a channel axis")));
+  EXPECT_THAT(
+      [&] {
+        batch_norm(
+            x, nullptr, nullptr, nullptr, nullptr, false, nullptr,
+            scalar(1e-5));
+      },
+      ThrowsMessage<UserError>(
+          HasSubstr("evaluation (training=false) normalizes by running_mean")));
+  EXPECT_THAT(
+      [&] {
+        batch_norm(
+            x, nullptr, nullptr, c, nullptr, true, scalar(0.1), scalar(1e-5));
+      },
+      ThrowsMessage<UserError>(
+          HasSubstr("give both running_mean and running_var, or neither")));
+  EXPECT_THAT(
+      [&] {
+        batch_norm(
+            x, w3, nullptr, nullptr, nullptr, true, nullptr, scalar(1e-5));
+      },
+      ThrowsMessage<UserError>(
+          HasSubstr("must have one axis, the channels; got rank 3")));
+  EXPECT_THAT(
+      [&] {
+        batch_norm(x, nullptr, nullptr, c, c, true, nullptr, scalar(1e-5));
+      },
+      ThrowsMessage<UserError>(HasSubstr("needs momentum, a scalar")));
 }
 
 } // namespace fuser

@@ -62,6 +62,8 @@ std::unique_ptr<SegmentedFusion> segmentAndCompile(
   auto segmented = std::make_unique<SegmentedFusion>(fusion);
   Fusion* complete = segmented->completeFusion();
   RuntimeInfo info = makeRuntimeInfo(complete, inputs, /*require_cuda=*/false);
+  checkJoinedInputExtents(complete, info.expressionEvaluator());
+  segmented->bypassRedundantExpands();
   InputSegmentScheduling scheduling(complete, inputs, info);
   segmented->segment(scheduling);
   ExpressionEvaluator& ee = info.expressionEvaluator();
@@ -475,6 +477,120 @@ TEST_F(SegmentationTest, RowTooLargeForOneBlockFallsToSegments) {
   EXPECT_FALSE(small->isSegmented());
 }
 
+// The layouts batch norm is tested in: NCHW, NHWC with C the last
+// logical axis (channels_last), and NCHW whose memory is NHWC (PyTorch's
+// channels_last memory format).
+enum class BatchNormLayout { Nchw, Nhwc, NchwInNhwcMemory };
+
+const char* name(BatchNormLayout layout) {
+  switch (layout) {
+    case BatchNormLayout::Nchw:
+      return "NCHW";
+    case BatchNormLayout::Nhwc:
+      return "NHWC";
+    case BatchNormLayout::NchwInNhwcMemory:
+      return "NCHW in NHWC memory";
+  }
+  return "";
+}
+
+constexpr BatchNormLayout kBatchNormLayouts[] = {
+    BatchNormLayout::Nchw, BatchNormLayout::Nhwc,
+    BatchNormLayout::NchwInNhwcMemory};
+
+// Batch norm in training with its running statistics: outputs the
+// normalized tensor, the batch mean and invstd, and the two running
+// statistics' updates.
+std::unique_ptr<Fusion> batchNormFusion(BatchNormLayout layout) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* x = makeContigTensor(4);
+  TensorView* w = makeContigTensor(1);
+  TensorView* b = makeContigTensor(1);
+  TensorView* rm = makeContigTensor(1);
+  TensorView* rv = makeContigTensor(1);
+  for (TensorView* tv : {x, w, b, rm, rv}) {
+    fusion->addInput(tv);
+  }
+  if (layout == BatchNormLayout::NchwInNhwcMemory) {
+    x->setAllocationDomain(
+        {x->axis(0), x->axis(2), x->axis(3), x->axis(1)}, true);
+  }
+  BatchNormResult r = batch_norm(
+      x, w, b, rm, rv, /*training=*/true, IrBuilder::create<Val>(0.1),
+      IrBuilder::create<Val>(1e-5), layout == BatchNormLayout::Nhwc);
+  for (TensorView* tv :
+       {r.output, r.mean, r.invstd, r.running_mean, r.running_var}) {
+    fusion->addOutput(tv);
+  }
+  return fusion;
+}
+
+std::vector<c10::IValue> batchNormInputs(
+    BatchNormLayout layout, int64_t n, int64_t c, int64_t hw,
+    const at::TensorOptions& options = {}) {
+  at::Tensor x = layout == BatchNormLayout::Nhwc
+                     ? at::randn({n, hw, hw, c}, options)
+                     : at::randn({n, c, hw, hw}, options);
+  if (layout == BatchNormLayout::NchwInNhwcMemory) {
+    x = x.contiguous(at::MemoryFormat::ChannelsLast);
+  }
+  return {
+      x, at::randn({c}, options), at::randn({c}, options),
+      at::randn({c}, options), at::rand({c}, options) + 0.5};
+}
+
+// Batch norm over a batch too large to stay on chip (64 MiB): the
+// per-channel statistics with the running statistics' updates are one
+// reduction kernel, the normalization one pointwise kernel, in every
+// layout. A small NCHW batch is one inner persistent kernel (its H and W
+// are innermost; the batch axis is folded into the rows).
+TEST_F(SegmentationTest, BatchNormIsStatisticsThenNormalization) {
+  for (BatchNormLayout layout : kBatchNormLayouts) {
+    SCOPED_TRACE(name(layout));
+    std::unique_ptr<Fusion> fusion = batchNormFusion(layout);
+    auto segmented =
+        checkedSegments(fusion.get(), batchNormInputs(layout, 256, 64, 32));
+    EXPECT_EQ(
+        schedulerTypes(*segmented),
+        (std::vector<SchedulerType>{
+            SchedulerType::Reduction, SchedulerType::PointWise}));
+  }
+  std::unique_ptr<Fusion> fusion = batchNormFusion(BatchNormLayout::Nchw);
+  auto small = checkedSegments(
+      fusion.get(), batchNormInputs(BatchNormLayout::Nchw, 8, 64, 8));
+  EXPECT_EQ(
+      schedulerTypes(*small),
+      (std::vector<SchedulerType>{SchedulerType::InnerPersistent}));
+}
+
+// Softmax as frontends write it: the row statistics broadcast and
+// expanded to the input's shape (broadcast_in_dim to x.shape). The expands
+// are bypassed (transform/redundant_expands.h), so the schedulers see the
+// statistics' broadcasts and the softmax is one inner persistent kernel.
+TEST_F(SegmentationTest, ExpandedStatisticsAreReadAsBroadcasts) {
+  auto fusion = std::make_unique<Fusion>();
+  {
+    FusionGuard fg(fusion.get());
+    TensorView* x = makeContigTensor(2);
+    fusion->addInput(x);
+    auto along_rows = [&](TensorView* stat) {
+      Val* cols = x->getLogicalDomain()[1]->extent();
+      return expand(
+          broadcast(stat, {false, true}), {IrBuilder::indexConst(-1), cols});
+    };
+    TensorView* e = exp(sub(x, along_rows(max(x, {1}))));
+    fusion->addOutput(div(e, along_rows(sum(e, {1}))));
+  }
+  auto segmented = checkedSegments(fusion.get(), {at::randn({64, 1000})});
+  EXPECT_EQ(
+      schedulerTypes(*segmented),
+      (std::vector<SchedulerType>{SchedulerType::InnerPersistent}));
+  for (Expr* expr : segmented->completeFusion()->exprs()) {
+    EXPECT_FALSE(expr->isA<ExpandOp>()) << expr->toString();
+  }
+}
+
 TEST_F(SegmentationTest, MatmulThenLayerNorm) {
   std::unique_ptr<Fusion> fusion = matmulLayerNormFusion();
   auto segmented = checkedSegments(
@@ -740,6 +856,20 @@ TEST_F(SegmentationGpuTest, MatmulThenLayerNorm) {
           __LINE__),
       (std::vector<SchedulerType>{
           SchedulerType::Matmul, SchedulerType::InnerPersistent}));
+}
+
+TEST_F(SegmentationGpuTest, BatchNormMatchesATen) {
+  const auto options = at::TensorOptions().device(at::kCUDA);
+  for (BatchNormLayout layout : kBatchNormLayouts) {
+    for (int64_t n : {8, 256}) {
+      SCOPED_TRACE(std::string(name(layout)) + ", N " + std::to_string(n));
+      FusionExecutorCache fec(batchNormFusion(layout));
+      const std::vector<SchedulerType> types =
+          runOnGpu(fec, batchNormInputs(layout, n, 64, 32, options), __LINE__);
+      EXPECT_THAT(
+          types, ::testing::Not(::testing::Contains(SchedulerType::ExprEval)));
+    }
+  }
 }
 
 TEST_F(SegmentationGpuTest, ReshapeBetweenTwoReductions) {

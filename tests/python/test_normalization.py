@@ -1,4 +1,4 @@
-"""fd.ops.softmax, log_softmax, their backward ops, layer_norm and rms_norm
+"""fd.ops.softmax, log_softmax, their backward ops, layer_norm, rms_norm and batch_norm
 (csrc/ops/normalization.h): definitions, printing and misuse on the CPU;
 on the GPU the results against torch."""
 
@@ -80,3 +80,68 @@ def test_normalizations_match_torch(dtype):
     for got, want in zip(outs, expected):
         assert got.dtype == dtype and got.shape == want.shape
         torch.testing.assert_close(got, want, rtol=tol, atol=tol)
+
+
+def test_batch_norm_prints_round_trips_and_updates_running_stats_as_outputs():
+    with FusionDefinition() as fd:
+        x = contiguous_tensor(fd, 4)
+        w, b, rm, rv = (contiguous_tensor(fd, 1) for _ in range(4))
+        out, mean, invstd = fd.ops.batch_norm(x, w, b, rm, rv, 0.1, 1e-5, True)
+        fd.add_output(out)
+        fd.add_output(mean)
+    text = str(fd)
+    assert (
+        "fd.ops.batch_norm(T0, weight=T1, bias=T2, running_mean=T3, running_var=T4, "
+        "momentum=S0, eps=S1, training=True, channels_last=False)" in text
+    )
+    # The running statistics' updates are outputs written into T3 and T4,
+    # not printed (the op adds them again when the definition is re-run).
+    assert "alias_input" not in text
+    assert len(fd.outputs()) == 4
+    assert_round_trip(fd)
+    with FusionDefinition() as fd:
+        x = contiguous_tensor(fd, 2)
+        c = contiguous_tensor(fd, 1)
+        with pytest.raises(FuserError, match="training updates running_mean in place"):
+            fd.ops.batch_norm(x, None, None, fd.ops.neg(c), c, 0.1, 1e-5, True)
+        with pytest.raises(FuserError, match="normalizes by running_mean"):
+            fd.ops.batch_norm(x, None, None, None, None, 0.1, 1e-5, False)
+        with pytest.raises(TypeError, match="training and channels_last must be bools"):
+            fd.ops.batch_norm(x, None, None, None, None, 0.1, 1e-5, 1)
+        out, _, _ = fd.ops.batch_norm(x, None, None, None, None, 0.1, 1e-5, True)
+        fd.add_output(out)  # still usable
+
+
+@requires_gpu
+@pytest.mark.parametrize("channels_last", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_batch_norm_matches_torch_and_updates_running_stats(channels_last, dtype):
+    fuser_dtype = {torch.float32: DataType.Float, torch.bfloat16: DataType.BFloat16}[dtype]
+    x = torch.randn(16, 64, 9, 7, device="cuda", dtype=dtype)
+    w = torch.randn(64, device="cuda", dtype=dtype)
+    b = torch.randn(64, device="cuda", dtype=dtype)
+    rm = torch.randn(64, device="cuda")
+    rv = torch.rand(64, device="cuda") + 0.5
+    want_rm, want_rv = rm.clone(), rv.clone()
+    want = torch.nn.functional.batch_norm(
+        x.float(), want_rm, want_rv, w.float(), b.float(), True, 0.1, 1e-5
+    ).to(dtype)
+    x_in = x.permute(0, 2, 3, 1).contiguous() if channels_last else x
+    with FusionDefinition() as fd:
+        tx = contiguous_tensor(fd, 4, fuser_dtype)
+        tw, tb = (contiguous_tensor(fd, 1, fuser_dtype) for _ in range(2))
+        trm, trv = (contiguous_tensor(fd, 1) for _ in range(2))
+        out, mean, invstd = fd.ops.batch_norm(
+            tx, tw, tb, trm, trv, 0.1, 1e-5, True, channels_last=channels_last
+        )
+        fd.add_output(out)
+        fd.add_output(mean)
+    got, got_mean = fd.execute([x_in, w, b, rm, rv])
+    if channels_last:
+        got = got.permute(0, 3, 1, 2)
+    tol = 1e-4 if dtype == torch.float32 else 2e-2
+    torch.testing.assert_close(got, want, rtol=tol, atol=tol)
+    torch.testing.assert_close(got_mean, x.float().mean((0, 2, 3)), rtol=1e-4, atol=1e-4)
+    # The running statistics were updated in place, as torch updates them.
+    torch.testing.assert_close(rm, want_rm, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(rv, want_rv, rtol=1e-4, atol=1e-4)
