@@ -292,12 +292,31 @@ def case_list():
 
         return make
 
-    def d_batch_norm(fd, m, ins):
-        x, w, b, rm, rv = (define_input(fd, m, t) for t in ins)
-        momentum = fd.define_scalar(0.1, dtype=m.DataType.Double)
-        eps = fd.define_scalar(EPS, dtype=m.DataType.Double)
-        out, _, _ = fd.ops.batch_norm(x, w, b, rm, rv, momentum, eps, True)
-        fd.add_output(out)
+    def d_batch_norm(dtype):
+        # With the primitives both frontends share (nvFuser's direct
+        # bindings have no batch_norm): statistics over N, H, W of the
+        # logical NCHW input, the running statistics written back in place.
+        def define(fd, m, ins):
+            x, w, b, rm, rv = (define_input(fd, m, t) for t in ins)
+            n, c, h, wd = ins[0].shape
+            xf = to_float(fd, m, x, dtype)
+            var, mean = fd.ops.var_mean(xf, [0, 2, 3], 0)
+            invstd = fd.ops.rsqrt(fd.ops.add(var, EPS))
+
+            def per_channel(v):
+                return fd.ops.broadcast_in_dim(v, list(ins[0].shape), [1])
+
+            y = fd.ops.mul(fd.ops.sub(xf, per_channel(mean)), per_channel(invstd))
+            y = fd.ops.mul(y, per_channel(to_float(fd, m, w, dtype)))
+            y = fd.ops.add(y, per_channel(to_float(fd, m, b, dtype)))
+            fd.add_output(to_dtype(fd, m, y, dtype))
+            count = n * h * wd
+            unbiased = fd.ops.mul(var, count / (count - 1))
+            for running, batch in ((rm, mean), (rv, unbiased)):
+                updated = fd.ops.add(fd.ops.mul(running, 0.9), fd.ops.mul(batch, 0.1))
+                fd.add_output(updated, alias_input=running)
+
+        return define
 
     def t_batch_norm(x, w, b, rm, rv):
         y = torch.nn.functional.batch_norm(x.float(), rm, rv, w.float(), b.float(), True, 0.1, EPS)
@@ -310,7 +329,7 @@ def case_list():
                 f"{tag}batch_norm_nhwc_C{channels}",
                 bn_inputs(channels, dtype),
                 t_batch_norm,
-                d_batch_norm,
+                d_batch_norm(dtype),
                 lambda ins: 2 * nbytes(ins[0]),
                 tol=3e-2 if dtype == bf16 else 1e-3,
             )

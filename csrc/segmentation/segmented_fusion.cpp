@@ -3,6 +3,7 @@
 #include <ir/all_nodes.h>
 #include <ir/cloner.h>
 #include <segmentation/segmenter.h>
+#include <transform/input_forwarding.h>
 #include <transform/redundant_expands.h>
 
 #include <algorithm>
@@ -40,6 +41,22 @@ void appendScalarInputs(Val* scalar, std::vector<Val*>& inputs) {
   }
   for (Val* in : def->inputs()) {
     appendScalarInputs(in, inputs);
+  }
+}
+
+// The scalars the extents of `out` are computed from, where they are not
+// another tensor's sizes: the size an expand gives (a scalar input, read by
+// no expr) must reach the group's kernel as an input of its own.
+void appendExtentInputs(Val* out, std::vector<Val*>& inputs) {
+  auto* tv = dynamic_cast<TensorView*>(out);
+  if (tv == nullptr) {
+    return;
+  }
+  for (IterDomain* id : tv->getLogicalDomain()) {
+    Val* extent = id->extent();
+    if (extent->isFusionInput() || extent->definition() != nullptr) {
+      appendScalarInputs(extent, inputs);
+    }
   }
 }
 
@@ -102,6 +119,7 @@ SegmentedGroup::SegmentedGroup(
       }
     }
     for (Val* out : expr->outputs()) {
+      appendExtentInputs(out, inputs_);
       bool read_elsewhere = out->isFusionOutput();
       for (Expr* use : out->uses()) {
         read_elsewhere |= live.count(use) && !mine.count(use);
@@ -142,7 +160,16 @@ void SegmentedFusion::cutAtSegmentSets() {
 }
 
 void SegmentedFusion::segment(SegmentScheduling& scheduling) {
-  setGroups(segmentExprs(complete_.get(), tensor_exprs_, scheduling));
+  std::vector<std::vector<Expr*>> groups =
+      segmentExprs(complete_.get(), tensor_exprs_, scheduling);
+  // Cut into several kernels: each recomputes what it reads of an input's
+  // unary chain instead of reading it from another (doc/segmentation.md
+  // §7). One kernel needs no copies.
+  if (groups.size() > 1 && forwardUnaryChainsFromInputs(complete_.get()) > 0) {
+    cutAtSegmentSets();
+    groups = segmentExprs(complete_.get(), tensor_exprs_, scheduling);
+  }
+  setGroups(groups);
 }
 
 void SegmentedFusion::setGroups(

@@ -1,7 +1,7 @@
 #include <transform/propagator.h>
 
-#include <ir/all_nodes.h>
 #include <id_model/logical_domain_map.h>
+#include <ir/all_nodes.h>
 #include <transform_replay.h>
 
 #include <algorithm>

@@ -501,12 +501,13 @@ constexpr BatchNormLayout kBatchNormLayouts[] = {
 // Batch norm in training with its running statistics: outputs the
 // normalized tensor, the batch mean and invstd, and the two running
 // statistics' updates.
-std::unique_ptr<Fusion> batchNormFusion(BatchNormLayout layout) {
+std::unique_ptr<Fusion> batchNormFusion(
+    BatchNormLayout layout, DataType dtype = DataType::Float) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());
-  TensorView* x = makeContigTensor(4);
-  TensorView* w = makeContigTensor(1);
-  TensorView* b = makeContigTensor(1);
+  TensorView* x = makeContigTensor(4, dtype);
+  TensorView* w = makeContigTensor(1, dtype);
+  TensorView* b = makeContigTensor(1, dtype);
   TensorView* rm = makeContigTensor(1);
   TensorView* rv = makeContigTensor(1);
   for (TensorView* tv : {x, w, b, rm, rv}) {
@@ -528,7 +529,7 @@ std::unique_ptr<Fusion> batchNormFusion(BatchNormLayout layout) {
 
 std::vector<c10::IValue> batchNormInputs(
     BatchNormLayout layout, int64_t n, int64_t c, int64_t hw,
-    const at::TensorOptions& options = {}) {
+    const at::TensorOptions& options = {}, at::ScalarType dtype = at::kFloat) {
   at::Tensor x = layout == BatchNormLayout::Nhwc
                      ? at::randn({n, hw, hw, c}, options)
                      : at::randn({n, c, hw, hw}, options);
@@ -536,8 +537,9 @@ std::vector<c10::IValue> batchNormInputs(
     x = x.contiguous(at::MemoryFormat::ChannelsLast);
   }
   return {
-      x, at::randn({c}, options), at::randn({c}, options),
-      at::randn({c}, options), at::rand({c}, options) + 0.5};
+      x.to(dtype), at::randn({c}, options).to(dtype),
+      at::randn({c}, options).to(dtype), at::randn({c}, options),
+      at::rand({c}, options) + 0.5};
 }
 
 // Batch norm over a batch too large to stay on chip (64 MiB): the
@@ -556,6 +558,17 @@ TEST_F(SegmentationTest, BatchNormIsStatisticsThenNormalization) {
         (std::vector<SchedulerType>{
             SchedulerType::Reduction, SchedulerType::PointWise}));
   }
+  // bf16 data with float running statistics, as PyTorch keeps them.
+  std::unique_ptr<Fusion> bf16 =
+      batchNormFusion(BatchNormLayout::NchwInNhwcMemory, DataType::BFloat16);
+  auto bf16_segments = checkedSegments(
+      bf16.get(),
+      batchNormInputs(
+          BatchNormLayout::NchwInNhwcMemory, 256, 64, 32, {}, at::kBFloat16));
+  EXPECT_EQ(
+      schedulerTypes(*bf16_segments),
+      (std::vector<SchedulerType>{
+          SchedulerType::Reduction, SchedulerType::PointWise}));
   std::unique_ptr<Fusion> fusion = batchNormFusion(BatchNormLayout::Nchw);
   auto small = checkedSegments(
       fusion.get(), batchNormInputs(BatchNormLayout::Nchw, 8, 64, 8));
@@ -589,6 +602,29 @@ TEST_F(SegmentationTest, ExpandedStatisticsAreReadAsBroadcasts) {
   for (Expr* expr : segmented->completeFusion()->exprs()) {
     EXPECT_FALSE(expr->isA<ExpandOp>()) << expr->toString();
   }
+}
+
+// A size given to expand as a scalar input is read by no expr, only by
+// the expanded axis: the segment computing on that axis still takes the
+// scalar as an input (its kernel needs the extent).
+TEST_F(SegmentationTest, SizesGivenToExpandAreSegmentInputs) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* w = makeContigTensor(1);
+  Val* n = IrBuilder::create<Val>(DataType::Int);
+  fusion->addInput(w);
+  fusion->addInput(n);
+  TensorView* wide =
+      expand(broadcast(w, {false, true}), {IrBuilder::indexConst(-1), n});
+  fusion->addOutput(sum(mul(wide, IrBuilder::create<Val>(2.0)), {1}));
+  auto segmented = checkedSegments(fusion.get(), {at::randn({96}), int64_t{7}});
+  ASSERT_EQ(segmented->groups().size(), 1u);
+  const std::vector<Val*>& inputs = segmented->groups()[0]->inputs();
+  EXPECT_NE(
+      std::find(
+          inputs.begin(), inputs.end(),
+          segmented->completeFusion()->inputs()[1]),
+      inputs.end());
 }
 
 TEST_F(SegmentationTest, MatmulThenLayerNorm) {
