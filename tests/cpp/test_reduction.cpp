@@ -325,6 +325,28 @@ TEST_F(ReductionTest, EveryOpAndKeepDim) {
   }
 }
 
+// An epilogue may combine the result with tensors of its shape computed
+// beside the reduction (a running statistic's update: running * 0.9 +
+// mean * 0.1), inner or outer.
+TEST_F(ReductionTest, EpiloguesMayReadTensorsOfTheResultsShape) {
+  for (const std::vector<int64_t>& layout :
+       {std::vector<int64_t>{}, std::vector<int64_t>{1, 0}}) {
+    Case c = reductionCase(
+        {256, 1024},
+        [](Fusion* f, TensorView* in) {
+          TensorView* running = makeContigTensor(1);
+          f->addInput(running);
+          TensorView* kept = mul(running, IrBuilder::create<Val>(0.9));
+          TensorView* batch = mul(sum(in, {1}), IrBuilder::create<Val>(0.1));
+          f->addOutput(add(kept, batch));
+        },
+        DataType::Float, layout);
+    c.inputs.push_back(at::randn({256}));
+    Scheduled s = scheduleCopy(c);
+    EXPECT_EQ(s.type, SchedulerType::Reduction) << "layout " << layout.size();
+  }
+}
+
 // A normalization (the reduction's result meets the input again) is not a
 // reduction fusion.
 TEST_F(ReductionTest, NormalizationIsDeclined) {
