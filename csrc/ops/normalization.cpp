@@ -7,6 +7,7 @@
 #include <ops/reduction.h>
 #include <ops/utils.h>
 
+#include <initializer_list>
 #include <numeric>
 #include <utility>
 
@@ -236,6 +237,43 @@ TensorView* perChannel(
   return broadcast(inType(tv, dtype), flags);
 }
 
+// What batch_norm and its backward share: x's channel axis, the axes its
+// statistics reduce, and their element count (a Double scalar).
+struct ChannelAxes {
+  int64_t rank;
+  int64_t channel;
+  std::vector<int64_t> reduced;
+  Val* count;
+};
+
+// Checks x and the per-channel tensors (nullptr allowed), before any op
+// is added, so that a bad call adds nothing.
+ChannelAxes channelAxes(
+    TensorView* x, bool channels_last, const char* op,
+    std::initializer_list<std::pair<TensorView*, const char*>> per_channel) {
+  ChannelAxes c;
+  c.rank = rankOf(x);
+  FUSER_CHECK(
+      c.rank >= 2, op, " of ", x->toString(), " (rank ", c.rank,
+      "): the input needs a batch and a channel axis.");
+  for (auto [tv, what] : per_channel) {
+    FUSER_CHECK(
+        tv == nullptr || rankOf(tv) == 1, op, ": the ", what, " ",
+        tv->toString(), " must have one axis, the channels; got rank ",
+        rankOf(tv), ".");
+  }
+  c.channel = channels_last ? c.rank - 1 : 1;
+  c.count = IrBuilder::create<Val>(1.0);
+  const auto logical = TensorDomain::noReductions(x->getLogicalDomain());
+  for (int64_t a = 0; a < c.rank; ++a) {
+    if (a != c.channel) {
+      c.reduced.push_back(a);
+      c.count = mul(c.count, logical[static_cast<size_t>(a)]->extent());
+    }
+  }
+  return c;
+}
+
 // (1 - momentum) * running + momentum * batch, in running's type.
 TensorView* runningUpdate(
     TensorView* running, TensorView* batch, Val* momentum, DataType dtype) {
@@ -254,49 +292,32 @@ BatchNormResult batch_norm(
   const char* op = "batch_norm";
   const DataType dtype = ops::statisticsType(x, op);
   checkEps(eps, op);
-  const int64_t rank = rankOf(x);
-  FUSER_CHECK(
-      rank >= 2, "batch_norm of ", x->toString(), " (rank ", rank,
-      "): the input needs a batch and a channel axis.");
   FUSER_CHECK(
       (running_mean == nullptr) == (running_var == nullptr),
       "batch_norm: give both running_mean and running_var, or neither.");
-  // Checked before any op is added, so that a bad call adds nothing.
-  for (auto [tv, what] :
-       {std::pair{weight, "weight"},
-        {bias, "bias"},
-        {running_mean, "running_mean"},
-        {running_var, "running_var"}}) {
-    FUSER_CHECK(
-        tv == nullptr || rankOf(tv) == 1, "batch_norm: the ", what, " ",
-        tv->toString(), " must have one axis, the channels; got rank ",
-        rankOf(tv), ".");
-  }
+  const ChannelAxes c = channelAxes(
+      x, channels_last, op,
+      {{weight, "weight"},
+       {bias, "bias"},
+       {running_mean, "running_mean"},
+       {running_var, "running_var"}});
   FUSER_CHECK(
       !training || running_mean == nullptr ||
           (momentum != nullptr && momentum->isScalar()),
       "batch_norm: updating the running statistics needs momentum, a "
       "scalar.");
-  const int64_t channel = channels_last ? rank - 1 : 1;
-  std::vector<int64_t> axes;
-  Val* count = IrBuilder::create<Val>(1.0);
-  const auto logical = TensorDomain::noReductions(x->getLogicalDomain());
-  for (int64_t a = 0; a < rank; ++a) {
-    if (a != channel) {
-      axes.push_back(a);
-      count = mul(count, logical[static_cast<size_t>(a)]->extent());
-    }
-  }
+  const int64_t rank = c.rank;
+  const int64_t channel = c.channel;
   TensorView* xf = inType(x, dtype);
   BatchNormResult result;
   TensorView* var = nullptr;
   if (training) {
-    VarMeanResult stats = varianceMean(xf, axes, /*correction=*/0, false);
+    VarMeanResult stats = varianceMean(xf, c.reduced, /*correction=*/0, false);
     result.mean = stats.mean;
     var = stats.var;
     if (running_mean != nullptr) {
       TensorView* unbiased =
-          div(mul(var, count), sub(count, IrBuilder::create<Val>(1.0)));
+          div(mul(var, c.count), sub(c.count, IrBuilder::create<Val>(1.0)));
       result.running_mean =
           runningUpdate(running_mean, result.mean, momentum, dtype);
       result.running_var =
@@ -322,6 +343,58 @@ BatchNormResult batch_norm(
   }
   result.output = inType(y, x->dtype());
   return result;
+}
+
+BackwardNormResult batch_norm_backward(
+    TensorView* dy, TensorView* x, TensorView* weight, TensorView* running_mean,
+    TensorView* running_var, TensorView* save_mean, TensorView* save_invstd,
+    bool training, Val* eps, bool channels_last) {
+  const char* op = "batch_norm_backward";
+  const DataType dtype = ops::statisticsType(x, op);
+  ops::statisticsType(dy, op);
+  checkSameRank(dy, x, op);
+  TensorView* mean_in = training ? save_mean : running_mean;
+  TensorView* spread_in = training ? save_invstd : running_var;
+  FUSER_CHECK(
+      mean_in != nullptr && spread_in != nullptr, op,
+      training ? ": training needs save_mean and save_invstd (batch_norm's "
+                 "mean and invstd)."
+               : ": evaluation (training=false) needs running_mean and "
+                 "running_var.");
+  if (!training) {
+    checkEps(eps, op);
+  }
+  const ChannelAxes c = channelAxes(
+      x, channels_last, op,
+      {{weight, "weight"},
+       {mean_in, training ? "save_mean" : "running_mean"},
+       {spread_in, training ? "save_invstd" : "running_var"}});
+  auto along = [&](TensorView* tv) {
+    return perChannel(tv, c.rank, c.channel, dtype);
+  };
+  TensorView* mean = inType(mean_in, dtype);
+  TensorView* invstd = training ? inType(spread_in, dtype)
+                                : rsqrt(add(inType(spread_in, dtype), eps));
+  TensorView* dyf = inType(dy, dtype);
+  TensorView* centered = sub(inType(x, dtype), along(mean));
+  // The per-channel sums of dy and of dy * (x - mean).
+  TensorView* sum_dy = sum(dyf, c.reduced);
+  TensorView* dot = sum(mul(dyf, centered), c.reduced);
+  TensorView* scale =
+      weight == nullptr ? invstd : mul(invstd, inType(weight, dtype));
+  TensorView* dx = dyf;
+  if (training) {
+    // dx = (dy - mean(dy) - (x - mean) * dot * invstd^2 / n) * invstd * w.
+    TensorView* mean_dy = div(sum_dy, c.count);
+    TensorView* proj = div(mul(dot, mul(invstd, invstd)), c.count);
+    dx = sub(sub(dyf, along(mean_dy)), mul(centered, along(proj)));
+  }
+  const DataType param_type = weight != nullptr ? weight->dtype() : x->dtype();
+  BackwardNormResult grads;
+  grads.grad_input = inType(mul(dx, along(scale)), x->dtype());
+  grads.grad_weight = inType(mul(dot, invstd), param_type);
+  grads.grad_bias = inType(sum_dy, param_type);
+  return grads;
 }
 
 BackwardNormResult layer_norm_backward(

@@ -82,4 +82,15 @@ BackwardNormResult rms_norm_backward(
     TensorView* dy, TensorView* x, const std::vector<int64_t>& normalized_shape,
     TensorView* invstd, TensorView* weight);
 
+// Gradients of batch_norm (torch.native_batch_norm_backward) from the
+// output gradient `dy` and the input x, in the forward's layout: training
+// normalizes by the forward's save_mean and save_invstd ([C], as
+// batch_norm returns them), evaluation by running_mean and running_var
+// with eps. grad_weight and grad_bias are [C] in weight's type (x's when
+// there is no weight), grad_input in x's.
+BackwardNormResult batch_norm_backward(
+    TensorView* dy, TensorView* x, TensorView* weight, TensorView* running_mean,
+    TensorView* running_var, TensorView* save_mean, TensorView* save_invstd,
+    bool training, Val* eps, bool channels_last = false);
+
 } // namespace fuser

@@ -2,6 +2,7 @@
 
 #include <ir/all_nodes.h>
 #include <ops/all_ops.h>
+#include <ops/rebuild.h>
 #include <scheduler/utils.h>
 
 #include <algorithm>
@@ -11,37 +12,6 @@
 namespace fuser {
 
 namespace {
-
-// The same pointwise expr as `expr` over `inputs`, or nullptr for another
-// kind of expr.
-Val* rebuild(Expr* expr, const std::vector<Val*>& inputs) {
-  if (auto* uop = dynamic_cast<UnaryOp*>(expr)) {
-    if (uop->opType() == UnaryOpType::Cast) {
-      return castOp(uop->out()->dtype(), inputs[0]);
-    }
-    return unaryOp(uop->opType(), inputs[0]);
-  }
-  if (auto* bop = dynamic_cast<BinaryOp*>(expr)) {
-    return binaryOp(bop->opType(), inputs[0], inputs[1]);
-  }
-  if (auto* top = dynamic_cast<TernaryOp*>(expr)) {
-    if (top->opType() == TernaryOpType::Where) {
-      return where(inputs[0], inputs[1], inputs[2]);
-    }
-    return nullptr;
-  }
-  if (auto* bcast = dynamic_cast<BroadcastOp*>(expr)) {
-    return broadcast(
-        inputs[0]->as<TensorView>(), bcast->getBroadcastDimFlags());
-  }
-  if (auto* ldst = dynamic_cast<LoadStoreOp*>(expr)) {
-    if (ldst->opType() == LoadStoreOpType::Set &&
-        inputs[0]->isA<TensorView>()) {
-      return set(inputs[0]->as<TensorView>());
-    }
-  }
-  return nullptr;
-}
 
 // Rebuilds tensors from fusion inputs and reduction results (`available`)
 // through exprs cheap to compute again; tensors it cannot rebuild stay
@@ -99,7 +69,7 @@ class Recomputer {
       auto* in_tv = dynamic_cast<TensorView*>(in);
       inputs.push_back(in_tv != nullptr ? rebuilt(in_tv) : in);
     }
-    Val* result = rebuild(def, inputs);
+    Val* result = rebuildPointwise(def, inputs);
     FUSER_INTERNAL_ASSERT(
         result != nullptr && result->dtype() == tv->dtype(), "rebuilding ",
         tv->toString());
@@ -354,7 +324,7 @@ void broadcastSideInputsFirst(Fusion* fusion) {
     }
     Val* value = broadcast(tv, bcast->getBroadcastDimFlags());
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-      value = rebuild(*it, {value});
+      value = rebuildPointwise(*it, {value});
     }
     replaceUses(fusion, bcast->out(), value);
   }

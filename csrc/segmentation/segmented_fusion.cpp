@@ -165,7 +165,8 @@ void SegmentedFusion::segment(SegmentScheduling& scheduling) {
   // Cut into several kernels: each recomputes what it reads of an input's
   // unary chain instead of reading it from another (doc/segmentation.md
   // §7). One kernel needs no copies.
-  if (groups.size() > 1 && forwardUnaryChainsFromInputs(complete_.get()) > 0) {
+  if (groups.size() > 1 &&
+      forwardPointwiseChainsFromInputs(complete_.get()) > 0) {
     cutAtSegmentSets();
     groups = segmentExprs(complete_.get(), tensor_exprs_, scheduling);
   }

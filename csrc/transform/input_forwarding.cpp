@@ -1,42 +1,78 @@
 #include <transform/input_forwarding.h>
 
 #include <ir/all_nodes.h>
-#include <ops/arith.h>
+#include <ops/rebuild.h>
+#include <scheduler/utils.h>
 
-#include <unordered_set>
+#include <set>
+#include <unordered_map>
 #include <vector>
 
 namespace fuser {
 
 namespace {
 
-// A new chain computing what `tv` computes from its fusion input.
-Val* copyOfChain(TensorView* tv) {
-  auto* uop = tv->definition()->as<UnaryOp>();
-  Val* in = uop->in();
-  if (!in->isFusionInput()) {
-    in = copyOfChain(in->as<TensorView>());
+// More full-size inputs than this make a copy read more than a write and a
+// read of the tensor would.
+constexpr size_t kMaxFullSizeInputs = 2;
+
+// What rebuildPointwise can make again.
+bool isPointwiseTensorExpr(Expr* expr) {
+  auto* top = dynamic_cast<TernaryOp*>(expr);
+  return expr->isA<UnaryOp>() || expr->isA<BinaryOp>() ||
+         expr->isA<BroadcastOp>() ||
+         (top != nullptr && top->opType() == TernaryOpType::Where);
+}
+
+// A new computation of `tv` from the fusion inputs.
+Val* copyFromInputs(TensorView* tv) {
+  Expr* def = tv->definition();
+  std::vector<Val*> inputs;
+  for (Val* in : def->inputs()) {
+    auto* in_tv = dynamic_cast<TensorView*>(in);
+    inputs.push_back(
+        in_tv == nullptr || in_tv->isFusionInput() ? in
+                                                   : copyFromInputs(in_tv));
   }
-  return uop->opType() == UnaryOpType::Cast ? castOp(tv->dtype(), in)
-                                            : unaryOp(uop->opType(), in);
+  Val* copy = rebuildPointwise(def, inputs);
+  FUSER_INTERNAL_ASSERT(copy != nullptr, "cannot recompute ", tv->toString());
+  return copy;
 }
 
 } // namespace
 
-int64_t forwardUnaryChainsFromInputs(Fusion* fusion) {
+int64_t forwardPointwiseChainsFromInputs(Fusion* fusion) {
   FusionGuard fg(fusion);
-  // Tensors computed from a fusion input by UnaryOps alone.
-  std::unordered_set<Val*> forwardable;
+  // Per tensor computed from inputs by pointwise ops: the inputs of its
+  // rank it reads.
+  std::unordered_map<Val*, std::set<Val*>> full_size_inputs;
   std::vector<TensorView*> order;
   for (Expr* expr : fusion->exprs()) {
-    auto* uop = dynamic_cast<UnaryOp*>(expr);
-    if (uop == nullptr || !uop->out()->isA<TensorView>() ||
-        !uop->in()->isA<TensorView>()) {
+    auto* out = dynamic_cast<TensorView*>(expr->output(0));
+    if (out == nullptr || !isPointwiseTensorExpr(expr)) {
       continue;
     }
-    if (uop->in()->isFusionInput() || forwardable.count(uop->in())) {
-      forwardable.insert(uop->out());
-      order.push_back(uop->out()->as<TensorView>());
+    std::set<Val*> reads;
+    bool from_inputs = true;
+    for (Val* in : expr->inputs()) {
+      auto* tv = dynamic_cast<TensorView*>(in);
+      if (tv == nullptr) {
+        continue;
+      }
+      if (tv->isFusionInput()) {
+        if (scheduler_utils::rankOf(tv) == scheduler_utils::rankOf(out)) {
+          reads.insert(tv);
+        }
+      } else if (auto it = full_size_inputs.find(tv);
+                 it != full_size_inputs.end()) {
+        reads.insert(it->second.begin(), it->second.end());
+      } else {
+        from_inputs = false;
+      }
+    }
+    if (from_inputs && reads.size() <= kMaxFullSizeInputs) {
+      full_size_inputs.emplace(out, std::move(reads));
+      order.push_back(out);
     }
   }
   int64_t copies = 0;
@@ -48,7 +84,7 @@ int64_t forwardUnaryChainsFromInputs(Fusion* fusion) {
     // A copy: replaceInput edits the uses.
     const std::vector<Expr*> uses = tv->uses();
     for (size_t i = 1; i < uses.size(); ++i) {
-      fusion->replaceInput(uses[i], tv, copyOfChain(tv));
+      fusion->replaceInput(uses[i], tv, copyFromInputs(tv));
       ++copies;
     }
   }

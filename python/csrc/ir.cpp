@@ -685,6 +685,23 @@ void bindIr(py::module_& m) {
           },
           kRef)
       .def(
+          "batch_norm_backward",
+          [](Fusion& fusion, Val* dy, Val* x, Val* weight, Val* running_mean,
+             Val* running_var, Val* save_mean, Val* save_invstd, bool training,
+             Val* eps, bool channels_last) {
+            FusionGuard fg(&fusion);
+            const char* op = "batch_norm_backward";
+            auto maybe = [op](Val* v) {
+              return v == nullptr ? nullptr : asTensor(v, op);
+            };
+            BackwardNormResult g = batch_norm_backward(
+                asTensor(dy, op), asTensor(x, op), maybe(weight),
+                maybe(running_mean), maybe(running_var), maybe(save_mean),
+                maybe(save_invstd), training, eps, channels_last);
+            return std::vector<Val*>{g.grad_input, g.grad_weight, g.grad_bias};
+          },
+          kRef)
+      .def(
           "rms_norm",
           [](Fusion& fusion, Val* x, const std::vector<int64_t>& shape,
              Val* weight, double eps) -> Val* {

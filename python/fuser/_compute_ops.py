@@ -253,6 +253,52 @@ class ComputeOps:
                 self._add_alias_output(self._wrap(val), tensors[key])
         return outs
 
+    def _batch_norm_backward(
+        self,
+        grad,
+        arg,
+        weight,
+        running_mean,
+        running_var,
+        save_mean,
+        save_invstd,
+        eps,
+        training,
+        channels_last,
+    ):
+        what = "fd.ops.batch_norm_backward"
+        self._check_defining(what)
+        dy = self._tensor_operand(grad, what, 1)
+        x = self._tensor_operand(arg, what, 2)
+        tensors = {}
+        for position, (key, value) in enumerate(
+            (
+                ("weight", weight),
+                ("running_mean", running_mean),
+                ("running_var", running_var),
+                ("save_mean", save_mean),
+                ("save_invstd", save_invstd),
+            ),
+            start=3,
+        ):
+            tensors[key] = None if value is None else self._tensor_operand(value, what, position)
+        eps = self._scalar_operand(eps, what, 8)
+        if not isinstance(training, bool) or not isinstance(channels_last, bool):
+            raise TypeError(f"{what}: training and channels_last must be bools.")
+        vals = self._fusion.batch_norm_backward(
+            dy._val,
+            x._val,
+            *[None if t is None else t._val for t in tensors.values()],
+            training,
+            eps._val,
+            channels_last,
+        )
+        outs = tuple(self._wrap(v) for v in vals)
+        kwargs = dict(tensors)
+        kwargs.update(eps=eps, training=training, channels_last=channels_last)
+        self._record_op("batch_norm_backward", [dy, x], kwargs, outs)
+        return outs
+
     def _welford(self, arg, dims):
         what = "fd.ops.welford"
         self._check_defining(what)

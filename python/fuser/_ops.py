@@ -276,6 +276,35 @@ class Ops:
             arg, weight, bias, running_mean, running_var, momentum, eps, training, channels_last
         )
 
+    def batch_norm_backward(
+        self,
+        grad,
+        arg,
+        weight,
+        running_mean,
+        running_var,
+        save_mean,
+        save_invstd,
+        eps,
+        training,
+        channels_last=False,
+    ):
+        """The gradients (grad_input, grad_weight, grad_bias) of batch_norm,
+        as torch.native_batch_norm_backward: training by the forward's
+        save_mean and save_invstd, evaluation by the running statistics."""
+        return self._fd._batch_norm_backward(
+            grad,
+            arg,
+            weight,
+            running_mean,
+            running_var,
+            save_mean,
+            save_invstd,
+            eps,
+            training,
+            channels_last,
+        )
+
     def welford(self, arg, dims=None):
         """(mean, var_sum, count) of Welford's one-pass reduction: var_sum
         is the sum of squared deviations from the mean, count an int64."""

@@ -265,6 +265,46 @@ TEST_F(NormalizationOpsTest, BatchNormTrainingAndEvaluation) {
   }
 }
 
+// The gradients of batch norm in training (by the forward's saved mean and
+// invstd) and in evaluation (by the running statistics), NCHW and NHWC,
+// against ATen's native_batch_norm_backward in float.
+TEST_F(NormalizationOpsTest, BatchNormBackward) {
+  for (at::ScalarType type : {at::kFloat, at::kBFloat16}) {
+    for (bool channels_last : {false, true}) {
+      SCOPED_TRACE(channels_last ? "NHWC" : "NCHW");
+      const at::Tensor x = at::randn({8, 6, 5, 4}).to(type);
+      const at::Tensor dy = at::randn({8, 6, 5, 4}).to(type);
+      const at::Tensor w = at::randn({6}).to(type);
+      const at::Tensor rm = at::randn({6});
+      const at::Tensor rv = at::rand({6}) + 0.5;
+      const at::Tensor xf = x.to(at::kFloat);
+      const at::Tensor save_mean = xf.mean({0, 2, 3});
+      const at::Tensor save_invstd =
+          at::rsqrt(xf.var({0, 2, 3}, /*unbiased=*/false) + 1e-5);
+      auto layout = [&](const at::Tensor& nchw) {
+        return channels_last ? nchw.permute({0, 2, 3, 1}).contiguous() : nchw;
+      };
+      for (bool training : {true, false}) {
+        SCOPED_TRACE(training ? "training" : "evaluation");
+        auto [dx, dw, db] = at::native_batch_norm_backward(
+            dy.to(at::kFloat), xf, w.to(at::kFloat), rm, rv, save_mean,
+            save_invstd, training, 1e-5, {true, true, true});
+        checkAgainst(
+            {layout(dy), layout(x), w, rm, rv, save_mean, save_invstd},
+            [&](Fusion* f, const std::vector<TensorView*>& in) {
+              BackwardNormResult g = batch_norm_backward(
+                  in[0], in[1], in[2], in[3], in[4], in[5], in[6], training,
+                  scalar(1e-5), channels_last);
+              f->addOutput(g.grad_input);
+              f->addOutput(g.grad_weight);
+              f->addOutput(g.grad_bias);
+            },
+            {layout(dx).to(type), dw.to(type), db.to(type)}, __LINE__);
+      }
+    }
+  }
+}
+
 TEST_F(NormalizationOpsTest, MisuseIsAUserError) {
   Fusion fusion;
   FusionGuard fg(&fusion);
@@ -325,6 +365,19 @@ TEST_F(NormalizationOpsTest, MisuseIsAUserError) {
         batch_norm(x, nullptr, nullptr, c, c, true, nullptr, scalar(1e-5));
       },
       ThrowsMessage<UserError>(HasSubstr("needs momentum, a scalar")));
+  EXPECT_THAT(
+      [&] {
+        batch_norm_backward(
+            x, x, nullptr, nullptr, nullptr, nullptr, nullptr, true, nullptr);
+      },
+      ThrowsMessage<UserError>(
+          HasSubstr("training needs save_mean and save_invstd")));
+  EXPECT_THAT(
+      [&] {
+        batch_norm_backward(
+            x, x, nullptr, c, c, nullptr, nullptr, false, nullptr);
+      },
+      ThrowsMessage<UserError>(HasSubstr("eps must be a scalar")));
 }
 
 } // namespace fuser

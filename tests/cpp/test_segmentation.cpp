@@ -542,6 +542,44 @@ std::vector<c10::IValue> batchNormInputs(
       at::rand({c}, options) + 0.5};
 }
 
+// The gradients of a training batch norm: grad_input, grad_weight and
+// grad_bias from dy, x and the forward's saved statistics.
+std::unique_ptr<Fusion> batchNormBackwardFusion(BatchNormLayout layout) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* dy = makeContigTensor(4);
+  TensorView* x = makeContigTensor(4);
+  TensorView* w = makeContigTensor(1);
+  TensorView* save_mean = makeContigTensor(1);
+  TensorView* save_invstd = makeContigTensor(1);
+  for (TensorView* tv : {dy, x, w, save_mean, save_invstd}) {
+    fusion->addInput(tv);
+  }
+  if (layout == BatchNormLayout::NchwInNhwcMemory) {
+    for (TensorView* tv : {dy, x}) {
+      tv->setAllocationDomain(
+          {tv->axis(0), tv->axis(2), tv->axis(3), tv->axis(1)}, true);
+    }
+  }
+  BackwardNormResult g = batch_norm_backward(
+      dy, x, w, nullptr, nullptr, save_mean, save_invstd, /*training=*/true,
+      nullptr, layout == BatchNormLayout::Nhwc);
+  for (TensorView* tv : {g.grad_input, g.grad_weight, g.grad_bias}) {
+    fusion->addOutput(tv);
+  }
+  return fusion;
+}
+
+std::vector<c10::IValue> batchNormBackwardInputs(
+    BatchNormLayout layout, int64_t n, int64_t c, int64_t hw,
+    const at::TensorOptions& options = {}) {
+  std::vector<c10::IValue> forward = batchNormInputs(layout, n, c, hw, options);
+  const at::Tensor x = forward[0].toTensor();
+  return {
+      at::randn_like(x), x, forward[1], at::randn({c}, options),
+      at::rand({c}, options) + 0.5};
+}
+
 // Batch norm over a batch too large to stay on chip (64 MiB): the
 // per-channel statistics with the running statistics' updates are one
 // reduction kernel, the normalization one pointwise kernel, in every
@@ -625,6 +663,37 @@ TEST_F(SegmentationTest, SizesGivenToExpandAreSegmentInputs) {
           inputs.begin(), inputs.end(),
           segmented->completeFusion()->inputs()[1]),
       inputs.end());
+}
+
+// Its backward over a batch too large to hold: the per-channel sums of dy
+// and of dy * (x - mean) are a reduction kernel each, then grad_input is
+// one pointwise kernel. x - mean, read by the second sum and by
+// grad_input, is computed in each (transform/input_forwarding.h), not
+// written by one and read by the other.
+TEST_F(SegmentationTest, BatchNormBackwardIsTwoSumsThenTheInputGradient) {
+  for (BatchNormLayout layout : kBatchNormLayouts) {
+    SCOPED_TRACE(name(layout));
+    std::unique_ptr<Fusion> fusion = batchNormBackwardFusion(layout);
+    auto segmented = checkedSegments(
+        fusion.get(), batchNormBackwardInputs(layout, 256, 64, 32));
+    EXPECT_EQ(
+        schedulerTypes(*segmented),
+        (std::vector<SchedulerType>{
+            SchedulerType::Reduction, SchedulerType::Reduction,
+            SchedulerType::PointWise}));
+    // Between the kernels pass per-channel values only.
+    for (const SegmentedGroup* group : segmented->groups()) {
+      for (Val* out : group->outputs()) {
+        const auto ids = TensorDomain::noReductions(
+            out->as<TensorView>()->getLogicalDomain());
+        const auto full = std::count_if(ids.begin(), ids.end(), [](auto* id) {
+          return !id->isBroadcast();
+        });
+        EXPECT_TRUE(out->isFusionOutput() || full <= 1)
+            << "a full-size intermediate: " << out->toString();
+      }
+    }
+  }
 }
 
 TEST_F(SegmentationTest, MatmulThenLayerNorm) {
@@ -902,6 +971,20 @@ TEST_F(SegmentationGpuTest, BatchNormMatchesATen) {
       FusionExecutorCache fec(batchNormFusion(layout));
       const std::vector<SchedulerType> types =
           runOnGpu(fec, batchNormInputs(layout, n, 64, 32, options), __LINE__);
+      EXPECT_THAT(
+          types, ::testing::Not(::testing::Contains(SchedulerType::ExprEval)));
+    }
+  }
+}
+
+TEST_F(SegmentationGpuTest, BatchNormBackwardMatchesATen) {
+  const auto options = at::TensorOptions().device(at::kCUDA);
+  for (BatchNormLayout layout : kBatchNormLayouts) {
+    for (int64_t n : {8, 256}) {
+      SCOPED_TRACE(std::string(name(layout)) + ", N " + std::to_string(n));
+      FusionExecutorCache fec(batchNormBackwardFusion(layout));
+      const std::vector<SchedulerType> types = runOnGpu(
+          fec, batchNormBackwardInputs(layout, n, 64, 32, options), __LINE__);
       EXPECT_THAT(
           types, ::testing::Not(::testing::Contains(SchedulerType::ExprEval)));
     }

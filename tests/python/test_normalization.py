@@ -145,3 +145,48 @@ def test_batch_norm_matches_torch_and_updates_running_stats(channels_last, dtype
     # The running statistics were updated in place, as torch updates them.
     torch.testing.assert_close(rm, want_rm, rtol=1e-4, atol=1e-4)
     torch.testing.assert_close(rv, want_rv, rtol=1e-4, atol=1e-4)
+
+
+def test_batch_norm_backward_prints_and_round_trips():
+    with FusionDefinition() as fd:
+        dy, x = contiguous_tensor(fd, 4), contiguous_tensor(fd, 4)
+        w, mean, invstd = (contiguous_tensor(fd, 1) for _ in range(3))
+        dx, dw, db = fd.ops.batch_norm_backward(dy, x, w, None, None, mean, invstd, 1e-5, True)
+        for t in (dx, dw, db):
+            fd.add_output(t)
+    text = str(fd)
+    assert "T5, T6, T7 = fd.ops.batch_norm_backward(T0, T1, weight=T2" in text
+    assert "save_mean=T3, save_invstd=T4" in text
+    assert_round_trip(fd)
+    with FusionDefinition() as fd:
+        x = contiguous_tensor(fd, 2)
+        with pytest.raises(FuserError, match="training needs save_mean and save_invstd"):
+            fd.ops.batch_norm_backward(x, x, None, None, None, None, None, 1e-5, True)
+
+
+@requires_gpu
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_batch_norm_backward_matches_torch(channels_last):
+    x = torch.randn(16, 64, 9, 7, device="cuda")
+    dy = torch.randn_like(x)
+    w = torch.randn(64, device="cuda")
+    mean = x.mean((0, 2, 3))
+    invstd = torch.rsqrt(x.var((0, 2, 3), unbiased=False) + 1e-5)
+    want = torch.ops.aten.native_batch_norm_backward(
+        dy, x, w, None, None, mean, invstd, True, 1e-5, [True, True, True]
+    )
+
+    def nhwc(t):
+        return t.permute(0, 2, 3, 1).contiguous() if channels_last else t
+
+    with FusionDefinition() as fd:
+        tdy, tx = contiguous_tensor(fd, 4), contiguous_tensor(fd, 4)
+        tw, tm, ti = (contiguous_tensor(fd, 1) for _ in range(3))
+        for t in fd.ops.batch_norm_backward(
+            tdy, tx, tw, None, None, tm, ti, 1e-5, True, channels_last=channels_last
+        ):
+            fd.add_output(t)
+    dx, dw, db = fd.execute([nhwc(dy), nhwc(x), w, mean, invstd])
+    torch.testing.assert_close(dx, nhwc(want[0]), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(dw, want[1], rtol=1e-4, atol=1e-3)
+    torch.testing.assert_close(db, want[2], rtol=1e-4, atol=1e-3)
