@@ -6,7 +6,24 @@
 
 namespace fuser {
 
+bool canRebuildPointwise(const Expr* expr) {
+  if (auto* top = dynamic_cast<const TernaryOp*>(expr)) {
+    return top->opType() == TernaryOpType::Where;
+  }
+  if (auto* ldst = dynamic_cast<const LoadStoreOp*>(expr)) {
+    // A plain copy; a permute (a root domain) is not set() again.
+    auto* out = dynamic_cast<TensorView*>(ldst->out());
+    return ldst->opType() == LoadStoreOpType::Set && out != nullptr &&
+           ldst->in()->isA<TensorView>() && !out->hasRoot();
+  }
+  return expr->isA<UnaryOp>() || expr->isA<BinaryOp>() ||
+         expr->isA<BroadcastOp>();
+}
+
 Val* rebuildPointwise(Expr* expr, const std::vector<Val*>& inputs) {
+  if (!canRebuildPointwise(expr)) {
+    return nullptr;
+  }
   if (auto* uop = dynamic_cast<UnaryOp*>(expr)) {
     if (uop->opType() == UnaryOpType::Cast) {
       return castOp(uop->out()->dtype(), inputs[0]);
@@ -16,23 +33,14 @@ Val* rebuildPointwise(Expr* expr, const std::vector<Val*>& inputs) {
   if (auto* bop = dynamic_cast<BinaryOp*>(expr)) {
     return binaryOp(bop->opType(), inputs[0], inputs[1]);
   }
-  if (auto* top = dynamic_cast<TernaryOp*>(expr)) {
-    if (top->opType() == TernaryOpType::Where) {
-      return where(inputs[0], inputs[1], inputs[2]);
-    }
-    return nullptr;
+  if (expr->isA<TernaryOp>()) {
+    return where(inputs[0], inputs[1], inputs[2]);
   }
   if (auto* bcast = dynamic_cast<BroadcastOp*>(expr)) {
     return broadcast(
         inputs[0]->as<TensorView>(), bcast->getBroadcastDimFlags());
   }
-  if (auto* ldst = dynamic_cast<LoadStoreOp*>(expr)) {
-    if (ldst->opType() == LoadStoreOpType::Set &&
-        inputs[0]->isA<TensorView>()) {
-      return set(inputs[0]->as<TensorView>());
-    }
-  }
-  return nullptr;
+  return set(inputs[0]->as<TensorView>());
 }
 
 } // namespace fuser

@@ -10,8 +10,12 @@
 
 namespace fuser {
 
-// `expr` (a UnaryOp, BinaryOp, where, BroadcastOp or set) made again over
-// `inputs`, in the active fusion; nullptr for any other kind of expr.
+// Whether rebuildPointwise makes `expr` again: a UnaryOp, BinaryOp,
+// where, BroadcastOp, or a set that is not a permute.
+bool canRebuildPointwise(const Expr* expr);
+
+// `expr` made again over `inputs` (of the kinds of its own), in the active
+// fusion; nullptr when !canRebuildPointwise(expr).
 Val* rebuildPointwise(Expr* expr, const std::vector<Val*>& inputs);
 
 } // namespace fuser

@@ -92,12 +92,7 @@ class Recomputer {
           return false;
       }
     }
-    return expr->isA<BinaryOp>() ||
-           (expr->isA<TernaryOp>() &&
-            expr->as<TernaryOp>()->opType() == TernaryOpType::Where) ||
-           expr->isA<BroadcastOp>() ||
-           (expr->isA<LoadStoreOp>() &&
-            expr->as<LoadStoreOp>()->opType() == LoadStoreOpType::Set);
+    return canRebuildPointwise(expr);
   }
 
   std::unordered_set<Val*> available_;

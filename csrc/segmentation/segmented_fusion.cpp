@@ -160,17 +160,17 @@ void SegmentedFusion::cutAtSegmentSets() {
 }
 
 void SegmentedFusion::segment(SegmentScheduling& scheduling) {
-  std::vector<std::vector<Expr*>> groups =
-      segmentExprs(complete_.get(), tensor_exprs_, scheduling);
-  // Cut into several kernels: each recomputes what it reads of an input's
-  // unary chain instead of reading it from another (doc/segmentation.md
-  // §7). One kernel needs no copies.
-  if (groups.size() > 1 &&
-      forwardPointwiseChainsFromInputs(complete_.get()) > 0) {
-    cutAtSegmentSets();
-    groups = segmentExprs(complete_.get(), tensor_exprs_, scheduling);
+  if (takenWhole(complete_.get(), tensor_exprs_, scheduling)) {
+    setGroups(std::vector<std::vector<Expr*>>{tensor_exprs_});
+    return;
   }
-  setGroups(groups);
+  // Cut into several kernels: each recomputes what it reads of a pointwise
+  // chain of inputs instead of reading it from another (doc/segmentation.md
+  // §7).
+  if (forwardPointwiseChainsFromInputs(complete_.get()) > 0) {
+    cutAtSegmentSets();
+  }
+  setGroups(segmentExprs(complete_.get(), tensor_exprs_, scheduling));
 }
 
 void SegmentedFusion::setGroups(

@@ -37,11 +37,6 @@ class Segmenter {
     if (exprs_.empty()) {
       return {};
     }
-    const bool has_cuts =
-        std::any_of(exprs_.begin(), exprs_.end(), isSegmenterSet);
-    if (!has_cuts && accepts(exprs_)) {
-      return {exprs_};
-    }
     // One group per expr, except that a value no tensor can hold between
     // segments (a Welford state) keeps its producer and readers together.
     for (std::vector<Expr*>&exprs :
@@ -227,6 +222,19 @@ class Segmenter {
 };
 
 } // namespace
+
+bool takenWhole(
+    const Fusion* complete, const std::vector<Expr*>& tensor_exprs,
+    SegmentScheduling& scheduling) {
+  if (tensor_exprs.empty() ||
+      std::any_of(tensor_exprs.begin(), tensor_exprs.end(), isSegmenterSet)) {
+    return false;
+  }
+  const std::unordered_set<const Expr*> live(
+      tensor_exprs.begin(), tensor_exprs.end());
+  SegmentedGroup group(complete, tensor_exprs, live);
+  return scheduling.compiledScheduler(group).has_value();
+}
 
 std::vector<std::vector<Expr*>> segmentExprs(
     const Fusion* complete, const std::vector<Expr*>& tensor_exprs,

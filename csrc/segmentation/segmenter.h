@@ -15,9 +15,15 @@
 
 namespace fuser {
 
+// Whether the fusion is one group: no segment_set cuts it and `scheduling`
+// accepts its `tensor_exprs` (topologically) whole.
+bool takenWhole(
+    const Fusion* complete, const std::vector<Expr*>& tensor_exprs,
+    SegmentScheduling& scheduling);
+
 // Groups of `tensor_exprs` (the tensor exprs of `complete`, topologically),
-// each in topological order; together they hold every expr once. One group
-// when nothing cuts the fusion and `scheduling` accepts it whole.
+// merged from one expr each, each in topological order; together they hold
+// every expr once. For a fusion that is not takenWhole.
 std::vector<std::vector<Expr*>> segmentExprs(
     const Fusion* complete, const std::vector<Expr*>& tensor_exprs,
     SegmentScheduling& scheduling);

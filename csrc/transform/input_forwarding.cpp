@@ -16,14 +16,6 @@ namespace {
 // read of the tensor would.
 constexpr size_t kMaxFullSizeInputs = 2;
 
-// What rebuildPointwise can make again.
-bool isPointwiseTensorExpr(Expr* expr) {
-  auto* top = dynamic_cast<TernaryOp*>(expr);
-  return expr->isA<UnaryOp>() || expr->isA<BinaryOp>() ||
-         expr->isA<BroadcastOp>() ||
-         (top != nullptr && top->opType() == TernaryOpType::Where);
-}
-
 // A new computation of `tv` from the fusion inputs.
 Val* copyFromInputs(TensorView* tv) {
   Expr* def = tv->definition();
@@ -49,7 +41,7 @@ int64_t forwardPointwiseChainsFromInputs(Fusion* fusion) {
   std::vector<TensorView*> order;
   for (Expr* expr : fusion->exprs()) {
     auto* out = dynamic_cast<TensorView*>(expr->output(0));
-    if (out == nullptr || !isPointwiseTensorExpr(expr)) {
+    if (out == nullptr || !canRebuildPointwise(expr)) {
       continue;
     }
     std::set<Val*> reads;

@@ -182,15 +182,11 @@ class ComputeOps:
         if _is_int(normalized_shape):
             normalized_shape = [normalized_shape]
         shape = [int(s) for s in normalized_shape]
-        operands = {"weight": weight, "bias": bias} if name == "layer_norm" else {"weight": weight}
-        vals = {}
+        named = [("weight", weight)] + ([("bias", bias)] if name == "layer_norm" else [])
+        tensors = self._optional_tensor_operands(what, named, 2)
+        vals = {key: None if t is None else t._val for key, t in tensors.items()}
         kwargs = {"normalized_shape": shape}
-        for position, (key, value) in enumerate(operands.items(), start=2):
-            vals[key] = None
-            if value is not None:
-                tensor = self._tensor_operand(value, what, position)
-                vals[key] = tensor._val
-                kwargs[key] = tensor
+        kwargs.update((key, t) for key, t in tensors.items() if t is not None)
         if not isinstance(eps, (int, float)) or isinstance(eps, bool):
             raise TypeError(f"{what}: eps must be a Python number, got {eps!r}.")
         kwargs["eps"] = float(eps)
@@ -206,36 +202,24 @@ class ComputeOps:
         what = "fd.ops.batch_norm"
         self._check_defining(what)
         x = self._tensor_operand(arg, what, 1)
-        tensors = {}
-        for position, (key, value) in enumerate(
-            (
+        tensors = self._optional_tensor_operands(
+            what,
+            [
                 ("weight", weight),
                 ("bias", bias),
                 ("running_mean", running_mean),
                 ("running_var", running_var),
-            ),
-            start=2,
-        ):
-            tensors[key] = None if value is None else self._tensor_operand(value, what, position)
+            ],
+            2,
+        )
         momentum = self._scalar_operand(momentum, what, 6)
         eps = self._scalar_operand(eps, what, 7)
-        if not isinstance(training, bool) or not isinstance(channels_last, bool):
-            raise TypeError(f"{what}: training and channels_last must be bools.")
+        self._check_bools(what, training=training, channels_last=channels_last)
         if training and tensors["running_mean"] is not None:
             # The updates are written into the running statistics: checked
             # before the op is added, so that a bad call adds nothing.
             for key in ("running_mean", "running_var"):
-                t = tensors[key]
-                if t is None or not any(t is i for i in self._inputs):
-                    raise FuserError(
-                        f"{what}: training updates {key} in place, so it must be "
-                        f"a tensor input of this definition; got {t!r}."
-                    )
-                if any(t is self._inputs[i] for i in self._aliases.values()):
-                    raise FuserError(
-                        f"{what}: {key} ({t.name}) is already updated in place by "
-                        "another output."
-                    )
+                self._check_alias_target(tensors[key], what, f"{key}, updated in place,")
         vals = self._fusion.batch_norm(
             x._val,
             *[None if t is None else t._val for t in tensors.values()],
@@ -270,21 +254,19 @@ class ComputeOps:
         self._check_defining(what)
         dy = self._tensor_operand(grad, what, 1)
         x = self._tensor_operand(arg, what, 2)
-        tensors = {}
-        for position, (key, value) in enumerate(
-            (
+        tensors = self._optional_tensor_operands(
+            what,
+            [
                 ("weight", weight),
                 ("running_mean", running_mean),
                 ("running_var", running_var),
                 ("save_mean", save_mean),
                 ("save_invstd", save_invstd),
-            ),
-            start=3,
-        ):
-            tensors[key] = None if value is None else self._tensor_operand(value, what, position)
+            ],
+            3,
+        )
         eps = self._scalar_operand(eps, what, 8)
-        if not isinstance(training, bool) or not isinstance(channels_last, bool):
-            raise TypeError(f"{what}: training and channels_last must be bools.")
+        self._check_bools(what, training=training, channels_last=channels_last)
         vals = self._fusion.batch_norm_backward(
             dy._val,
             x._val,

@@ -90,14 +90,18 @@ class ExecutionSupport:
         return values
 
     # --- outputs that update inputs (add_output(alias_input=)) -------------------
-    def _check_alias(self, tensor, alias_input, stride_order, what):
-        if not isinstance(alias_input, Tensor) or not any(alias_input is t for t in self._inputs):
+    def _check_alias_target(self, target, what, role):
+        """`target` (given as `role`) can take an output in place: a tensor
+        input that no other output updates."""
+        if not isinstance(target, Tensor) or not any(target is t for t in self._inputs):
             raise FuserError(
-                f"{what}: alias_input must be a tensor input of this definition; "
-                f"got {alias_input!r}."
+                f"{what}: {role} must be a tensor input of this definition; got {target!r}."
             )
-        if any(alias_input is self._inputs[i] for i in self._aliases.values()):
-            raise FuserError(f"{what}: {alias_input.name} is already the alias of an output.")
+        if any(target is self._inputs[i] for i in self._aliases.values()):
+            raise FuserError(f"{what}: {target.name} is already the alias of an output.")
+
+    def _check_alias(self, tensor, alias_input, stride_order, what):
+        self._check_alias_target(alias_input, what, "alias_input")
         if stride_order is not None:
             raise FuserError(
                 f"{what}: an output aliasing {alias_input.name} is laid out as that "

@@ -84,6 +84,20 @@ class OperandChecks:
         ]
         return sizes, vals
 
+    def _optional_tensor_operands(self, what, named, start):
+        """{name: Tensor or None} for the (name, value) pairs `named`, the
+        first at argument position `start`."""
+        return {
+            name: None if value is None else self._tensor_operand(value, what, position)
+            for position, (name, value) in enumerate(named, start=start)
+        }
+
+    @staticmethod
+    def _check_bools(what, **flags):
+        for name, flag in flags.items():
+            if not isinstance(flag, bool):
+                raise TypeError(f"{what}: {name} must be a bool; got {flag!r}.")
+
     def _scalar_operand(self, value, what, position):
         operand = self._operand(value, what, position)
         if not isinstance(operand, Scalar):

@@ -9,6 +9,7 @@
 #include <runtime/aten_evaluator.h>
 #include <runtime/fusion_executor_cache.h>
 #include <runtime/input_binding.h>
+#include <segmentation/segmented_fusion.h>
 #include <tests/cpp/utils.h>
 #include <transform/redundant_expands.h>
 
@@ -16,6 +17,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -260,6 +262,18 @@ TEST_F(ExpandOpTest, SizesGivenAtRunTimeMustAgreeWithTheJoinedAxes) {
   ExpressionEvaluator ee_good;
   bindFusionInputs(&fusion, good, ee_good, /*require_cuda=*/false);
   EXPECT_NO_THROW(checkJoinedInputExtents(&fusion, ee_good));
+}
+
+// A size given to expand as a scalar input is read by no expr, only by the
+// expanded axis: the segment computing on that axis still takes the scalar
+// as an input (its kernel needs the extent).
+TEST_F(ExpandOpTest, SizesGivenToExpandAreSegmentInputs) {
+  std::unique_ptr<Fusion> fusion = sumOverExpandedAxis();
+  SegmentedFusion segmented(fusion.get());
+  ASSERT_EQ(segmented.groups().size(), 1u);
+  const std::vector<Val*>& inputs = segmented.groups()[0]->inputs();
+  Val* n = segmented.completeFusion()->inputs()[1];
+  EXPECT_NE(std::find(inputs.begin(), inputs.end(), n), inputs.end());
 }
 
 TEST_F(ExpandOpGpuTest, ExpandedTensorsEqualTorchs) {

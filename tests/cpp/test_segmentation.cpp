@@ -642,29 +642,6 @@ TEST_F(SegmentationTest, ExpandedStatisticsAreReadAsBroadcasts) {
   }
 }
 
-// A size given to expand as a scalar input is read by no expr, only by
-// the expanded axis: the segment computing on that axis still takes the
-// scalar as an input (its kernel needs the extent).
-TEST_F(SegmentationTest, SizesGivenToExpandAreSegmentInputs) {
-  auto fusion = std::make_unique<Fusion>();
-  FusionGuard fg(fusion.get());
-  TensorView* w = makeContigTensor(1);
-  Val* n = IrBuilder::create<Val>(DataType::Int);
-  fusion->addInput(w);
-  fusion->addInput(n);
-  TensorView* wide =
-      expand(broadcast(w, {false, true}), {IrBuilder::indexConst(-1), n});
-  fusion->addOutput(sum(mul(wide, IrBuilder::create<Val>(2.0)), {1}));
-  auto segmented = checkedSegments(fusion.get(), {at::randn({96}), int64_t{7}});
-  ASSERT_EQ(segmented->groups().size(), 1u);
-  const std::vector<Val*>& inputs = segmented->groups()[0]->inputs();
-  EXPECT_NE(
-      std::find(
-          inputs.begin(), inputs.end(),
-          segmented->completeFusion()->inputs()[1]),
-      inputs.end());
-}
-
 // Its backward over a batch too large to hold: the per-channel sums of dy
 // and of dy * (x - mean) are a reduction kernel each, then grad_input is
 // one pointwise kernel. x - mean, read by the second sum and by
