@@ -46,6 +46,21 @@ std::string literal(const Val* v) {
   return v->dtype() == DataType::Float ? s + "f" : s;
 }
 
+std::string castExpr(const std::string& x, DataType from, DataType to) {
+  if (isComplexType(from) && isComplexType(to)) {
+    return "fuserComplexCast<" + cudaTypeName(complexPartType(to)) + ">(" + x +
+           ")";
+  }
+  if (isComplexType(from)) { // the real part, as Tensor.to
+    return "castTo<" + cudaTypeName(to) + ">(fuserReal(" + x + "))";
+  }
+  if (isComplexType(to)) {
+    return "fuserToComplex(castTo<" + cudaTypeName(complexPartType(to)) + ">(" +
+           x + "))";
+  }
+  return "castTo<" + cudaTypeName(to) + ">(" + x + ")";
+}
+
 namespace {
 
 // CUDA's math function `name` for `dtype`: the float version (`erfinvf`)
@@ -121,6 +136,9 @@ std::string unary(
     case UnaryOpType::Neg:
       return "(-" + x + ")";
     case UnaryOpType::Abs:
+      if (isComplexType(in_type)) {
+        return "fuserComplexAbs(" + x + ")";
+      }
       return isFloatingPointType(in_type) ? "fabs(" + x + ")"
                                           : "abs(" + x + ")";
     case UnaryOpType::Exp:
@@ -188,7 +206,13 @@ std::string unary(
     case UnaryOpType::BitwiseNot:
       return (isBooleanType(in_type) ? "(!" : "(~") + x + ")";
     case UnaryOpType::Cast:
-      return "castTo<" + cudaTypeName(out_type) + ">(" + x + ")";
+      return castExpr(x, in_type, out_type);
+    case UnaryOpType::Real:
+      return "fuserReal(" + x + ")";
+    case UnaryOpType::Imag:
+      return "fuserImag(" + x + ")";
+    case UnaryOpType::Conj:
+      return "fuserConj(" + x + ")";
     case UnaryOpType::WelfordInit:
       return "welfordInit(" + x + ")";
     case UnaryOpType::WelfordAvg:
@@ -225,7 +249,8 @@ void KernelPrinter::handle(UnaryOp* uop) {
   // other ops compute in the output's.
   const bool converts =
       uop->opType() == UnaryOpType::Cast || isUnaryPredicate(uop->opType()) ||
-      isWelfordType(uop->in()->dtype()) || isWelfordType(dtype);
+      isWelfordType(uop->in()->dtype()) || isWelfordType(dtype) ||
+      isComplexType(uop->in()->dtype()) != isComplexType(dtype);
   const DataType in_type = converts ? uop->in()->dtype() : dtype;
   line(
       gen(uop->out()) + " = " +

@@ -26,10 +26,12 @@ std::string generateCudaKernel(const LoweredKernel& kernel) {
   bool uses_half = kernel.mma.has_value();
   bool uses_bfloat16 = kernel.mma.has_value();
   bool uses_float8 = false;
+  bool uses_complex = false;
   for (Val* value : kernel.fusion->vals()) {
     uses_half |= value->dtype() == DataType::Half;
     uses_bfloat16 |= value->dtype() == DataType::BFloat16;
     uses_float8 |= isFloat8Type(value->dtype());
+    uses_complex |= isComplexType(value->dtype());
   }
   if (uses_half) {
     ss << "#define FUSER_HAS_HALF\n#include <cuda_fp16.h>\n";
@@ -61,6 +63,7 @@ std::string generateCudaKernel(const LoweredKernel& kernel) {
         (name == "grid_reduction.h" && kernel.grid_buffers.empty()) ||
         (name == "welford.h" && !uses_welford) ||
         (name == "float8.h" && !uses_float8) ||
+        (name == "complex.h" && !uses_complex) ||
         (name == "random.h" && !uses_random) ||
         (name.rfind("hopper_", 0) == 0 && !kernel.mma.has_value())) {
       continue;

@@ -118,7 +118,7 @@ std::string KernelPrinter::operand(Val* v, DataType dtype) {
       Val tmp(ScalarValue(v->value().asDouble()), dtype);
       return literal(&tmp);
     }
-    return "castTo<" + cudaTypeName(dtype) + ">(" + gen(v) + ")";
+    return castExpr(gen(v), v->dtype(), dtype);
   }
   return gen(v);
 }

@@ -75,6 +75,10 @@ class KernelPrinter : public OptOutDispatch {
 // The C++ literal of a constant scalar (arith.cpp).
 std::string literal(const Val* v);
 
+// The C++ expression of `x`, of type `from`, converted to `to`
+// (arith.cpp): castTo, or the functions of runtime/complex.h.
+std::string castExpr(const std::string& x, DataType from, DataType to);
+
 // `a = a op b` for a reduction, the body of the reduction's lambda
 // (reduction.cpp).
 std::string reductionUpdate(

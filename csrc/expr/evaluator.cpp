@@ -300,6 +300,10 @@ ScalarValue evaluateUnaryOp(
     case UnaryOpType::WelfordVarSum:
     case UnaryOpType::WelfordCount:
       break; // Welford states are never scalars
+    case UnaryOpType::Real:
+    case UnaryOpType::Imag:
+    case UnaryOpType::Conj:
+      break; // complex values are never scalars
   }
   FUSER_ERROR("unknown unary op");
 }

@@ -22,6 +22,24 @@ bool isFloat8Type(DataType dtype) {
   return dtype == DataType::Float8_e4m3fn || dtype == DataType::Float8_e5m2;
 }
 
+bool isComplexType(DataType dtype) {
+  return dtype == DataType::ComplexFloat || dtype == DataType::ComplexDouble;
+}
+
+DataType complexPartType(DataType complex_type) {
+  FUSER_INTERNAL_ASSERT(
+      isComplexType(complex_type), complex_type, " is not complex");
+  return complex_type == DataType::ComplexFloat ? DataType::Float
+                                                : DataType::Double;
+}
+
+DataType complexTypeOf(DataType part_type) {
+  FUSER_INTERNAL_ASSERT(
+      isFloatingPointType(part_type), part_type, " has no complex type");
+  return part_type == DataType::Double ? DataType::ComplexDouble
+                                       : DataType::ComplexFloat;
+}
+
 bool isIntegralType(DataType dtype) {
   return dtype == DataType::Int8 || dtype == DataType::UInt8 ||
          dtype == DataType::Int16 || dtype == DataType::Int32 ||
@@ -69,7 +87,10 @@ int64_t dataTypeSize(DataType dtype) {
     case DataType::Int:
     case DataType::Index:
     case DataType::Double:
+    case DataType::ComplexFloat:
       return 8;
+    case DataType::ComplexDouble:
+      return 16;
     // {avg, var_sum, n}: two values and a count of the index type (an
     // int32 count leaves padding; the largest size is allocated).
     case DataType::WelfordFloat:
@@ -183,6 +204,10 @@ std::string toString(DataType dtype) {
       return "float";
     case DataType::Double:
       return "double";
+    case DataType::ComplexFloat:
+      return "complex64";
+    case DataType::ComplexDouble:
+      return "complex128";
     case DataType::WelfordFloat:
       return "welford_float";
     case DataType::WelfordDouble:
@@ -219,6 +244,10 @@ std::string cudaTypeName(DataType dtype) {
       return "float";
     case DataType::Double:
       return "double";
+    case DataType::ComplexFloat:
+      return "fuser_complex<float>";
+    case DataType::ComplexDouble:
+      return "fuser_complex<double>";
     case DataType::WelfordFloat:
       return "Welford<float>";
     case DataType::WelfordDouble:
@@ -465,6 +494,12 @@ std::string toString(UnaryOpType op) {
       return "welford_var_sum";
     case UnaryOpType::WelfordCount:
       return "welford_count";
+    case UnaryOpType::Real:
+      return "real";
+    case UnaryOpType::Imag:
+      return "imag";
+    case UnaryOpType::Conj:
+      return "conj";
   }
   return "?";
 }

@@ -26,6 +26,10 @@ enum class DataType {
   BFloat16,
   Float,
   Double,
+  // torch.complex64 and torch.complex128: a real and an imaginary part of
+  // float or double (runtime/complex.h, doc/ops.md "Complex numbers").
+  ComplexFloat,
+  ComplexDouble,
   // The state of a Welford reduction (mean, sum of squared deviations,
   // count; runtime/welford.h) accumulating in float or double. Only
   // inside a fusion: no tensor of these types enters or leaves one.
@@ -128,6 +132,10 @@ enum class UnaryOpType {
   WelfordAvg,
   WelfordVarSum,
   WelfordCount,
+  // Parts of a complex value (doc/ops.md "Complex numbers").
+  Real,
+  Imag,
+  Conj,
 };
 
 enum class BinaryOpType {
@@ -182,6 +190,12 @@ enum class ReductionOpType { Sum, Prod, Max, Min, Welford };
 // Type queries.
 bool isFloatingPointType(DataType dtype); // fp8 included
 bool isFloat8Type(DataType dtype);
+bool isComplexType(DataType dtype);
+// The type of a complex type's parts (Float for ComplexFloat), and the
+// complex type of parts of a floating type (ComplexFloat for the types of
+// at most 32 bits).
+DataType complexPartType(DataType complex_type);
+DataType complexTypeOf(DataType part_type);
 bool isIntegralType(DataType dtype); // Int8, UInt8, Int16, Int32, Int, Index
 // The smallest and largest values of an integral type (Index as int64).
 std::pair<int64_t, int64_t> integralRange(DataType dtype);

@@ -75,6 +75,19 @@ bool isFloatFunction(UnaryOpType op) {
   }
 }
 
+// The ops complex values take (doc/ops.md "Complex numbers").
+bool takesComplex(UnaryOpType op) {
+  return op == UnaryOpType::Neg || op == UnaryOpType::Abs ||
+         op == UnaryOpType::Real || op == UnaryOpType::Imag ||
+         op == UnaryOpType::Conj;
+}
+
+bool takesComplex(BinaryOpType op) {
+  return op == BinaryOpType::Add || op == BinaryOpType::Sub ||
+         op == BinaryOpType::Mul || op == BinaryOpType::Div ||
+         op == BinaryOpType::Eq || op == BinaryOpType::Ne;
+}
+
 bool isRounding(UnaryOpType op) {
   return op == UnaryOpType::Ceil || op == UnaryOpType::Floor ||
          op == UnaryOpType::Round || op == UnaryOpType::Trunc;
@@ -136,10 +149,39 @@ TensorView* castOp(DataType dtype, TensorView* tv) {
   return castOp(dtype, static_cast<Val*>(tv))->as<TensorView>();
 }
 
+namespace {
+
+// real, imag, conj and the complex abs; of a real operand torch.real and
+// torch.conj give its values, torch.imag is an error.
+Val* complexPart(UnaryOpType op, Val* in) {
+  if (!isComplexType(in->dtype())) {
+    FUSER_CHECK(
+        op != UnaryOpType::Imag, "imag: ", in->toString(), " is of type ",
+        in->dtype(), "; imag takes complex tensors only, as torch.imag.");
+    auto* tv = dynamic_cast<TensorView*>(in);
+    return tv != nullptr ? set(tv) : in;
+  }
+  DataType out_type =
+      op == UnaryOpType::Conj ? in->dtype() : complexPartType(in->dtype());
+  Val* out = newResult({in}, out_type);
+  IrBuilder::create<UnaryOp>(op, out, in);
+  return out;
+}
+
+} // namespace
+
 Val* unaryOp(UnaryOpType op, Val* in) {
   checkOperands({in}, toString(op).c_str());
   ops::checkNotFloat8({in}, toString(op).c_str());
   FUSER_INTERNAL_ASSERT(op != UnaryOpType::Cast, "use castOp");
+  if (!takesComplex(op)) {
+    ops::checkNotComplex({in}, toString(op).c_str());
+  }
+  if (op == UnaryOpType::Real || op == UnaryOpType::Imag ||
+      op == UnaryOpType::Conj ||
+      (op == UnaryOpType::Abs && isComplexType(in->dtype()))) {
+    return complexPart(op, in);
+  }
   if (op == UnaryOpType::LogicalNot) {
     Val* out = newResult({in}, DataType::Bool);
     IrBuilder::create<UnaryOp>(op, out, in);
@@ -237,11 +279,17 @@ FUSER_DEFINE_UNARY(isinf, IsInf)
 FUSER_DEFINE_UNARY(isfinite, IsFinite)
 FUSER_DEFINE_UNARY(logical_not, LogicalNot)
 FUSER_DEFINE_UNARY(bitwise_not, BitwiseNot)
+FUSER_DEFINE_UNARY(real, Real)
+FUSER_DEFINE_UNARY(imag, Imag)
+FUSER_DEFINE_UNARY(conj, Conj)
 #undef FUSER_DEFINE_UNARY
 
 Val* binaryOp(BinaryOpType op, Val* lhs, Val* rhs) {
   checkOperands({lhs, rhs}, toString(op).c_str());
   ops::checkNotFloat8({lhs, rhs}, toString(op).c_str());
+  if (!takesComplex(op)) {
+    ops::checkNotComplex({lhs, rhs}, toString(op).c_str());
+  }
   if (isBitwiseOp(op)) {
     checkBitwiseOperands(op, {lhs, rhs});
   }

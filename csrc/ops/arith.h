@@ -79,6 +79,12 @@ FUSER_DECLARE_UNARY(isfinite)
 FUSER_DECLARE_UNARY(logical_not)
 // Integers and bools.
 FUSER_DECLARE_UNARY(bitwise_not)
+// The parts of complex values (doc/ops.md "Complex numbers"): real and
+// imag give the part type, conj a complex value; of a real tensor real
+// and conj give its values and imag is an error, as in PyTorch.
+FUSER_DECLARE_UNARY(real)
+FUSER_DECLARE_UNARY(imag)
+FUSER_DECLARE_UNARY(conj)
 #undef FUSER_DECLARE_UNARY
 
 Val* binaryOp(BinaryOpType op, Val* lhs, Val* rhs);

@@ -76,6 +76,7 @@ TensorView* reductionOp(
     bool keep_dim) {
   ops::checkTensorOperand(tv, "reduction", "the input tensor");
   ops::checkNotFloat8({tv}, "reduction");
+  ops::checkNotComplex({tv}, "reduction");
   const auto inputs = TensorDomain::noReductions(tv->getLogicalDomain());
   const auto rank = static_cast<int64_t>(inputs.size());
   const auto reduced = normalizeAxes(tv, axes, rank);
@@ -109,6 +110,7 @@ TensorView* accumulatingReduction(
     ReductionOpType op, TensorView* tv, const std::vector<int64_t>& axes,
     bool keep_dim, DataType dtype) {
   FUSER_CHECK(tv != nullptr, op, " of a null tensor.");
+  ops::checkNotComplex({tv}, "reduction"); // before any cast drops a part
   DataType out_type = dtype;
   if (out_type == DataType::Null) {
     out_type = isFloatingPointType(tv->dtype()) ? tv->dtype() : DataType::Int;

@@ -36,6 +36,31 @@ Val* normalizedBound(Val* bound, Val* n) {
   return maxOf(index(0), minOf(from_end, n));
 }
 
+// A slice is a view of its input (doc/ops.md "Slicing, padding and
+// concatenation"): its strides are the input's, so only its innermost
+// axis is known to be dense, when it is the input's innermost in memory,
+// dense there, and taken with step 1 (`scalars` holds start, stop, step
+// per axis).
+Contiguity sliceContiguity(
+    TensorView* in, TensorView* out, const std::vector<Val*>& scalars) {
+  Contiguity contiguity =
+      TensorDomain::getContiguityFilledWith(out->getLogicalDomain(), false);
+  const std::vector<IterDomain*> axes = axesOf(in);
+  const std::vector<IterDomain*>& allocation = in->getMaybeAllocationDomain();
+  if (axes.empty() || allocation.empty() || contiguity.empty()) {
+    return contiguity;
+  }
+  const size_t last = axes.size() - 1;
+  Val* step = scalars.at(3 * last + 2);
+  const bool dense_last = allocation.back() == axes.back() &&
+                          in->getContiguity().back().value_or(false) &&
+                          step->isConstInt() && step->constIntValue() == 1;
+  if (dense_last && contiguity.back().has_value()) {
+    contiguity.back() = true;
+  }
+  return contiguity;
+}
+
 } // namespace
 
 TensorView* slice(TensorView* tv, const std::vector<SliceRange>& ranges) {
@@ -79,6 +104,7 @@ TensorView* slice(TensorView* tv, const std::vector<SliceRange>& ranges) {
         IrBuilder::ceilDivExpr(IrBuilder::subExpr(last, first), step)));
   }
   TensorView* out = emptyTensor(extents, tv->dtype(), "slice");
+  out->setContiguity(sliceContiguity(tv, out, scalars));
   IrBuilder::create<ResizeOp>(
       ResizeOpType::Slice, out, std::vector<Val*>{tv}, scalars, resized);
   return out;

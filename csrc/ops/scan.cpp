@@ -11,6 +11,7 @@ TensorView* scan(ScanOpType type, TensorView* tv, int64_t dim, DataType dtype) {
   const std::string op = toString(type);
   ops::checkTensorOperand(tv, op.c_str(), "the tensor");
   ops::checkNotFloat8({tv}, op.c_str());
+  ops::checkNotComplex({tv}, op.c_str());
   dim = ops::normalizedDim(tv, dim, op.c_str());
   DataType out_type = dtype;
   if (out_type == DataType::Null) {

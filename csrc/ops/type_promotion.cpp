@@ -6,9 +6,12 @@ namespace fuser {
 
 namespace {
 
-enum class TypeCategory { Bool = 0, Integral = 1, Floating = 2 };
+enum class TypeCategory { Bool = 0, Integral = 1, Floating = 2, Complex = 3 };
 
 TypeCategory categoryOf(DataType dtype) {
+  if (isComplexType(dtype)) {
+    return TypeCategory::Complex;
+  }
   if (isFloatingPointType(dtype)) {
     return TypeCategory::Floating;
   }
@@ -43,6 +46,10 @@ int rank(DataType dtype) {
       return 6;
     case DataType::Double:
       return 7;
+    case DataType::ComplexFloat:
+      return 8;
+    case DataType::ComplexDouble:
+      return 9;
     case DataType::Float8_e4m3fn:
     case DataType::Float8_e5m2:
     case DataType::WelfordFloat:
@@ -63,6 +70,15 @@ DataType promoteTypes(DataType a, DataType b) {
       !isFloat8Type(a) && !isFloat8Type(b), "No type promotion for ", a,
       " and ", b, ": float8 types promote with nothing, as in PyTorch. Cast ",
       "one operand to the other's type first.");
+  if (isComplexType(a) || isComplexType(b)) {
+    // The complex type of the promoted parts, as torch.promote_types:
+    // complex64 with float64 is complex128, with an integer complex64.
+    auto part = [](DataType t) {
+      return isComplexType(t) ? complexPartType(t)
+                              : (isFloatingPointType(t) ? t : DataType::Float);
+    };
+    return complexTypeOf(promoteTypes(part(a), part(b)));
+  }
   if (a == DataType::Index || b == DataType::Index) {
     DataType other = a == DataType::Index ? b : a;
     return isFloatingPointType(other) ? other : DataType::Index;
@@ -95,9 +111,17 @@ DataType computeTypePromotion(const std::vector<Val*>& operands) {
       categoryOf(scalar_type) <= categoryOf(tensor_type)) {
     return tensor_type;
   }
-  // A scalar of a higher category: the default type of that category.
-  return categoryOf(scalar_type) == TypeCategory::Floating ? DataType::Float
-                                                           : DataType::Int;
+  // A scalar of a higher category: the default type of that category (a
+  // complex one keeps the tensor's precision: complex128 for a double).
+  switch (categoryOf(scalar_type)) {
+    case TypeCategory::Complex:
+      return complexTypeOf(
+          isFloatingPointType(tensor_type) ? tensor_type : DataType::Float);
+    case TypeCategory::Floating:
+      return DataType::Float;
+    default:
+      return DataType::Int;
+  }
 }
 
 DataType computeDataType(DataType dtype) {
@@ -108,7 +132,8 @@ DataType computeDataType(DataType dtype) {
 }
 
 DataType floatResultType(DataType dtype) {
-  return isFloatingPointType(dtype) ? dtype : DataType::Float;
+  return isFloatingPointType(dtype) || isComplexType(dtype) ? dtype
+                                                            : DataType::Float;
 }
 
 } // namespace fuser

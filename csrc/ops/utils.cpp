@@ -128,6 +128,18 @@ void checkNotFloat8(const std::vector<Val*>& operands, const char* op) {
   }
 }
 
+void checkNotComplex(const std::vector<Val*>& operands, const char* op) {
+  for (Val* v : operands) {
+    FUSER_CHECK(
+        v == nullptr || !isComplexType(v->dtype()), op, ": ", v->toString(),
+        " is of type ", v->dtype(), ", and ", op,
+        " does not take complex values. Complex tensors take "
+        "neg, abs, real, imag, conj, add, sub, mul, div, eq, ne, where, "
+        "casts and the movement ops; compute on the real and imaginary parts "
+        "otherwise (real(tv), imag(tv); Python fd.ops.real, fd.ops.imag).");
+  }
+}
+
 DataType statisticsType(TensorView* tv, const char* op) {
   FUSER_CHECK(tv != nullptr, op, " of a null tensor.");
   checkNotFloat8({tv}, op);

@@ -46,4 +46,8 @@ DataType statisticsType(TensorView* tv, const char* op);
 // tensors are cast, copied and moved, and computed on only after a cast.
 void checkNotFloat8(const std::vector<Val*>& operands, const char* op);
 
+// A user error, naming `op`, for a complex operand of an op that does not
+// take complex values (doc/ops.md "Complex numbers").
+void checkNotComplex(const std::vector<Val*>& operands, const char* op);
+
 } // namespace fuser::ops

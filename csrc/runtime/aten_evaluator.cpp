@@ -205,7 +205,7 @@ class AtenEvaluator {
            toAtenScalar(ee_.evaluateOrThrow(op->start()));
   }
 
-  // torch's slicing (copied), constant_pad_nd and cat.
+  // torch's slicing (a view), constant_pad_nd and cat.
   at::Tensor computeResize(ResizeOp* op) {
     std::vector<at::Tensor> ins;
     for (Val* v : op->tensors()) {
@@ -227,7 +227,7 @@ class AtenEvaluator {
               static_cast<int64_t>(axis), integer(3 * axis),
               integer(3 * axis + 1), step);
         }
-        return result.clone();
+        return result;
       }
       case ResizeOpType::Pad: {
         std::vector<int64_t> widths;
@@ -430,7 +430,17 @@ class AtenEvaluator {
       case UnaryOpType::BitwiseNot:
         return at::bitwise_not(x);
       case UnaryOpType::Cast:
-        return x.to(toAtenType(out->dtype()));
+        // A complex value cast to a real type keeps its real part, as
+        // Tensor.to does (without its warning).
+        return (x.is_complex() && !isComplexType(out->dtype()) ? at::real(x)
+                                                               : x)
+            .to(toAtenType(out->dtype()));
+      case UnaryOpType::Real:
+        return at::real(x).clone();
+      case UnaryOpType::Imag:
+        return at::imag(x).clone();
+      case UnaryOpType::Conj:
+        return at::conj_physical(x);
       // A Welford state is a double tensor with a last axis of 3: mean,
       // var_sum, count.
       case UnaryOpType::WelfordInit: {

@@ -31,6 +31,10 @@ at::ScalarType toAtenType(DataType dtype) {
       return at::ScalarType::Float;
     case DataType::Double:
       return at::ScalarType::Double;
+    case DataType::ComplexFloat:
+      return at::ScalarType::ComplexFloat;
+    case DataType::ComplexDouble:
+      return at::ScalarType::ComplexDouble;
     case DataType::WelfordFloat:
     case DataType::WelfordDouble:
     case DataType::Null:
@@ -65,14 +69,19 @@ DataType fromAtenType(at::ScalarType type) {
       return DataType::Float;
     case at::ScalarType::Double:
       return DataType::Double;
+    case at::ScalarType::ComplexFloat:
+      return DataType::ComplexFloat;
+    case at::ScalarType::ComplexDouble:
+      return DataType::ComplexDouble;
     default:
       break;
   }
   FUSER_CHECK(
       false, "Tensors of type ", c10::toString(type),
       " are not supported; fuser handles bool, int8, uint8, int16, int32, "
-      "int64, float8_e4m3fn, float8_e5m2, float16, bfloat16, float32 and "
-      "float64. Convert the tensor first, e.g. t.to(torch.float32).");
+      "int64, float8_e4m3fn, float8_e5m2, float16, bfloat16, float32, "
+      "float64, complex64 and complex128. Convert the tensor first, e.g. "
+      "t.to(torch.float32).");
   return DataType::Null;
 }
 

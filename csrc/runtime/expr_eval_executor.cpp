@@ -11,6 +11,16 @@
 
 namespace fuser {
 
+namespace {
+
+// A slice's output: a view of its input, whose strides it keeps.
+bool isView(const TensorView* tv) {
+  auto* resize = dynamic_cast<ResizeOp*>(tv->definition());
+  return resize != nullptr && resize->opType() == ResizeOpType::Slice;
+}
+
+} // namespace
+
 const std::string& Executor::kernelCode() const {
   static const std::string no_kernel;
   return no_kernel;
@@ -38,7 +48,9 @@ std::vector<at::Tensor> ExprEvalExecutor::run(
   ExpressionEvaluator ee;
   std::vector<at::Tensor> outputs =
       evaluateFusionWithATen(fusion_.get(), inputs, ee);
-  // ATen picks its own strides; outputs come back in their layout.
+  // ATen picks its own strides; outputs come back in their layout, or as
+  // ATen made them where their tensor admits that (a slice is a view:
+  // doc/ops.md "Slicing, padding and concatenation").
   for (size_t i = 0; i < outputs.size(); ++i) {
     auto* tv = dynamic_cast<TensorView*>(fusion_->outputs()[i]);
     if (tv == nullptr || tv->isFusionInput()) {
@@ -50,7 +62,8 @@ std::vector<at::Tensor> ExprEvalExecutor::run(
       outputs[i] = outputs[i].to(at::kCUDA);
     }
     const TensorLayout layout = denseLayout(tv, ee);
-    if (outputs[i].strides().vec() == layout.strides) {
+    if (outputs[i].strides().vec() == layout.strides ||
+        (isView(tv) && admitsLayout(tv, outputs[i], ee))) {
       continue;
     }
     at::Tensor laid_out = allocateTensor(layout, outputs[i].options());

@@ -72,7 +72,8 @@ std::vector<int64_t> globalSizes(
   std::vector<int64_t> result;
   for (size_t i = 0; i < logical.size(); ++i) {
     result.push_back(
-        logical[i]->isBroadcast() ? 1 : local_sizes[i] * devices.of(logical[i]));
+        logical[i]->isBroadcast() ? 1
+                                  : local_sizes[i] * devices.of(logical[i]));
   }
   return result;
 }
@@ -370,6 +371,16 @@ TensorLayout inputLayout(
   return result;
 }
 
+bool admitsLayout(
+    const TensorView* tv, const at::Tensor& tensor, ExpressionEvaluator& ee) {
+  try {
+    inputLayout(tv, tensor, ee, -1);
+    return true;
+  } catch (const UserError&) {
+    return false;
+  }
+}
+
 TensorLayout denseLayout(const TensorView* tv, ExpressionEvaluator& ee) {
   const DeviceCounts devices(tv, ee);
   auto local_size = [&](const IterDomain* id) -> int64_t {
@@ -381,8 +392,7 @@ TensorLayout denseLayout(const TensorView* tv, ExpressionEvaluator& ee) {
     FUSER_CHECK(
         extent % count == 0, id->toString(), " of ", tv->toString(),
         " has extent ", extent, ", which is not divisible by the ", count,
-        " devices it is sharded over. Use an extent divisible by ", count,
-        ".");
+        " devices it is sharded over. Use an extent divisible by ", count, ".");
     return extent / count;
   };
   TensorLayout layout;

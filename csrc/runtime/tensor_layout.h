@@ -53,6 +53,10 @@ TensorLayout inputLayout(
     const TensorView* tv, const at::Tensor& tensor, ExpressionEvaluator& ee,
     int64_t position);
 
+// Whether `tensor` has a layout `tv` admits (inputLayout accepts it).
+bool admitsLayout(
+    const TensorView* tv, const at::Tensor& tensor, ExpressionEvaluator& ee);
+
 // The layout of a new tensor for `tv`: dense in allocation order, viewed
 // with the logical sizes, so an allocation [i/2, 2] of [i] is a plain
 // contiguous tensor and a permuted allocation gives permuted strides.

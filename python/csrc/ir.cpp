@@ -77,6 +77,9 @@ const std::unordered_map<std::string, UnaryOpType>& unaryOps() {
       {"isinf", UnaryOpType::IsInf},
       {"isfinite", UnaryOpType::IsFinite},
       {"bitwise_not", UnaryOpType::BitwiseNot},
+      {"real", UnaryOpType::Real},
+      {"imag", UnaryOpType::Imag},
+      {"conj", UnaryOpType::Conj},
   };
   return ops;
 }

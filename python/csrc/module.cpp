@@ -24,7 +24,9 @@ void bindEnumsAndErrors(py::module_& m) {
       .value("Half", DataType::Half)
       .value("BFloat16", DataType::BFloat16)
       .value("Float", DataType::Float)
-      .value("Double", DataType::Double);
+      .value("Double", DataType::Double)
+      .value("ComplexFloat", DataType::ComplexFloat)
+      .value("ComplexDouble", DataType::ComplexDouble);
 
   py::enum_<ParallelType>(m, "ParallelType")
       .value("Serial", ParallelType::Serial)

@@ -38,6 +38,7 @@ from .fusion_definition import (  # noqa: E402
     Scalar,
     Tensor,
     TensorDomain,
+    Vector,
 )
 from .dtypes import to_data_type, to_torch_dtype  # noqa: E402
 
@@ -57,6 +58,7 @@ __all__ = [
     "Scalar",
     "Tensor",
     "TensorDomain",
+    "Vector",
     "to_data_type",
     "to_torch_dtype",
 ]

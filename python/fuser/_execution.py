@@ -11,7 +11,7 @@ import torch
 
 from ._C import DataType, FuserError
 from ._operands import _is_int
-from ._values import Tensor
+from ._values import Tensor, Vector
 
 
 def _describe_given(value):
@@ -35,6 +35,8 @@ class ExecutionSupport:
                 f"{value.name}: a {record.dtype.name} tensor of shape "
                 f"{record.shape} (-1: any size)"
             )
+        if isinstance(value, Vector):
+            return f"{value.name}: a list of {len(value)} ints"
         return f"{value.name}: a {record.dtype.name} scalar"
 
     def _input_count_message(self, inputs):
@@ -67,10 +69,42 @@ class ExecutionSupport:
                 )
         return device
 
+    # --- vector inputs (fd.define_vector(size)) ------------------------------------
+    def _fusion_input_count(self):
+        """How many inputs the C++ fusion has so far: a vector's entries are
+        scalar inputs each."""
+        count = sum(len(v) if isinstance(v, Vector) else 1 for v in self._inputs)
+        return count + len(self._generator_slots)
+
+    def _with_vector_entries(self, inputs):
+        """`inputs` with each vector input's list spread into its entries."""
+        if not any(isinstance(v, Vector) for v in self._inputs):
+            return inputs
+        values = []
+        for i, (declared, given) in enumerate(zip(self._inputs, inputs)):
+            if not isinstance(declared, Vector):
+                values.append(given)
+                continue
+            if not isinstance(given, (list, tuple, torch.Size)) or not all(
+                _is_int(v) for v in given
+            ):
+                raise FuserError(
+                    f"execute(): input {i} ({declared.name}) is a vector input; "
+                    f"expected a list of {len(declared)} ints, got "
+                    f"{_describe_given(given)}."
+                )
+            if len(given) != len(declared):
+                raise FuserError(
+                    f"execute(): input {i} ({declared.name}) is a vector of "
+                    f"{len(declared)} ints; got {len(given)}: {list(given)}."
+                )
+            values += [int(v) for v in given]
+        return values
+
     # --- random ops' seeds and offsets (the generator slots) --------------------
     def _generator_input(self):
         """A fusion input that execute() fills from the generator."""
-        self._generator_slots.append(len(self._inputs) + len(self._generator_slots))
+        self._generator_slots.append(self._fusion_input_count())
         return self._fusion.define_scalar(None, DataType.Int)
 
     def _with_generator_values(self, inputs):

@@ -6,7 +6,7 @@ OperandChecks is one of FusionDefinition's bases (fusion_definition.py)."""
 
 from . import _records as rec
 from ._C import DataType, FuserError
-from ._values import IterDomain, Scalar, Tensor
+from ._values import IterDomain, Scalar, Tensor, Vector
 
 _NON_INTEGER_TYPES = (
     DataType.Bool,
@@ -16,11 +16,21 @@ _NON_INTEGER_TYPES = (
     DataType.BFloat16,
     DataType.Float8_e4m3fn,
     DataType.Float8_e5m2,
+    DataType.ComplexFloat,
+    DataType.ComplexDouble,
 )
 
 
 def _is_int(value):
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+_COMPLEX_SCALARS = (
+    "{what}: {value!r} is a complex number; fuser has complex tensors but "
+    "no complex scalars. Pass it as a complex tensor input (broadcast it), "
+    "or apply its real and imaginary parts to fd.ops.real and fd.ops.imag "
+    "of the operand."
+)
 
 
 class OperandChecks:
@@ -36,6 +46,8 @@ class OperandChecks:
         if isinstance(value, (bool, int, float)):
             # Python numbers become constant scalars, as in nvFuser.
             return self.define_scalar(value)
+        if isinstance(value, complex):
+            raise FuserError(_COMPLEX_SCALARS.format(what=what, value=value))
         raise TypeError(
             f"{what}: argument {position} must be a Tensor, a Scalar or a "
             f"Python bool, int or float; got {type(value).__name__}."
@@ -78,6 +90,8 @@ class OperandChecks:
                     f"(inputs, or sizes of tensors); got {shape}."
                 )
             sizes.append(size)
+        if isinstance(shape, Vector):
+            sizes = shape  # recorded by its name
         vals = [
             size._val if isinstance(size, Scalar) else self._fusion.index_constant(size)
             for size in sizes

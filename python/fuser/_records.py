@@ -14,9 +14,9 @@ from ._C import DataType, ParallelType
 
 def render_value(value, namer):
     """Python source for an argument of a record."""
-    from ._values import IterDomain, Scalar, Tensor
+    from ._values import IterDomain, Scalar, Tensor, Vector
 
-    if isinstance(value, (Tensor, Scalar)):
+    if isinstance(value, (Tensor, Scalar, Vector)):
         return value.name
     if isinstance(value, IterDomain):
         return namer.id_expr(value)
@@ -106,6 +106,24 @@ class DefineScalar(Record):
             f"{render_value(self.value, namer)}, "
             f"dtype={render_value(self.dtype, namer)})"
         )
+
+
+class DefineVector(Record):
+    """A vector input, then its entries by name (a vector is a list)."""
+
+    def __init__(self, out, dtype):
+        self.out = out
+        self.dtype = dtype
+
+    def render(self, namer):
+        text = (
+            f"{self.out.name} = fd.define_vector({len(self.out)}, "
+            f"dtype={render_value(self.dtype, namer)})"
+        )
+        if not self.out:
+            return text
+        entries = ", ".join(s.name for s in self.out) + ("," if len(self.out) == 1 else "")
+        return f"{text}\n{entries} = {self.out.name}"
 
 
 class Op(Record):

@@ -153,6 +153,19 @@ class Scalar(_Operand):
         )
 
 
+class Vector(list):
+    """A vector input of a FusionDefinition (fd.define_vector(size)): a list
+    of its Int scalar inputs, usable wherever a list of sizes is; execute()
+    takes one list of `size` ints in its place."""
+
+    def __init__(self, scalars, name):
+        super().__init__(scalars)
+        self.name = name
+
+    def __repr__(self):
+        return f"Vector({self.name}: {[s.name for s in self]})"
+
+
 class IterDomain:
     """One axis of a tensor's domain (an iteration domain)."""
 

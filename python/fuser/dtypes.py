@@ -17,6 +17,8 @@ _TORCH_TO_FUSER = {
     torch.bfloat16: DataType.BFloat16,
     torch.float32: DataType.Float,
     torch.float64: DataType.Double,
+    torch.complex64: DataType.ComplexFloat,
+    torch.complex128: DataType.ComplexDouble,
 }
 _FUSER_TO_TORCH = {v: k for k, v in _TORCH_TO_FUSER.items()}
 

@@ -30,9 +30,9 @@ from ._domains import DomainMethods
 from ._execution import ExecutionSupport
 from ._layouts import allocation_order, check_stride_order, describe_strides, normalize_contiguity
 from ._movement_ops import MovementOps
-from ._operands import OperandChecks, _is_int
+from ._operands import _COMPLEX_SCALARS, OperandChecks, _is_int
 from ._ops import Ops
-from ._values import IterDomain, Scalar, Tensor, TensorDomain
+from ._values import IterDomain, Scalar, Tensor, TensorDomain, Vector
 from .dtypes import to_data_type
 
 _NEW = "new"
@@ -61,7 +61,8 @@ class FusionDefinition(OperandChecks, DomainMethods, MovementOps, ComputeOps, Ex
         self._records = []
         self._num_tensors = 0
         self._num_scalars = 0
-        self._inputs = []  # Tensors and Scalars, in input order
+        self._num_vectors = 0
+        self._inputs = []  # Tensors, Scalars and Vectors, in input order
         self._input_records = {}  # input name -> its Define* record
         self._outputs = []
         self._iter_domains = {}  # C++ name -> IterDomain wrapper
@@ -242,20 +243,17 @@ class FusionDefinition(OperandChecks, DomainMethods, MovementOps, ComputeOps, Ex
         )
 
     def define_vector(self, values, dtype=DataType.Int):
-        """A shape for fd.ops.reshape from ints and integer Scalars (a list
-        of them, checked), as nvFuser's define_vector builds one. Vector
-        inputs (nvFuser's define_vector(size)) are not supported: declare
-        the sizes as scalar inputs, fd.define_scalar(None, dtype=DataType.Int)."""
+        """A list of sizes for fd.ops.reshape, slice or pad, as nvFuser's
+        define_vector builds one: from a list of ints and integer Scalars
+        (checked), or, given an int `size`, a vector input of that many
+        sizes, which execute() takes as one list (or tuple, or torch.Size)
+        of ints in its place among the inputs."""
         what = "fd.define_vector"
         self._check_defining(what)
-        if _is_int(values):
-            raise FuserError(
-                f"{what}({values}): vector inputs are not supported; declare "
-                "each size as a scalar input, fd.define_scalar(None, "
-                "dtype=DataType.Int), and pass them as numbers to execute."
-            )
         if dtype != DataType.Int:
             raise FuserError(f"{what}: vectors hold Int sizes; got dtype={dtype}.")
+        if _is_int(values):
+            return self._define_vector_input(int(values), what)
         vector = []
         for position, value in enumerate(values):
             if isinstance(value, Scalar):
@@ -269,6 +267,21 @@ class FusionDefinition(OperandChecks, DomainMethods, MovementOps, ComputeOps, Ex
                 )
         return vector
 
+    def _define_vector_input(self, size, what):
+        if size < 0:
+            raise FuserError(f"{what}({size}): a vector input has a size >= 0.")
+        scalars = []
+        for _ in range(size):
+            val = self._fusion.define_scalar(None, DataType.Int)
+            scalars.append(Scalar(self, val, self._next_scalar_name()))
+        vector = Vector(scalars, f"V{self._num_vectors}")
+        self._num_vectors += 1
+        record = rec.DefineVector(vector, DataType.Int)
+        self._records.append(record)
+        self._inputs.append(vector)
+        self._input_records[vector.name] = record
+        return vector
+
     def define_scalar(self, value=None, dtype=None):
         """A constant scalar, or with value None a scalar input.
 
@@ -276,6 +289,8 @@ class FusionDefinition(OperandChecks, DomainMethods, MovementOps, ComputeOps, Ex
         """
         what = "fd.define_scalar"
         self._check_defining(what)
+        if isinstance(value, complex):
+            raise FuserError(_COMPLEX_SCALARS.format(what=what, value=value))
         if value is not None and not isinstance(value, (bool, int, float)):
             raise TypeError(
                 f"{what}: the value must be None, a bool, an int or a float; "
@@ -289,6 +304,11 @@ class FusionDefinition(OperandChecks, DomainMethods, MovementOps, ComputeOps, Ex
             else:
                 dtype = DataType.Double
         dtype = to_data_type(dtype)
+        if dtype in (DataType.ComplexFloat, DataType.ComplexDouble):
+            raise FuserError(
+                f"{what}: fuser has complex tensors but no complex scalars; "
+                f"got dtype={dtype}. Declare a complex tensor input instead."
+            )
         if value is not None:
             if dtype in (DataType.Float, DataType.Double, DataType.Half, DataType.BFloat16):
                 value = float(value)
@@ -349,7 +369,8 @@ class FusionDefinition(OperandChecks, DomainMethods, MovementOps, ComputeOps, Ex
         self._fusion.set_allocation_domain(tensor._val, [i._val for i in alloc], flags)
 
     def inputs(self):
-        """The inputs (Tensors and Scalars), in the order execute() takes them."""
+        """The inputs (Tensors, Scalars and Vectors), in the order execute()
+        takes them."""
         return list(self._inputs)
 
     def outputs(self):
@@ -369,12 +390,13 @@ class FusionDefinition(OperandChecks, DomainMethods, MovementOps, ComputeOps, Ex
             with self._executor_lock:
                 if self._executor is None:
                     self._executor = _C.FusionExecutor(self._fusion)
+        values = self._with_vector_entries(inputs)
         if device is None:
-            outputs = self._executor.run(self._with_generator_values(inputs))
+            outputs = self._executor.run(self._with_generator_values(values))
             return self._returned(inputs, outputs)
         device = self._check_device(device, inputs)
         with torch.cuda.device(device):
-            outputs = self._executor.run(self._with_generator_values(inputs))
+            outputs = self._executor.run(self._with_generator_values(values))
             return self._returned(inputs, outputs)
 
     # --- inspection --------------------------------------------------------------------
@@ -424,7 +446,8 @@ class FusionDefinition(OperandChecks, DomainMethods, MovementOps, ComputeOps, Ex
         if self._state == _NEW and not self._records and self._has_definition_method():
             self._ensure_defined("print")
         namer = rec.IdNamer()
-        body = [r.render(namer) for r in self._records] or ["pass"]
+        body = [line for r in self._records for line in r.render(namer).split("\n")]
+        body = body or ["pass"]
         lines = [
             "from fuser import DataType, FusionDefinition, ParallelType",
             "",
@@ -443,4 +466,4 @@ class FusionDefinition(OperandChecks, DomainMethods, MovementOps, ComputeOps, Ex
     __repr__ = __str__
 
 
-__all__ = ["FusionDefinition", "IterDomain", "Scalar", "Tensor", "TensorDomain"]
+__all__ = ["FusionDefinition", "IterDomain", "Scalar", "Tensor", "TensorDomain", "Vector"]

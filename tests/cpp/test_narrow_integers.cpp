@@ -102,7 +102,7 @@ TEST_F(NarrowIntegerTest, AtenTypesRoundTrip) {
   EXPECT_EQ(dataTypeSize(DataType::Int8), 1);
   EXPECT_EQ(dataTypeSize(DataType::Int16), 2);
   EXPECT_THAT(
-      [] { fromAtenType(at::kComplexFloat); },
+      [] { fromAtenType(at::kComplexHalf); },
       ::testing::ThrowsMessage<UserError>(
           HasSubstr("bool, int8, uint8, int16, int32")));
 }

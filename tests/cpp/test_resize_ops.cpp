@@ -1,15 +1,18 @@
 // slice, pad and cat: output extents (evaluated as the runtime allocates
 // them) against torch's sizes for edge cases (negative, out-of-range and
 // crossed bounds, steps, trimming pads), the ATen evaluation over several
-// layouts, the axes they map, user errors, and on the GPU a fusion around
-// each.
+// layouts, the axes they map, user errors, a slice as a view of its input
+// (contiguity, the ATen evaluation, the ExprEval segment), and on the GPU a
+// fusion around each.
 #include <expr/evaluator.h>
 #include <fusion.h>
 #include <id_model/logical_domain_map.h>
 #include <ir/all_nodes.h>
 #include <ops/all_ops.h>
 #include <runtime/aten_evaluator.h>
+#include <runtime/expr_eval_executor.h>
 #include <runtime/fusion_executor_cache.h>
+#include <runtime/fusion_kernel_runtime.h>
 #include <tests/cpp/utils.h>
 
 #include <ATen/ATen.h>
@@ -188,6 +191,77 @@ TEST_F(ResizeOpTest, BadArgumentsAreUserErrors) {
           HasSubstr("cat: dim 2 is out of range for tensors of rank 2")));
   fusion.addOutput(cat({x, x}, 1));
   EXPECT_EQ(fusion.outputs().size(), 1u);
+}
+
+// A slice is a view: the same memory as its input, so only an innermost
+// axis taken whole or with step 1 from a dense innermost axis is known to
+// be dense.
+TEST_F(ResizeOpTest, SliceIsAViewOfItsInput) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = makeContigTensor(2);
+  TensorView* t = makeContigTensor(2);
+  fusion.addInput(x);
+  fusion.addInput(t);
+  t->setAllocationDomain({t->axis(1), t->axis(0)}, true);
+  TensorView* columns =
+      slice(x, {{nullptr, nullptr, nullptr}, {idx(96), idx(192)}});
+  TensorView* every_other =
+      slice(x, {{nullptr, nullptr, nullptr}, {idx(0), nullptr, idx(2)}});
+  TensorView* rows = slice(x, {{idx(1), idx(5)}});
+  TensorView* of_transposed = slice(t, {{idx(1), idx(5)}});
+  using C = Contiguity;
+  EXPECT_EQ(columns->getContiguity(), (C{false, true}));
+  EXPECT_EQ(every_other->getContiguity(), (C{false, false}));
+  EXPECT_EQ(rows->getContiguity(), (C{false, true}));
+  EXPECT_EQ(of_transposed->getContiguity(), (C{false, false}));
+  fusion.addOutput(columns);
+  const at::Tensor in = at::randn({8, 288});
+  const at::Tensor out =
+      evaluateFusionWithATen(&fusion, {in, at::randn({8, 8})})[0];
+  EXPECT_TRUE(out.is_alias_of(in));
+  EXPECT_TRUE(at::equal(out, in.slice(1, 96, 192)));
+}
+
+// The slice's segment hands the next kernel a view of the input: no copy,
+// and the kernel reads it in vectors along the dense innermost axis.
+TEST_F(ResizeOpGpuTest, SlicesOfInputsAreReadInPlace) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* qkv = makeContigTensor(2);
+  fusion->addInput(qkv);
+  for (int64_t part = 0; part < 3; ++part) {
+    TensorView* t = slice(
+        qkv, {{nullptr, nullptr, nullptr},
+              {idx(part * 256), idx((part + 1) * 256)}});
+    fusion->addOutput(mul(t, IrBuilder::create<Val>(2.0)));
+  }
+  Fusion* raw = fusion.get();
+  {
+    // The slice alone, as the ExprEval segment runs it.
+    Fusion view;
+    FusionGuard view_guard(&view);
+    TensorView* in = makeContigTensor(2);
+    view.addInput(in);
+    view.addOutput(
+        slice(in, {{nullptr, nullptr, nullptr}, {idx(256), idx(512)}}));
+    const at::Tensor x = at::randn({64, 768}, at::kCUDA);
+    ExprEvalExecutor executor;
+    executor.compile(&view, {x});
+    const at::Tensor out = executor.run({x})[0];
+    EXPECT_TRUE(out.is_alias_of(x));
+    EXPECT_EQ(out.data_ptr<float>(), x.data_ptr<float>() + 256);
+  }
+  FusionExecutorCache fec(std::move(fusion));
+  const at::Tensor x = at::randn({640, 768}, at::kCUDA);
+  const auto out = fec.runFusionWithInputs({x});
+  testValidate(raw, out, {x}, __LINE__, __FILE__);
+  FusionKernelRuntime* runtime = fec.getMostRecentKernelRuntime();
+  bool vectorized = false;
+  for (size_t i = 0; i < runtime->segments().size(); ++i) {
+    vectorized |= runtime->kernelCode(i).find(", 4>(") != std::string::npos;
+  }
+  EXPECT_TRUE(vectorized) << "the slices are read a float at a time";
 }
 
 TEST_F(ResizeOpGpuTest, ResizingInsideAFusionEqualsTorchs) {

@@ -813,6 +813,46 @@ TEST_F(SegmentationTest, IntermediateKeepsItsOwnLayout) {
 // Random fusions of elementwise ops, broadcasts and reductions: every
 // segmentation is valid, every group is a compiled kernel (each expr alone
 // is one, so none may be left to ATen), and every kernel compiles.
+// The attention probabilities of a transformer block
+// (examples/transformer_block.py): a causal mask made by triu of a full
+// tensor (two iotas, no memory), softmax and dropout, as one kernel.
+TEST_F(SegmentationTest, CausalSoftmaxWithDropoutIsOneKernel) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* scores = makeContigTensor(4, DataType::BFloat16);
+  Val* seed = IrBuilder::create<Val>(DataType::Int);
+  Val* offset = IrBuilder::create<Val>(DataType::Int);
+  fusion.addInput(scores);
+  fusion.addInput(seed);
+  fusion.addInput(offset);
+  std::vector<Val*> shape;
+  for (IterDomain* id : scores->getLogicalDomain()) {
+    shape.push_back(id->extent());
+  }
+  auto* zero = IrBuilder::create<Val>(0.0);
+  auto* one = IrBuilder::create<Val>(1.0);
+  TensorView* x =
+      mul(castOp(DataType::Float, scores), IrBuilder::create<Val>(0.125));
+  TensorView* future = triu(full(shape, one, DataType::Float), 1);
+  x = where(gt(future, zero), IrBuilder::create<Val>(-INFINITY), x);
+  TensorView* e =
+      exp(sub(x, broadcast(max(x, {3}), {false, false, false, true})));
+  TensorView* probs =
+      div(e, broadcast(sum(e, {3}), {false, false, false, true}));
+  TensorView* keep =
+      lt(uniform(shape, zero, one, seed, offset), IrBuilder::create<Val>(0.9));
+  TensorView* dropped =
+      where(keep, mul(probs, IrBuilder::create<Val>(1.0 / 0.9)), zero);
+  fusion.addOutput(castOp(DataType::BFloat16, dropped));
+  const auto options = at::TensorOptions().dtype(at::kBFloat16);
+  auto segmented = segmentAndCompile(
+      &fusion, {at::randn({2, 4, 256, 256}, options), int64_t{7}, int64_t{0}});
+  EXPECT_EQ(
+      schedulerTypes(*segmented),
+      std::vector<SchedulerType>{SchedulerType::InnerPersistent})
+      << segmented->toString();
+}
+
 TEST_F(SegmentationTest, RandomFusionsSegmentIntoKernels) {
   for (uint64_t seed = 0; seed < 20; ++seed) {
     RandomCase c = randomSegmentationCase(seed);

@@ -176,6 +176,7 @@ Tolerance toleranceFor(at::ScalarType type, int64_t reduction_size) {
   double base = 0.0;
   switch (type) {
     case at::ScalarType::Float:
+    case at::ScalarType::ComplexFloat:
       base = 1e-5;
       break;
     case at::ScalarType::Half:
@@ -185,6 +186,7 @@ Tolerance toleranceFor(at::ScalarType type, int64_t reduction_size) {
       base = 1e-2;
       break;
     case at::ScalarType::Double:
+    case at::ScalarType::ComplexDouble:
       base = 1e-12;
       break;
     default:
@@ -233,6 +235,11 @@ std::string compareOutput(
   }
   if (got.numel() == 0) {
     return "";
+  }
+  if (got.is_complex()) { // each part within the tolerance
+    return compareOutput(
+        at::view_as_real(got.resolve_conj().contiguous()),
+        at::view_as_real(expected.resolve_conj().contiguous()), tolerance);
   }
   const at::Tensor a = got.detach().to(at::kCPU).to(at::kDouble).contiguous();
   const at::Tensor b =

@@ -80,7 +80,8 @@ class FuserIrTest : public ::testing::Test {};
 // atol + rtol * |expected|: float 1e-5, half 1e-3, bfloat16 1e-2, double
 // 1e-12 (both atol and rtol), scaled by sqrt(n) where n is the largest
 // number of elements a reduction feeding the output combines; integers and
-// bools must be equal; NaNs must be NaN in both. A mismatch is a gtest
+// bools must be equal; complex values part by part; NaNs must be NaN
+// in both. A mismatch is a gtest
 // non-fatal failure reported at file:line, naming the output, the max abs
 // error and the worst element (coordinates, both values); `err_msg` is
 // appended.

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import fuser
-from fuser import DataType, FuserError, FusionDefinition, Scalar, Tensor
+from fuser import DataType, FuserError, FusionDefinition, Scalar, Tensor, Vector
 
 from helpers import assert_round_trip, contiguous_tensor
 
@@ -195,7 +195,10 @@ def test_every_op_of_the_library_is_in_fd_ops():
         "var_mean", "welford",
     ]:  # fmt: skip
         assert callable(getattr(FusionDefinition().ops, name)), name
-    assert set(UNARY + PREDICATES + ["logical_not", "bitwise_not"]) == set(fuser._C.unary_ops)
+    complex_parts = ["real", "imag", "conj"]
+    assert set(UNARY + PREDICATES + complex_parts + ["logical_not", "bitwise_not"]) == set(
+        fuser._C.unary_ops
+    )
     assert set(BINARY + COMPARE + INTEGER_BINARY + ["logical_and", "logical_or", "mod"]) == set(
         fuser._C.binary_ops
     )
@@ -579,13 +582,35 @@ def test_shape_size_and_define_vector_build_reshapes():
     assert "S3 = T0.size(1)" in text and "S4 = T0.size(0)" in text
     assert "T4 = fd.ops.reshape(T1, new_shape=[S3, S4])" in text
     with FusionDefinition() as fd:
-        with pytest.raises(
-            FuserError, match=r"define_vector\(2\): vector inputs are not supported"
-        ):
-            fd.define_vector(2)
         with pytest.raises(FuserError, match="entry 1 is 2.5"):
             fd.define_vector([1, 2.5])
+        with pytest.raises(
+            FuserError, match=r"define_vector\(-1\): a vector input has a size >= 0"
+        ):
+            fd.define_vector(-1)
         fd.add_output(fd.define_tensor(shape=[-1], contiguity=True))
+
+
+def test_a_vector_input_is_a_list_of_scalar_inputs_printed_by_name():
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        v0 = fd.define_vector(3)
+        t1 = fd.ops.reshape(t0, v0)
+        t2 = fd.ops.reshape(t0, [v0[2], -1])
+        fd.add_output(t1)
+        fd.add_output(t2)
+    assert isinstance(v0, Vector) and len(v0) == 3
+    assert all(isinstance(s, Scalar) and s.value() is None for s in v0)
+    assert fd.inputs() == [t0, v0]
+    text = str(fd)
+    assert "V0 = fd.define_vector(3, dtype=DataType.Int)" in text
+    assert "S0, S1, S2 = V0" in text
+    assert "T1 = fd.ops.reshape(T0, new_shape=V0)" in text
+    assert "T2 = fd.ops.reshape(T0, new_shape=[S2, -1])" in text
+    # The printed definition defines the same fusion.
+    scope = {}
+    exec(text, scope)
+    assert str(scope["fd"]) == text
 
 
 @pytest.mark.parametrize(
@@ -791,3 +816,33 @@ def test_outputs_aliasing_inputs_print_round_trip_and_are_checked():
             fd.add_output(fd.ops.mul(g, 3.0), alias_input=h)
     assert fd._aliases == {0: 0}
     assert_prints_and_round_trips(fd, "fd.add_output(T4, alias_input=T0)")
+
+
+def test_complex_tensors_take_their_ops_and_reject_others():
+    with FusionDefinition() as fd:
+        a = fd.define_tensor(shape=[-1, -1], contiguity=True, dtype=DataType.ComplexFloat)
+        x = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        t = fd.ops.mul(a, x)
+        assert t.dtype == DataType.ComplexFloat
+        assert fd.ops.real(t).dtype == DataType.Float
+        assert fd.ops.imag(t).dtype == DataType.Float
+        assert fd.ops.abs(t).dtype == DataType.Float
+        assert fd.ops.conj(t).dtype == DataType.ComplexFloat
+        assert fd.ops.mul(t, 2.0).dtype == DataType.ComplexFloat
+        with pytest.raises(FuserError, match="exp does not take complex values"):
+            fd.ops.exp(a)
+        with pytest.raises(FuserError, match="1j is a complex number; fuser has complex tensors"):
+            fd.ops.mul(a, 1j)
+        with pytest.raises(FuserError, match="no complex scalars"):
+            fd.define_scalar(None, dtype=DataType.ComplexDouble)
+        fd.add_output(fd.ops.add(fd.ops.div(t, a), fd.ops.conj(a)))
+    assert (
+        "T0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.ComplexFloat)"
+        in str(fd)
+    )
+    with FusionDefinition() as fd:
+        a = fd.define_tensor(shape=[-1], contiguity=True, dtype=DataType.ComplexFloat)
+        fd.add_output(fd.ops.add(fd.ops.conj(a), fd.ops.real(a)))
+    code = fd.generate_cuda()
+    assert "fuser_complex<float>" in code and "fuserConj(" in code
+    assert fuser.to_data_type(torch.complex128) == DataType.ComplexDouble

@@ -84,6 +84,25 @@ def test_missing_input_is_reported_before_any_device_work():
         fd.execute([a, a, 1.0, 2.0])
 
 
+def test_vector_inputs_are_checked_before_any_device_work():
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        v0 = fd.define_vector(2)
+        fd.add_output(fd.ops.reshape(t0, v0))
+    a = torch.randn(2, 3)
+    with pytest.raises(FuserError) as info:
+        fd.execute([a])
+    assert "1: V0: a list of 2 ints; MISSING" in str(info.value)
+    with pytest.raises(
+        FuserError, match=r"input 1 \(V0\) is a vector of 2 ints; got 3: \[1, 2, 3\]"
+    ):
+        fd.execute([a, [1, 2, 3]])
+    with pytest.raises(FuserError, match=r"input 1 \(V0\) is a vector input; expected a list of 2"):
+        fd.execute([a, 6])
+    with pytest.raises(FuserError, match="the tensor is on cpu, but fusion kernels read CUDA"):
+        fd.execute([a, (3, 2)])
+
+
 def test_wrong_inputs_on_cpu_tensors():
     # Everything but the device is checked first, so this runs without a GPU.
     fd = define_add()

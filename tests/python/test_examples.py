@@ -51,3 +51,11 @@ def test_allocation_seed_script():
     assert "allocation domain : [iS2{3}, iS3{2}]" in result.stdout
     assert "__global__ void fuser_kernel" in result.stdout
     assert ("ran on" in result.stdout) or ("not run" in result.stdout)
+
+
+@requires_gpu
+def test_transformer_block_example_matches_torch():
+    result = run_example("transformer_block.py")
+    assert result.returncode == 0, result.stderr
+    assert "transformer block fusions match torch" in result.stdout
+    assert re.search(r"causal_softmax_dropout: 1 segment\(s\): InnerPersistent", result.stdout)

@@ -473,6 +473,61 @@ def test_reshape_to_define_vector_and_shape_of_another_tensor():
     torch.testing.assert_close(b, (-y).reshape(6, 10))
 
 
+def test_vector_inputs_give_sizes_at_each_run():
+    # A random op after the vector: its seed and offset inputs come after
+    # the vector's entries among the fusion's inputs.
+    def define(fd):
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        v0 = fd.define_vector(2)
+        t1 = fd.ops.reshape(fd.ops.relu(t0), v0)
+        fd.add_output(t1)
+        fd.add_output(fd.ops.mul(fd.ops.rand_like(t1), 0.0))
+        fd.add_output(fd.ops.reshape(t0, [v0[1], v0[0]]))
+
+    x = cuda(6, 10)
+    fd, (a, b, c) = run(define, [x, [3, 20]])
+    torch.testing.assert_close(a, x.relu().reshape(3, 20))
+    assert b.shape == (3, 20) and not b.any()
+    torch.testing.assert_close(c, x.reshape(20, 3))
+    a, _, c = fd.execute([x, torch.Size([12, 5])])
+    torch.testing.assert_close(a, x.relu().reshape(12, 5))
+    torch.testing.assert_close(c, x.reshape(5, 12))
+    with pytest.raises(FuserError, match="cannot be reshaped|elements"):
+        fd.execute([x, [7, 9]])
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+def test_complex_arithmetic_matches_torch(layout):
+    def define(fd):
+        a = fd.define_tensor(shape=[-1, -1], contiguity=True, dtype=DataType.ComplexFloat)
+        b = fd.from_pytorch(b_in)
+        x = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        fd.add_output(fd.ops.div(fd.ops.sub(fd.ops.mul(a, b), fd.ops.conj(a)), fd.ops.add(b, x)))
+        fd.add_output(fd.ops.abs(b))
+        fd.add_output(fd.ops.add(fd.ops.real(a), fd.ops.imag(b)))
+        fd.add_output(fd.ops.eq(a, b))
+        fd.add_output(fd.ops.add(fd.ops.cast(b, DataType.ComplexDouble), fd.ops.mul(x, 2.0)))
+        fd.add_output(fd.ops.cast(a, DataType.Float))
+
+    a = torch.randn(96, 130, dtype=torch.complex64, device="cuda")
+    b_in = {
+        "contiguous": torch.randn(96, 130, dtype=torch.complex64, device="cuda"),
+        "transposed": torch.randn(130, 96, dtype=torch.complex64, device="cuda").t(),
+        "sliced": torch.randn(96, 260, dtype=torch.complex64, device="cuda")[:, ::2],
+    }[layout]
+    x = cuda(96, 130)
+    fd, out = run(define, [a, b_in, x])
+    b = b_in
+    torch.testing.assert_close(out[0], (a * b - a.conj()) / (b + x))
+    torch.testing.assert_close(out[1], b.abs())
+    torch.testing.assert_close(out[2], a.real + b.imag)
+    assert torch.equal(out[3], a == b)
+    torch.testing.assert_close(out[4], b.to(torch.complex128) + x * 2.0)
+    assert out[4].dtype == torch.complex128
+    torch.testing.assert_close(out[5], a.real)
+    assert fd.last_scheduler_types() == ["PointWise"]
+
+
 @pytest.mark.parametrize("dtype", [torch.int8, torch.uint8, torch.int16])
 def test_narrow_integers_wrap_and_sum_as_torch(dtype):
     def define(fd):
