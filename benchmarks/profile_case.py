@@ -25,7 +25,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument(
         "--bench",
-        choices=["pointwise", "reduction", "normalization", "matmul"],
+        choices=["pointwise", "reduction", "normalization", "matmul", "transformer"],
         required=True,
     )
     parser.add_argument("--case", required=True)
@@ -39,6 +39,8 @@ def main():
         "(profile with ncu --cache-control none to keep that state)",
     )
     args = parser.parse_args()
+    if args.bench == "transformer":
+        return run_transformer(args)
     module = {
         "pointwise": bench_pointwise,
         "reduction": bench_reduction,
@@ -84,6 +86,33 @@ def run_profiled(call, args):
         call()
         torch.cuda.synchronize()
     torch.cuda.profiler.stop()
+
+
+def run_transformer(args):
+    """One of the transformer block's fusions (bench_transformer.py, its
+    shape; --mib is not used)."""
+    import bench_transformer as bt
+
+    names = ["qkv_heads", "causal_softmax_dropout", "residual_dropout_add"]
+    if args.case not in names:
+        print(f"unknown case {args.case}; cases: {', '.join(names)}")
+        return 2
+    k = names.index(args.case)
+    inputs = bt.fusion_inputs(bt.SHAPE)[k]
+    if args.frontend in ("compile", "eager"):
+        fn = bt.eager_fusions(bt.SHAPE, bt.P)[k]
+        if args.frontend == "compile":
+            fn = torch.compile(fn, dynamic=False)
+            fn(*inputs)
+        run_profiled(lambda: fn(*inputs), args)
+        return 0
+    found = dict(frontends())
+    if args.frontend not in found:
+        print(f"frontend {args.frontend} is not available")
+        return 2
+    fd = bt.Block(found[args.frontend], bt.SHAPE, bt.P).fusions[k]
+    run_profiled(lambda: fd.execute(inputs), args)
+    return 0
 
 
 def run_torch(case, args):

@@ -65,17 +65,21 @@ FUSER_RANDOM_FN double fuserUnitDouble(unsigned int high, unsigned int low) {
 
 // Uniform in [low, high) (float: computed in float; double: in double),
 // one fused multiply-add on host and device alike.
+// A block's four words serve four consecutive elements of a float tensor
+// (two of a double one), so a vectorized or unrolled loop computes one
+// block for them: the compiler sees the same counter.
 FUSER_RANDOM_FN float fuserUniformFloat(
     unsigned long long seed, unsigned long long offset,
     unsigned long long index, float low, float high) {
-  const FuserPhiloxBlock r = fuserRandomBlock(seed, offset, index);
-  return fmaf(high - low, fuserUnitFloat(r.word[0]), low);
+  const FuserPhiloxBlock r = fuserRandomBlock(seed, offset, index >> 2);
+  return fmaf(high - low, fuserUnitFloat(r.word[index & 3]), low);
 }
 FUSER_RANDOM_FN double fuserUniformDouble(
     unsigned long long seed, unsigned long long offset,
     unsigned long long index, double low, double high) {
-  const FuserPhiloxBlock r = fuserRandomBlock(seed, offset, index);
-  return fma(high - low, fuserUnitDouble(r.word[0], r.word[1]), low);
+  const FuserPhiloxBlock r = fuserRandomBlock(seed, offset, index >> 1);
+  const unsigned int pair = 2 * static_cast<unsigned int>(index & 1);
+  return fma(high - low, fuserUnitDouble(r.word[pair], r.word[pair + 1]), low);
 }
 
 // Normal of mean `mean` and standard deviation `std` by the Box-Muller

@@ -202,6 +202,36 @@ TensorView* transpose(TensorView* tv, int64_t dim0, int64_t dim1) {
 
 namespace {
 
+// The contiguity of a reshape of `tv` to `logical`: dense, when tv is
+// dense in logical order (the reshape is then dense too, a view or a
+// copy); else only the innermost axis, when tv's innermost logical axis is
+// dense in memory: ATen's reshape is a view, whose innermost stride is
+// that axis's, or a dense copy (doc/ops.md "Slicing, padding and
+// concatenation").
+Contiguity viewContiguity(
+    TensorView* tv, const std::vector<IterDomain*>& inputs,
+    const std::vector<IterDomain*>& logical) {
+  const Contiguity& in = tv->getContiguity();
+  const bool dense_in_order =
+      !tv->hasAllocation() &&
+      std::all_of(in.begin(), in.end(), [](const std::optional<bool>& c) {
+        return c.value_or(true);
+      });
+  Contiguity out = TensorDomain::getContiguityFilledWith(logical, true);
+  if (dense_in_order) {
+    return out;
+  }
+  const std::vector<IterDomain*>& allocation = tv->getMaybeAllocationDomain();
+  const bool dense_innermost =
+      allocation.back() == inputs.back() && in.back().value_or(false);
+  for (size_t i = 0; i < logical.size(); ++i) {
+    if (!logical[i]->isBroadcast()) {
+      out[i] = i + 1 == logical.size() && dense_innermost;
+    }
+  }
+  return out;
+}
+
 // The view of `tv` with logical sizes `sizes` (none -1; the ViewOp's
 // inputs, checked when it runs): its root mirrors tv's logical domain,
 // merged into one axis, from which the new axes split off from the
@@ -225,7 +255,7 @@ TensorView* viewAs(TensorView* tv, const std::vector<Val*>& sizes) {
   logical[0] = rest;
   auto* domain = IrBuilder::create<TensorDomain>(
       root, logical, std::vector<IterDomain*>{}, logical,
-      TensorDomain::getContiguityFilledWith(logical, true));
+      viewContiguity(tv, inputs, logical));
   auto* out = IrBuilder::create<TensorView>(domain, tv->dtype());
   IrBuilder::create<ViewOp>(out, tv, sizes);
   return out;

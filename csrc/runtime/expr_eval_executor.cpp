@@ -13,10 +13,12 @@ namespace fuser {
 
 namespace {
 
-// A slice's output: a view of its input, whose strides it keeps.
+// A slice's or a reshape's output: ATen makes a view of the input where
+// it can, which the output keeps when its contiguity admits the strides.
 bool isView(const TensorView* tv) {
   auto* resize = dynamic_cast<ResizeOp*>(tv->definition());
-  return resize != nullptr && resize->opType() == ResizeOpType::Slice;
+  return (resize != nullptr && resize->opType() == ResizeOpType::Slice) ||
+         dynamic_cast<ViewOp*>(tv->definition()) != nullptr;
 }
 
 } // namespace
@@ -49,8 +51,8 @@ std::vector<at::Tensor> ExprEvalExecutor::run(
   std::vector<at::Tensor> outputs =
       evaluateFusionWithATen(fusion_.get(), inputs, ee);
   // ATen picks its own strides; outputs come back in their layout, or as
-  // ATen made them where their tensor admits that (a slice is a view:
-  // doc/ops.md "Slicing, padding and concatenation").
+  // ATen made them where their tensor admits that (a slice or a reshape
+  // is a view: doc/ops.md "Slicing, padding and concatenation").
   for (size_t i = 0; i < outputs.size(); ++i) {
     auto* tv = dynamic_cast<TensorView*>(fusion_->outputs()[i]);
     if (tv == nullptr || tv->isFusionInput()) {

@@ -143,13 +143,14 @@ class Segmenter {
     return result;
   }
 
-  // Whether the groups can become one: all compiled, and no segment_set
-  // edge among them.
+  // Whether the groups can become one: all compiled (or, with `compiled`
+  // false, all run through ATen), and no segment_set edge among them.
   bool mergeable(
-      const std::vector<Edge>& edges, const std::vector<size_t>& ids) const {
+      const std::vector<Edge>& edges, const std::vector<size_t>& ids,
+      bool compiled) const {
     const std::unordered_set<size_t> members(ids.begin(), ids.end());
     for (size_t id : ids) {
-      if (!nodes_[id].compiled) {
+      if (nodes_[id].compiled != compiled) {
         return false;
       }
     }
@@ -162,14 +163,20 @@ class Segmenter {
     return position_.at(nodes_[id].exprs.front());
   }
 
-  // Tries the candidate merges, largest intermediate first; true when one
-  // was accepted.
+  // Tries the candidate merges of compiled groups, largest intermediate
+  // first, then of groups run through ATen (one segment evaluates them
+  // together: fewer launches, and a view between them stays a view);
+  // true when one was accepted.
   bool mergeOnce() {
+    return mergeOnce(/*compiled=*/true) || mergeOnce(/*compiled=*/false);
+  }
+
+  bool mergeOnce(bool compiled) {
     std::vector<Edge> all = edges();
     std::vector<Edge> candidates;
     for (const Edge& e : all) {
-      if (!e.cut && nodes_[e.producer].compiled &&
-          nodes_[e.consumer].compiled) {
+      if (!e.cut && nodes_[e.producer].compiled == compiled &&
+          nodes_[e.consumer].compiled == compiled) {
         candidates.push_back(e);
       }
     }
@@ -186,7 +193,7 @@ class Segmenter {
         });
     for (const Edge& e : candidates) {
       const std::vector<size_t> ids = between(all, e.producer, e.consumer);
-      if (failed_.count(ids) || !mergeable(all, ids)) {
+      if (failed_.count(ids) || !mergeable(all, ids, compiled)) {
         continue;
       }
       std::vector<Expr*> exprs;
@@ -197,14 +204,14 @@ class Segmenter {
       std::sort(exprs.begin(), exprs.end(), [&](Expr* a, Expr* b) {
         return position_.at(a) < position_.at(b);
       });
-      if (!accepts(exprs)) {
+      if (compiled && !accepts(exprs)) {
         failed_.insert(ids);
         continue;
       }
       for (size_t id : ids) {
         nodes_[id].alive = false;
       }
-      addNode(std::move(exprs), true);
+      addNode(std::move(exprs), compiled);
       return true;
     }
     return false;

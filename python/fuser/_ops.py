@@ -112,7 +112,8 @@ class Ops:
     def slice(self, arg, start_indices, end_indices, strides=None):
         """arg[start:end:stride, ...], one entry per axis (ints or integer
         Scalars; negative counts from the end, bounds clamped, as torch's
-        slicing). Runs through ATen as a kernel of its own for now."""
+        slicing). A view of arg (doc/ops.md): the kernel after it reads arg
+        in place."""
         return self._fd._slice(arg, start_indices, end_indices, strides)
 
     def pad(self, arg, pad_widths, value=None):

@@ -223,6 +223,34 @@ TEST_F(ResizeOpTest, SliceIsAViewOfItsInput) {
   EXPECT_TRUE(at::equal(out, in.slice(1, 96, 192)));
 }
 
+// A reshape of a slice (a QKV split into heads) is a view too: only its
+// innermost axis is claimed dense (a view's innermost stride is the
+// input's, a copy's is 1); a reshape of a dense tensor is dense.
+TEST_F(ResizeOpTest, ReshapeOfASliceIsAView) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* qkv = makeContigTensor(3);
+  fusion.addInput(qkv);
+  TensorView* q = slice(
+      qkv, {{nullptr, nullptr, nullptr},
+            {nullptr, nullptr, nullptr},
+            {idx(0), idx(64)}});
+  TensorView* heads = reshape(q, std::vector<int64_t>{2, 8, 4, 16});
+  TensorView* odd = reshape(q, std::vector<int64_t>{2, 8, 2, 32});
+  TensorView* merged = reshape(q, std::vector<int64_t>{2, 512});
+  TensorView* dense = reshape(qkv, std::vector<int64_t>{16, 192});
+  using C = Contiguity;
+  EXPECT_EQ(heads->getContiguity(), (C{false, false, false, true}));
+  EXPECT_EQ(odd->getContiguity(), (C{false, false, false, true}));
+  EXPECT_EQ(merged->getContiguity(), (C{false, true}));
+  EXPECT_EQ(dense->getContiguity(), (C{true, true}));
+  fusion.addOutput(heads);
+  const at::Tensor in = at::randn({2, 8, 192});
+  const at::Tensor out = evaluateFusionWithATen(&fusion, {in})[0];
+  EXPECT_TRUE(out.is_alias_of(in));
+  EXPECT_TRUE(at::equal(out, in.slice(2, 0, 64).reshape({2, 8, 4, 16})));
+}
+
 // The slice's segment hands the next kernel a view of the input: no copy,
 // and the kernel reads it in vectors along the dense innermost axis.
 TEST_F(ResizeOpGpuTest, SlicesOfInputsAreReadInPlace) {
@@ -236,6 +264,10 @@ TEST_F(ResizeOpGpuTest, SlicesOfInputsAreReadInPlace) {
               {idx(part * 256), idx((part + 1) * 256)}});
     fusion->addOutput(mul(t, IrBuilder::create<Val>(2.0)));
   }
+  // The heads of the first part, moved before the rows.
+  TensorView* q = slice(qkv, {{nullptr, nullptr, nullptr}, {idx(0), idx(256)}});
+  fusion->addOutput(
+      permute(reshape(q, std::vector<int64_t>{640, 4, 64}), {1, 0, 2}));
   Fusion* raw = fusion.get();
   {
     // The slice alone, as the ExprEval segment runs it.

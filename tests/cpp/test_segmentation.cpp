@@ -853,6 +853,28 @@ TEST_F(SegmentationTest, CausalSoftmaxWithDropoutIsOneKernel) {
       << segmented->toString();
 }
 
+// Neighbouring groups only ATen runs are one segment: a slice and the
+// reshape of it (no copy between them), then the permute's kernel.
+TEST_F(SegmentationTest, NeighboursRunThroughATenAreOneSegment) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* qkv = makeContigTensor(3);
+  fusion.addInput(qkv);
+  TensorView* k = slice(
+      qkv, {{nullptr, nullptr, nullptr},
+            {nullptr, nullptr, nullptr},
+            {IrBuilder::indexConst(64), IrBuilder::indexConst(128)}});
+  TensorView* heads = reshape(k, std::vector<int64_t>{2, 8, 4, 16});
+  fusion.addOutput(permute(heads, {0, 2, 1, 3}));
+  auto segmented = segmentAndCompile(&fusion, {at::randn({2, 8, 192})});
+  ASSERT_EQ(
+      schedulerTypes(*segmented),
+      (std::vector<SchedulerType>{
+          SchedulerType::ExprEval, SchedulerType::PointWise}))
+      << segmented->toString();
+  EXPECT_EQ(segmented->groups()[0]->exprs().size(), 2u);
+}
+
 TEST_F(SegmentationTest, RandomFusionsSegmentIntoKernels) {
   for (uint64_t seed = 0; seed < 20; ++seed) {
     RandomCase c = randomSegmentationCase(seed);
