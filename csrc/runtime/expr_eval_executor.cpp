@@ -14,7 +14,8 @@ namespace fuser {
 namespace {
 
 // A slice's or a reshape's output: ATen makes a view of the input where
-// it can, which the output keeps when its contiguity admits the strides.
+// it can, which the output keeps when its contiguity admits the strides
+// and the kernels after it, compiled for a dense stand-in, can read it.
 bool isView(const TensorView* tv) {
   auto* resize = dynamic_cast<ResizeOp*>(tv->definition());
   return (resize != nullptr && resize->opType() == ResizeOpType::Slice) ||
@@ -65,7 +66,8 @@ std::vector<at::Tensor> ExprEvalExecutor::run(
     }
     const TensorLayout layout = denseLayout(tv, ee);
     if (outputs[i].strides().vec() == layout.strides ||
-        (isView(tv) && admitsLayout(tv, outputs[i], ee))) {
+        (isView(tv) && admitsLayout(tv, outputs[i], ee) &&
+         readableAsDense(outputs[i]))) {
       continue;
     }
     at::Tensor laid_out = allocateTensor(layout, outputs[i].options());

@@ -381,6 +381,21 @@ bool admitsLayout(
   }
 }
 
+bool readableAsDense(const at::Tensor& tensor) {
+  constexpr int64_t kVectorBytes = 16;
+  if (reinterpret_cast<uintptr_t>(tensor.data_ptr()) % kVectorBytes != 0) {
+    return false;
+  }
+  const int64_t item = tensor.element_size();
+  for (int64_t d = 0; d < tensor.dim(); ++d) {
+    if (tensor.size(d) != 1 && tensor.stride(d) != 1 &&
+        (tensor.stride(d) * item) % kVectorBytes != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
 TensorLayout denseLayout(const TensorView* tv, ExpressionEvaluator& ee) {
   const DeviceCounts devices(tv, ee);
   auto local_size = [&](const IterDomain* id) -> int64_t {

@@ -57,6 +57,14 @@ TensorLayout inputLayout(
 bool admitsLayout(
     const TensorView* tv, const at::Tensor& tensor, ExpressionEvaluator& ee);
 
+// Whether a kernel compiled for a fresh dense tensor of `tensor`'s sizes
+// can read `tensor` in the same vectors: its data 16-byte aligned and
+// every stride but a unit one a multiple of 16 bytes. The runtime compiles
+// the segments after an intermediate against such a stand-in
+// (runtime/fusion_kernel_runtime.cpp), so a view handed on between
+// segments must be one.
+bool readableAsDense(const at::Tensor& tensor);
+
 // The layout of a new tensor for `tv`: dense in allocation order, viewed
 // with the logical sizes, so an allocation [i/2, 2] of [i] is a plain
 // contiguous tensor and a permuted allocation gives permuted strides.

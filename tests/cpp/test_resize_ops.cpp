@@ -13,6 +13,7 @@
 #include <runtime/expr_eval_executor.h>
 #include <runtime/fusion_executor_cache.h>
 #include <runtime/fusion_kernel_runtime.h>
+#include <runtime/tensor_layout.h>
 #include <tests/cpp/utils.h>
 
 #include <ATen/ATen.h>
@@ -294,6 +295,30 @@ TEST_F(ResizeOpGpuTest, SlicesOfInputsAreReadInPlace) {
     vectorized |= runtime->kernelCode(i).find(", 4>(") != std::string::npos;
   }
   EXPECT_TRUE(vectorized) << "the slices are read a float at a time";
+}
+
+// A view the kernels after it could not read in their vectors (an
+// unaligned slice) is laid out densely instead.
+TEST_F(ResizeOpTest, OnlyAlignedViewsAreReadableAsDense) {
+  const at::Tensor x = at::randn({64, 768});
+  EXPECT_TRUE(readableAsDense(x.slice(1, 256, 512)));
+  EXPECT_FALSE(readableAsDense(x.slice(1, 1, 257)));
+  EXPECT_FALSE(readableAsDense(at::randn({64, 770}).slice(1, 0, 256)));
+  EXPECT_TRUE(readableAsDense(x.t()));
+}
+
+TEST_F(ResizeOpGpuTest, UnalignedSlicesAreCopiedForTheKernelAfter) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* x = makeContigTensor(2);
+  fusion->addInput(x);
+  TensorView* t = slice(x, {{nullptr, nullptr, nullptr}, {idx(1), idx(257)}});
+  fusion->addOutput(mul(t, IrBuilder::create<Val>(2.0)));
+  Fusion* raw = fusion.get();
+  FusionExecutorCache fec(std::move(fusion));
+  const at::Tensor in = at::randn({640, 768}, at::kCUDA);
+  const auto out = fec.runFusionWithInputs({in});
+  testValidate(raw, out, {in}, __LINE__, __FILE__);
 }
 
 TEST_F(ResizeOpGpuTest, ResizingInsideAFusionEqualsTorchs) {
