@@ -203,6 +203,11 @@ def write(out_dir, rows, shape):
                 f"{g('fuser_gbps')} | {g('fuser_vs_nvfuser')} | {g('fuser_vs_eager')} | "
                 f"{g('fuser_vs_compile')} |\n"
             )
+    plot(out_dir, rows)
+
+
+def plot(out_dir, rows):
+    """transformer.png: the time of each row per frontend."""
     try:
         import matplotlib
 
@@ -220,7 +225,7 @@ def write(out_dir, rows, shape):
             ("compile", "torch.compile"),
         ]
     ):
-        ys = [r.get(f"{key}_ms", 0) or 0 for r in rows]
+        ys = [float(r.get(f"{key}_ms") or 0) for r in rows]
         ax.bar([j + i * width for j in range(len(rows))], ys, width, label=label)
     ax.set_xticks([j + 1.5 * width for j in range(len(rows))])
     ax.set_xticklabels([r["case"] for r in rows], rotation=15, ha="right", fontsize=7)

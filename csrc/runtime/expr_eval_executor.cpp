@@ -14,8 +14,7 @@ namespace fuser {
 namespace {
 
 // A slice's or a reshape's output: ATen makes a view of the input where
-// it can, which the output keeps when its contiguity admits the strides
-// and the kernels after it, compiled for a dense stand-in, can read it.
+// it can, which the output keeps when its contiguity admits the strides.
 bool isView(const TensorView* tv) {
   auto* resize = dynamic_cast<ResizeOp*>(tv->definition());
   return (resize != nullptr && resize->opType() == ResizeOpType::Slice) ||
@@ -53,7 +52,9 @@ std::vector<at::Tensor> ExprEvalExecutor::run(
       evaluateFusionWithATen(fusion_.get(), inputs, ee);
   // ATen picks its own strides; outputs come back in their layout, or as
   // ATen made them where their tensor admits that (a slice or a reshape
-  // is a view: doc/ops.md "Slicing, padding and concatenation").
+  // is a view: doc/ops.md "Slicing, padding and concatenation"), and in
+  // either case aligned as the fresh tensor that the kernels after this
+  // segment were compiled for (runtime/fusion_kernel_runtime.cpp).
   for (size_t i = 0; i < outputs.size(); ++i) {
     auto* tv = dynamic_cast<TensorView*>(fusion_->outputs()[i]);
     if (tv == nullptr || tv->isFusionInput()) {
@@ -65,9 +66,9 @@ std::vector<at::Tensor> ExprEvalExecutor::run(
       outputs[i] = outputs[i].to(at::kCUDA);
     }
     const TensorLayout layout = denseLayout(tv, ee);
-    if (outputs[i].strides().vec() == layout.strides ||
-        (isView(tv) && admitsLayout(tv, outputs[i], ee) &&
-         readableAsDense(outputs[i]))) {
+    const bool admitted = outputs[i].strides().vec() == layout.strides ||
+                          (isView(tv) && admitsLayout(tv, outputs[i], ee));
+    if (admitted && readableAsDense(outputs[i])) {
       continue;
     }
     at::Tensor laid_out = allocateTensor(layout, outputs[i].options());

@@ -61,8 +61,8 @@ bool admitsLayout(
 // can read `tensor` in the same vectors: its data 16-byte aligned and
 // every stride but a unit one a multiple of 16 bytes. The runtime compiles
 // the segments after an intermediate against such a stand-in
-// (runtime/fusion_kernel_runtime.cpp), so a view handed on between
-// segments must be one.
+// (runtime/fusion_kernel_runtime.cpp), so what an ExprEval segment hands
+// on must be one.
 bool readableAsDense(const at::Tensor& tensor);
 
 // The layout of a new tensor for `tv`: dense in allocation order, viewed

@@ -112,8 +112,7 @@ class Ops:
     def slice(self, arg, start_indices, end_indices, strides=None):
         """arg[start:end:stride, ...], one entry per axis (ints or integer
         Scalars; negative counts from the end, bounds clamped, as torch's
-        slicing). A view of arg (doc/ops.md): the kernel after it reads arg
-        in place."""
+        slicing). As an output of the fusion, a view of arg (doc/ops.md)."""
         return self._fd._slice(arg, start_indices, end_indices, strides)
 
     def pad(self, arg, pad_widths, value=None):

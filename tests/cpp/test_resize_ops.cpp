@@ -252,9 +252,11 @@ TEST_F(ResizeOpTest, ReshapeOfASliceIsAView) {
   EXPECT_TRUE(at::equal(out, in.slice(2, 0, 64).reshape({2, 8, 4, 16})));
 }
 
-// The slice's segment hands the next kernel a view of the input: no copy,
-// and the kernel reads it in vectors along the dense innermost axis.
-TEST_F(ResizeOpGpuTest, SlicesOfInputsAreReadInPlace) {
+// The slice's segment alone returns a view of its input (no copy); in a
+// fusion the kernels after it read it in vectors along the dense innermost
+// axis, as laid out at the segment's end (doc/ops.md "Slicing, padding
+// and concatenation").
+TEST_F(ResizeOpGpuTest, SlicesAreViewsAndKernelsAfterThemReadVectors) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());
   TensorView* qkv = makeContigTensor(2);
@@ -298,7 +300,7 @@ TEST_F(ResizeOpGpuTest, SlicesOfInputsAreReadInPlace) {
 }
 
 // A view the kernels after it could not read in their vectors (an
-// unaligned slice) is laid out densely instead.
+// unaligned slice) is laid out densely.
 TEST_F(ResizeOpTest, OnlyAlignedViewsAreReadableAsDense) {
   const at::Tensor x = at::randn({64, 768});
   EXPECT_TRUE(readableAsDense(x.slice(1, 256, 512)));

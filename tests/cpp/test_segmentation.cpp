@@ -873,6 +873,13 @@ TEST_F(SegmentationTest, NeighboursRunThroughATenAreOneSegment) {
           SchedulerType::ExprEval, SchedulerType::PointWise}))
       << segmented->toString();
   EXPECT_EQ(segmented->groups()[0]->exprs().size(), 2u);
+  // The view the permute's kernel reads is laid out densely at the
+  // segment's end: that kernel's launch plan holds a dense stand-in's
+  // strides (doc/ops.md "Slicing, padding and concatenation").
+  auto* handed_on = segmented->groups()[0]->outputs().at(0)->as<TensorView>();
+  EXPECT_EQ(
+      handed_on->getContiguity(), TensorDomain::getContiguityFilledWith(
+                                      handed_on->getLogicalDomain(), true));
 }
 
 TEST_F(SegmentationTest, RandomFusionsSegmentIntoKernels) {
