@@ -37,9 +37,7 @@ def per_call_us(fn):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument(
-        "--out", default=os.path.join(os.path.dirname(__file__), "results")
-    )
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("bench_host_overhead: no CUDA device, nothing measured")

@@ -196,8 +196,12 @@ def write_results(rows, out_dir):
     fig, ax = plt.subplots(figsize=(max(8, len(names) * 0.6), 4))
     width = 0.2
     for i, (key, label) in enumerate(
-        [("fuser_tflops", "fuser"), ("nvfuser_tflops", "nvFuser"),
-         ("cublas_tflops", "cuBLAS / eager"), ("compile_tflops", "torch.compile")]
+        [
+            ("fuser_tflops", "fuser"),
+            ("nvfuser_tflops", "nvFuser"),
+            ("cublas_tflops", "cuBLAS / eager"),
+            ("compile_tflops", "torch.compile"),
+        ]
     ):
         ys = [r[key] if r[key] != "" else 0 for r in rows]
         ax.bar([x + (i - 1.5) * width for x in range(len(names))], ys, width, label=label)

@@ -14,7 +14,6 @@ reduction kernel. Results go to benchmarks/results/segmentation.{csv,md,png}.
 """
 
 import argparse
-import csv
 import math
 import os
 import sys
@@ -22,7 +21,8 @@ import time
 
 import torch
 
-from harness import L2_BYTES, define_input, frontends, fusion_of, median_ms
+from harness import L2_BYTES, define_input, frontends, fusion_of
+from kernel_table import kernel_table, kernels_per_call, plot_times, timed_row, write_csv
 
 EPS = 1e-5
 
@@ -165,29 +165,6 @@ def case_list():
     return cases
 
 
-def kernels_per_call(fn, inputs, names=None):
-    """GPU kernels one call launches (copies and memsets left out); their
-    names and times (µs) are appended to `names` when given."""
-    from torch.profiler import ProfilerActivity, profile
-
-    fn(*inputs)
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        fn(*inputs)
-        torch.cuda.synchronize()
-    count = 0
-    for event in prof.events():
-        if event.device_type != torch.autograd.DeviceType.CUDA:
-            continue
-        name = event.name.lower()
-        if name.startswith("memcpy") or name.startswith("memset"):
-            continue
-        count += 1
-        if names is not None:
-            names.append(f"{event.name[:60]} {event.device_time:.1f}us")
-    return count
-
-
 def measure(case, compilers):
     inputs = case.make_inputs()
     outputs = case.torch_fn(*inputs)
@@ -214,26 +191,7 @@ def measure(case, compilers):
     compiled(*inputs)
     runners["eager"] = case.torch_fn
     runners["compile"] = compiled
-    for name, fn in runners.items():
-        names = []
-        row[f"{name}_kernels"] = kernels_per_call(fn, inputs, names)
-        if name in ("fuser", "nvfuser"):
-            print(f"  {name} kernels: {'; '.join(names)}", flush=True)
-        ms = median_ms(fn, input_sets)
-        row[f"{name}_ms"] = round(ms, 4)
-        row[f"{name}_gbps"] = round(moved / (ms * 1e-3) / 1e9, 1)
-    for other in ("nvfuser", "eager", "compile"):
-        if "fuser_ms" in row and f"{other}_ms" in row:
-            row[f"fuser_vs_{other}"] = round(row[f"{other}_ms"] / row["fuser_ms"], 3)
-    print(
-        f"{case.name:>36}  "
-        + "  ".join(
-            f"{n} {row.get(n + '_ms', '-')} ms/{row.get(n + '_kernels', '-')}k"
-            for n in ("fuser", "nvfuser", "eager", "compile")
-        )
-        + f"  [{row.get('fuser_segments', '')}]",
-        flush=True,
-    )
+    row.update(timed_row(case.name, runners, inputs, input_sets, moved))
     del input_sets, inputs
     torch.cuda.empty_cache()
     return row
@@ -288,13 +246,7 @@ def host_overhead(compilers):
 
 def write(out_dir, rows, host_rows):
     os.makedirs(out_dir, exist_ok=True)
-    keys = []
-    for r in rows:
-        keys += [k for k in r if k not in keys]
-    with open(os.path.join(out_dir, "segmentation.csv"), "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=keys)
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(os.path.join(out_dir, "segmentation.csv"), rows)
     stamp = time.strftime("%Y-%m-%d")
     with open(os.path.join(out_dir, "segmentation.md"), "w") as f:
         f.write(
@@ -303,20 +255,8 @@ def write(out_dir, rows, host_rows):
             "Kernels per call (torch.profiler, copies and memsets left out) and "
             "median time; GB/s of the fewest bytes the fusion must move. "
             "fuser/x is x's time over fuser's (above 1: fuser is faster).\n\n"
-            "| case | fuser segments | fuser kernels | nvFuser kernels | eager kernels "
-            "| compile kernels | fuser ms | nvFuser ms | eager ms | compile ms "
-            "| fuser GB/s | fuser/nvFuser | fuser/eager | fuser/compile |\n"
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
         )
-        for r in rows:
-            g = lambda k: r.get(k, "")  # noqa: E731
-            f.write(
-                f"| {g('case')} | {g('fuser_segments')} | {g('fuser_kernels')} | "
-                f"{g('nvfuser_kernels')} | {g('eager_kernels')} | {g('compile_kernels')} | "
-                f"{g('fuser_ms')} | {g('nvfuser_ms')} | {g('eager_ms')} | {g('compile_ms')} | "
-                f"{g('fuser_gbps')} | {g('fuser_vs_nvfuser')} | {g('fuser_vs_eager')} | "
-                f"{g('fuser_vs_compile')} |\n"
-            )
+        f.write(kernel_table(rows))
         f.write(
             "\nHost time of a cache hit from Python (tiny inputs; batches of "
             "20 calls, synchronized between batches so that no launch waits "
@@ -329,27 +269,7 @@ def write(out_dir, rows, host_rows):
                 f"| {r['frontend']} | {r['one_kernel_us']} | {r['three_segments_us']} | "
                 f"{r['ratio']} | {r['kernels']} | {r.get('segments', '')} |\n"
             )
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return
-    names = [r["case"] for r in rows]
-    fig, ax = plt.subplots(figsize=(10, 4))
-    width = 0.2
-    for i, (key, label) in enumerate(
-        [("fuser", "fuser"), ("nvfuser", "nvFuser"), ("eager", "eager"), ("compile", "torch.compile")]
-    ):
-        ys = [r.get(f"{key}_ms", 0) or 0 for r in rows]
-        ax.bar([j + i * width for j in range(len(rows))], ys, width, label=label)
-    ax.set_xticks([j + 1.5 * width for j in range(len(rows))])
-    ax.set_xticklabels(names, rotation=20, ha="right", fontsize=7)
-    ax.set_ylabel("ms (lower is better)")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "segmentation.png"), dpi=80)
+    plot_times(os.path.join(out_dir, "segmentation.png"), rows)
 
 
 def main():

@@ -16,7 +16,6 @@ benchmarks/results/transformer.{csv,md,png}.
 """
 
 import argparse
-import csv
 import math
 import os
 import sys
@@ -26,8 +25,8 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 
-from bench_segmentation import kernels_per_call  # noqa: E402
-from harness import frontends, median_ms  # noqa: E402
+from harness import frontends  # noqa: E402
+from kernel_table import kernel_table, plot_times, timed_row, write_csv  # noqa: E402
 from transformer_block import Block, check_dropout, eager_block  # noqa: E402
 
 SHAPE = (8, 1024, 16, 64)  # batch, sequence, heads, head size
@@ -89,29 +88,8 @@ def check(name, got, inputs, args, shape, p):
 
 
 def row_for(name, runners, inputs, moved, rotate):
-    row = {"case": name, "bytes_moved": moved}
     sets = [inputs] + [[t.clone() for t in inputs] for _ in range(rotate - 1)]
-    for frontend, fn in runners.items():
-        names = []
-        row[f"{frontend}_kernels"] = kernels_per_call(fn, inputs, names)
-        if frontend in ("fuser", "nvfuser"):
-            print(f"  {frontend} kernels: {'; '.join(names)}", flush=True)
-        ms = median_ms(fn, sets)
-        row[f"{frontend}_ms"] = round(ms, 4)
-        if moved:
-            row[f"{frontend}_gbps"] = round(moved / (ms * 1e-3) / 1e9, 1)
-    for other in ("nvfuser", "eager", "compile"):
-        if "fuser_ms" in row and f"{other}_ms" in row:
-            row[f"fuser_vs_{other}"] = round(row[f"{other}_ms"] / row["fuser_ms"], 3)
-    print(
-        f"{name:>24}  "
-        + "  ".join(
-            f"{n} {row.get(n + '_ms', '-')} ms/{row.get(n + '_kernels', '-')}k"
-            for n in ("fuser", "nvfuser", "eager", "compile")
-        ),
-        flush=True,
-    )
-    return row
+    return timed_row(name, runners, inputs, sets, moved)
 
 
 def measure_fusions(compilers, shape, p):
@@ -171,13 +149,7 @@ def measure_block(blocks, shape, p):
 
 def write(out_dir, rows, shape):
     os.makedirs(out_dir, exist_ok=True)
-    keys = []
-    for r in rows:
-        keys += [k for k in r if k not in keys]
-    with open(os.path.join(out_dir, "transformer.csv"), "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=keys)
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(os.path.join(out_dir, "transformer.csv"), rows)
     stamp = time.strftime("%Y-%m-%d")
     batch, seq, heads, head_dim = shape
     with open(os.path.join(out_dir, "transformer.md"), "w") as f:
@@ -188,51 +160,9 @@ def write(out_dir, rows, shape):
             f"dropout {P}. Kernels per call (torch.profiler, copies and memsets "
             "left out) and median time; GB/s of the fewest bytes a fusion must "
             "move. fuser/x is x's time over fuser's (above 1: fuser is faster).\n\n"
-            "| case | fuser segments | fuser kernels | nvFuser kernels | eager kernels | compile kernels "
-            "| fuser ms | nvFuser ms | eager ms | compile ms | fuser GB/s "
-            "| fuser/nvFuser | fuser/eager | fuser/compile |\n"
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
         )
-        for r in rows:
-            g = lambda k: r.get(k, "")  # noqa: E731
-            f.write(
-                f"| {g('case')} | {g('fuser_segments')} | {g('fuser_kernels')} | "
-                f"{g('nvfuser_kernels')} | "
-                f"{g('eager_kernels')} | {g('compile_kernels')} | {g('fuser_ms')} | "
-                f"{g('nvfuser_ms')} | {g('eager_ms')} | {g('compile_ms')} | "
-                f"{g('fuser_gbps')} | {g('fuser_vs_nvfuser')} | {g('fuser_vs_eager')} | "
-                f"{g('fuser_vs_compile')} |\n"
-            )
-    plot(out_dir, rows)
-
-
-def plot(out_dir, rows):
-    """transformer.png: the time of each row per frontend."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return
-    fig, ax = plt.subplots(figsize=(9, 4))
-    width = 0.2
-    for i, (key, label) in enumerate(
-        [
-            ("fuser", "fuser"),
-            ("nvfuser", "nvFuser"),
-            ("eager", "eager"),
-            ("compile", "torch.compile"),
-        ]
-    ):
-        ys = [float(r.get(f"{key}_ms") or 0) for r in rows]
-        ax.bar([j + i * width for j in range(len(rows))], ys, width, label=label)
-    ax.set_xticks([j + 1.5 * width for j in range(len(rows))])
-    ax.set_xticklabels([r["case"] for r in rows], rotation=15, ha="right", fontsize=7)
-    ax.set_ylabel("ms (lower is better)")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "transformer.png"), dpi=80)
+        f.write(kernel_table(rows))
+    plot_times(os.path.join(out_dir, "transformer.png"), rows, figsize=(9, 4), rotation=15)
 
 
 def main():

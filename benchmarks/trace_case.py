@@ -75,11 +75,15 @@ def main():
     for name, fn in calls.items():
         durations, gaps = trace(fn, args.runs)
         mean_gap = sum(gaps) / len(gaps) if gaps else float("nan")
-        print(f"== {args.case} {args.mib} MiB {name}: idle after the L2 clear "
-              f"{mean_gap:.2f} us (mean of {len(gaps)})")
+        print(
+            f"== {args.case} {args.mib} MiB {name}: idle after the L2 clear "
+            f"{mean_gap:.2f} us (mean of {len(gaps)})"
+        )
         for op, times in durations.items():
-            print(f"   {len(times) / args.runs:4.1f}/call  {sum(times) / len(times):8.2f} us"
-                  f"  {op[:110]}")
+            print(
+                f"   {len(times) / args.runs:4.1f}/call  {sum(times) / len(times):8.2f} us"
+                f"  {op[:110]}"
+            )
     return 0
 
 

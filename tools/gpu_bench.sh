@@ -2,7 +2,8 @@
 # Runs the Python benchmarks on a machine with NVIDIA GPUs, after
 # tools/gpu_test.sh built the extension in build-gpu/: the host time of a
 # cache hit from Python, first-call latency, pointwise, reduction and
-# normalization bandwidth, segmented fusions and matmul throughput, each
+# normalization bandwidth, segmented fusions, the transformer block's
+# attention and matmul throughput, each
 # against nvFuser (when its repacked wheel is in .peer/, see
 # ../shared/peer/README.md), eager
 # PyTorch and torch.compile. Results go to benchmarks/results/ (and to $OUT
@@ -10,7 +11,8 @@
 #   FUSER_BENCH_SIZES  sizes in MiB for the bandwidth benchmarks
 #                      (default 64,256,1024)
 #   FUSER_BENCHES      which to run (default host,first_call,pointwise,
-#                      reduction,normalization,segmentation,matmul)
+#                      reduction,normalization,segmentation,transformer,
+#                      matmul)
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,7 +21,7 @@ cd "$ROOT" || exit 1
 source tools/peer_env.sh
 [ -n "$PEER_PRELOAD" ] && export LD_PRELOAD="$PEER_PRELOAD"
 status=0
-benches=",${FUSER_BENCHES:-host,first_call,pointwise,reduction,normalization,segmentation,matmul},"
+benches=",${FUSER_BENCHES:-host,first_call,pointwise,reduction,normalization,segmentation,transformer,matmul},"
 sizes="${FUSER_BENCH_SIZES:-64,256,1024}"
 [[ $benches == *,host,* ]] && { python3 benchmarks/bench_host_overhead.py || status=1; }
 [[ $benches == *,first_call,* ]] && { python3 benchmarks/bench_first_call.py || status=1; }
@@ -34,6 +36,9 @@ sizes="${FUSER_BENCH_SIZES:-64,256,1024}"
 }
 [[ $benches == *,segmentation,* ]] && {
   python3 benchmarks/bench_segmentation.py || status=1
+}
+[[ $benches == *,transformer,* ]] && {
+  python3 benchmarks/bench_transformer.py || status=1
 }
 [[ $benches == *,matmul,* ]] && {
   python3 benchmarks/bench_matmul.py ${FUSER_MATMUL_CASES:+--cases "$FUSER_MATMUL_CASES"} ||

@@ -8,7 +8,8 @@
 # a summary of each is printed.
 #   FUSER_PROFILE_CASES  space-separated bench:case:MiB, e.g.
 #                        "reduction:row_sum_8192xN:256 pointwise:bf16_gelu:256"
-#                        (matmul cases take no size: "matmul:tn_4096:0")
+#                        (matmul cases take no size: "matmul:tn_4096:0";
+#                        nor the transformer's: "transformer:qkv_heads:0")
 #   FUSER_PROFILE_FRONTENDS  which to profile (default "fuser nvfuser compile";
 #                        "eager" profiles PyTorch's reduction kernel)
 #   FUSER_PROFILE_MORE   set to 1 to add the compute, warp-state and

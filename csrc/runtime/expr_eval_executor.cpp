@@ -13,12 +13,20 @@ namespace fuser {
 
 namespace {
 
-// A slice's or a reshape's output: ATen makes a view of the input where
-// it can, which the output keeps when its contiguity admits the strides.
-bool isView(const TensorView* tv) {
+// A slice's or a reshape's output that may keep ATen's view of the input:
+// one whose contiguity claims less than a dense layout (an intermediate is
+// dense: SegmentedFusion), so that only other strides need the layout
+// check, whose failure costs an exception.
+bool mayBeView(const TensorView* tv) {
   auto* resize = dynamic_cast<ResizeOp*>(tv->definition());
-  return (resize != nullptr && resize->opType() == ResizeOpType::Slice) ||
-         dynamic_cast<ViewOp*>(tv->definition()) != nullptr;
+  const bool view_op =
+      (resize != nullptr && resize->opType() == ResizeOpType::Slice) ||
+      dynamic_cast<ViewOp*>(tv->definition()) != nullptr;
+  const Contiguity& contiguity = tv->getContiguity();
+  return view_op &&
+         std::any_of(
+             contiguity.begin(), contiguity.end(),
+             [](const std::optional<bool>& c) { return c == false; });
 }
 
 } // namespace
@@ -67,7 +75,7 @@ std::vector<at::Tensor> ExprEvalExecutor::run(
     }
     const TensorLayout layout = denseLayout(tv, ee);
     const bool admitted = outputs[i].strides().vec() == layout.strides ||
-                          (isView(tv) && admitsLayout(tv, outputs[i], ee));
+                          (mayBeView(tv) && admitsLayout(tv, outputs[i], ee));
     if (admitted && readableAsDense(outputs[i])) {
       continue;
     }

@@ -1,0 +1,116 @@
+"""What the benchmarks that count kernels share (bench_segmentation.py,
+bench_transformer.py): the GPU kernels one call launches, a row of
+kernel counts and median times for every frontend with its ratios to
+fuser, and the CSV, Markdown table and bar plot of such rows."""
+
+import csv
+
+from harness import median_ms
+
+FRONTENDS = [
+    ("fuser", "fuser"),
+    ("nvfuser", "nvFuser"),
+    ("eager", "eager"),
+    ("compile", "torch.compile"),
+]
+
+
+def kernels_per_call(fn, inputs, names=None):
+    """GPU kernels one call launches (copies and memsets left out); their
+    names and times (µs) are appended to `names` when given."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    fn(*inputs)
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn(*inputs)
+        torch.cuda.synchronize()
+    count = 0
+    for event in prof.events():
+        if event.device_type != torch.autograd.DeviceType.CUDA:
+            continue
+        name = event.name.lower()
+        if name.startswith("memcpy") or name.startswith("memset"):
+            continue
+        count += 1
+        if names is not None:
+            names.append(f"{event.name[:60]} {event.device_time:.1f}us")
+    return count
+
+
+def timed_row(name, runners, inputs, input_sets, moved):
+    """{case, bytes_moved, <frontend>_kernels, _ms, _gbps (when `moved`),
+    fuser_vs_<other>} for `runners` ({frontend: fn}), timed over
+    `input_sets`; fuser's and nvFuser's kernels are printed."""
+    row = {"case": name, "bytes_moved": moved}
+    for frontend, fn in runners.items():
+        names = []
+        row[f"{frontend}_kernels"] = kernels_per_call(fn, inputs, names)
+        if frontend in ("fuser", "nvfuser"):
+            print(f"  {frontend} kernels: {'; '.join(names)}", flush=True)
+        ms = median_ms(fn, input_sets)
+        row[f"{frontend}_ms"] = round(ms, 4)
+        if moved:
+            row[f"{frontend}_gbps"] = round(moved / (ms * 1e-3) / 1e9, 1)
+    for other, _ in FRONTENDS[1:]:
+        if "fuser_ms" in row and f"{other}_ms" in row:
+            row[f"fuser_vs_{other}"] = round(row[f"{other}_ms"] / row["fuser_ms"], 3)
+    print(
+        f"{name:>36}  "
+        + "  ".join(
+            f"{n} {row.get(n + '_ms', '-')} ms/{row.get(n + '_kernels', '-')}k"
+            for n, _ in FRONTENDS
+        ),
+        flush=True,
+    )
+    return row
+
+
+def write_csv(path, rows):
+    keys = []
+    for r in rows:
+        keys += [k for k in r if k not in keys]
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=keys)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def kernel_table(rows):
+    """The Markdown table of `rows`: segments, kernels, times, fuser's
+    GB/s and its ratios."""
+    lines = [
+        "| case | fuser segments | fuser kernels | nvFuser kernels | eager kernels "
+        "| compile kernels | fuser ms | nvFuser ms | eager ms | compile ms "
+        "| fuser GB/s | fuser/nvFuser | fuser/eager | fuser/compile |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    keys = ["case", "fuser_segments"]
+    keys += [f"{n}_kernels" for n, _ in FRONTENDS] + [f"{n}_ms" for n, _ in FRONTENDS]
+    keys += ["fuser_gbps"] + [f"fuser_vs_{n}" for n, _ in FRONTENDS[1:]]
+    for r in rows:
+        lines.append("| " + " | ".join(str(r.get(k, "")) for k in keys) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def plot_times(path, rows, figsize=(10, 4), rotation=20):
+    """A bar per frontend and row: the median time."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    fig, ax = plt.subplots(figsize=figsize)
+    width = 0.2
+    for i, (key, label) in enumerate(FRONTENDS):
+        ys = [float(r.get(f"{key}_ms") or 0) for r in rows]
+        ax.bar([j + i * width for j in range(len(rows))], ys, width, label=label)
+    ax.set_xticks([j + 1.5 * width for j in range(len(rows))])
+    ax.set_xticklabels([r["case"] for r in rows], rotation=rotation, ha="right", fontsize=7)
+    ax.set_ylabel("ms (lower is better)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
