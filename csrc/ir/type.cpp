@@ -602,6 +602,14 @@ std::string toString(ScanOpType op) {
       return "cumsum";
     case ScanOpType::Prod:
       return "cumprod";
+    case ScanOpType::Max:
+      return "cummax";
+    case ScanOpType::Min:
+      return "cummin";
+    case ScanOpType::MaxIndex:
+      return "cummax_index";
+    case ScanOpType::MinIndex:
+      return "cummin_index";
   }
   return "?";
 }

@@ -179,7 +179,9 @@ enum class IndexOpType { Select, IndexSelect, Gather, Scatter };
 enum class ResizeOpType { Slice, Pad, Cat };
 
 // The running combinations of a scan (doc/ops.md, "Scans").
-enum class ScanOpType { Sum, Prod };
+// Max and Min give the running extreme's values, MaxIndex and MinIndex the
+// index along the axis of the element it came from (torch.cummax).
+enum class ScanOpType { Sum, Prod, Max, Min, MaxIndex, MinIndex };
 
 // The distributions of the random ops (doc/ops.md, "Random numbers").
 enum class RNGOpType { Uniform, Normal };

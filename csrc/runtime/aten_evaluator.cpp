@@ -183,14 +183,31 @@ class AtenEvaluator {
       return computeResize(op);
     }
     if (auto* op = dynamic_cast<ScanOp*>(expr)) {
-      const at::Tensor& in = tensorOf(op->in());
-      const at::ScalarType type = toAtenType(out->dtype());
-      return op->opType() == ScanOpType::Sum ? at::cumsum(in, op->dim(), type)
-                                             : at::cumprod(in, op->dim(), type);
+      return computeScan(op, out);
     }
     FUSER_ERROR(
         "ATen evaluation of ", expr->getOpString(),
         " is not implemented: ", expr->toString());
+  }
+
+  at::Tensor computeScan(ScanOp* op, TensorView* out) {
+    const at::Tensor& in = tensorOf(op->in());
+    const at::ScalarType type = toAtenType(out->dtype());
+    switch (op->opType()) {
+      case ScanOpType::Sum:
+        return at::cumsum(in, op->dim(), type);
+      case ScanOpType::Prod:
+        return at::cumprod(in, op->dim(), type);
+      case ScanOpType::Max:
+        return std::get<0>(at::cummax(in, op->dim()));
+      case ScanOpType::Min:
+        return std::get<0>(at::cummin(in, op->dim()));
+      case ScanOpType::MaxIndex:
+        return std::get<1>(at::cummax(in, op->dim()));
+      case ScanOpType::MinIndex:
+        return std::get<1>(at::cummin(in, op->dim()));
+    }
+    FUSER_ERROR("unknown scan ", op->opType());
   }
 
   // start + step * i, in double (int64 for integer types) as the kernel's

@@ -595,6 +595,17 @@ void bindIr(py::module_& m) {
           },
           kRef)
       .def(
+          "scan_with_indices",
+          [](Fusion& fusion, const std::string& op, Val* in,
+             int64_t dim) -> std::vector<Val*> {
+            FusionGuard fg(&fusion);
+            TensorView* tv = asTensor(in, op.c_str());
+            const ScanWithIndices r =
+                op == "cummax" ? cummax(tv, dim) : cummin(tv, dim);
+            return {r.values, r.indices};
+          },
+          kRef)
+      .def(
           "triangle",
           [](Fusion& fusion, const std::string& op, Val* in,
              int64_t diagonal) -> Val* {

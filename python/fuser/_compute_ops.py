@@ -114,6 +114,13 @@ class ComputeOps:
             kwargs["dtype"] = dtype
         return self._record_op(name, [tensor], kwargs, out)
 
+    def _scan_with_indices(self, name, arg, dim):
+        _, tensor = self._dim_op_operand(name, arg, dim)
+        vals = self._fusion.scan_with_indices(name, tensor._val, int(dim))
+        outs = tuple(self._wrap(v) for v in vals)
+        self._record_op(name, [tensor], {"dim": int(dim)}, outs)
+        return outs
+
     def _triangle(self, name, arg, diagonal):
         _, tensor = self._dim_op_operand(name, arg, diagonal, "diagonal")
         out = self._wrap(self._fusion.triangle(name, tensor._val, int(diagonal)))

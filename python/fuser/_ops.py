@@ -158,6 +158,15 @@ class Ops:
         """torch.cumprod along `dim`, typed as cumsum."""
         return self._fd._scan("cumprod", arg, dim, dtype)
 
+    def cummax(self, arg, dim):
+        """torch.cummax along `dim`: (values, indices), the running maximum
+        in arg's type and the int64 index it came from."""
+        return self._fd._scan_with_indices("cummax", arg, dim)
+
+    def cummin(self, arg, dim):
+        """torch.cummin along `dim`: (values, indices)."""
+        return self._fd._scan_with_indices("cummin", arg, dim)
+
     def triu(self, arg, diagonal=0):
         """torch.triu: the elements of the last two axes with column - row
         >= diagonal; the others 0."""

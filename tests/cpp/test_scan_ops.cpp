@@ -100,6 +100,38 @@ TEST_F(ScanOpTest, OnlyExprEvalTakesAScan) {
                              "PointWise (compile time): it has a ScanOp")));
 }
 
+// cummax and cummin: values of the input's type and int64 indices, equal
+// to torch's for every layout, with NaN, ties and integers.
+TEST_F(ScanOpTest, CumulativeExtremesEqualTorchs) {
+  at::Tensor with_nan = at::randn({5, 6, 7});
+  with_nan.index_put_({2, 3, 4}, NAN);
+  const std::vector<at::Tensor> inputs = {
+      with_nan, with_nan.permute({2, 0, 1}).contiguous().permute({1, 2, 0}),
+      at::randint(-3, 3, {5, 6, 7}, at::kInt),
+      at::randn({5, 12, 7}).slice(1, 0, 12, 2)};
+  for (const at::Tensor& x : inputs) {
+    for (int64_t dim : {0, 1, -1}) {
+      for (bool max : {true, false}) {
+        Fusion fusion;
+        FusionGuard fg(&fusion);
+        TensorView* tv = makeSymbolicTensor(3, fromAtenType(x.scalar_type()));
+        fusion.addInput(tv);
+        const ScanWithIndices r = max ? cummax(tv, dim) : cummin(tv, dim);
+        EXPECT_EQ(r.values->dtype(), tv->dtype());
+        EXPECT_EQ(r.indices->dtype(), DataType::Int);
+        fusion.addOutput(r.values);
+        fusion.addOutput(r.indices);
+        const auto got = evaluateFusionWithATen(&fusion, {x});
+        const auto want = max ? at::cummax(x, dim) : at::cummin(x, dim);
+        EXPECT_TRUE(
+            at::equal(got[0].nan_to_num(99), std::get<0>(want).nan_to_num(99)))
+            << (max ? "cummax" : "cummin") << " dim " << dim;
+        EXPECT_TRUE(at::equal(got[1], std::get<1>(want)));
+      }
+    }
+  }
+}
+
 TEST_F(ScanOpTest, BadArgumentsAreUserErrors) {
   Fusion fusion;
   FusionGuard fg(&fusion);
@@ -110,6 +142,10 @@ TEST_F(ScanOpTest, BadArgumentsAreUserErrors) {
       ::testing::ThrowsMessage<std::exception>(HasSubstr(
           "dim 2 is out of range for a tensor of rank 2 (expected -2 <= dim "
           "< 2)")));
+  EXPECT_THAT(
+      [&] { cummax(x, -3); },
+      ::testing::ThrowsMessage<std::exception>(
+          HasSubstr("cummax of T0_g_float[iS0{i0}, iS1{i2}]: dim -3 is out")));
   EXPECT_THAT(
       [&] { cumprod(x, 0, DataType::Bool); },
       ::testing::ThrowsMessage<std::exception>(
@@ -129,6 +165,22 @@ TEST_F(ScanOpGpuTest, ScanInsideAFusionEqualsTorchs) {
   const at::Tensor in = at::randn({300, 257}, at::kCUDA);
   const at::Tensor out = fec.runFusionWithInputs({in})[0];
   EXPECT_TRUE(at::allclose(out, at::cumsum(in * 2, 1) + 1, 1e-5, 1e-5));
+}
+
+TEST_F(ScanOpGpuTest, CumulativeMaxInsideAFusionEqualsTorchs) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* x = makeContigTensor(2);
+  fusion->addInput(x);
+  const ScanWithIndices r = cummax(neg(x), 0);
+  fusion->addOutput(add(r.values, IrBuilder::create<Val>(1.0)));
+  fusion->addOutput(r.indices);
+  FusionExecutorCache fec(std::move(fusion));
+  const at::Tensor in = at::randn({300, 257}, at::kCUDA);
+  const auto out = fec.runFusionWithInputs({in});
+  const auto want = at::cummax(-in, 0);
+  EXPECT_TRUE(at::equal(out[0], std::get<0>(want) + 1));
+  EXPECT_TRUE(at::equal(out[1], std::get<1>(want)));
 }
 
 } // namespace fuser

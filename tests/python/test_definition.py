@@ -846,3 +846,17 @@ def test_complex_tensors_take_their_ops_and_reject_others():
     code = fd.generate_cuda()
     assert "fuser_complex<float>" in code and "fuserConj(" in code
     assert fuser.to_data_type(torch.complex128) == DataType.ComplexDouble
+
+
+def test_cummax_and_cummin_give_values_and_indices():
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=True, dtype=DataType.BFloat16)
+        values, indices = fd.ops.cummax(t0, 1)
+        low, where = fd.ops.cummin(t0, -1)
+        assert values.dtype == DataType.BFloat16 and indices.dtype == DataType.Int
+        assert low.dtype == DataType.BFloat16 and where.dtype == DataType.Int
+        for t in (values, indices, low, where):
+            fd.add_output(t)
+    text = str(fd)
+    assert "T1, T2 = fd.ops.cummax(T0, dim=1)" in text
+    assert "T3, T4 = fd.ops.cummin(T0, dim=-1)" in text

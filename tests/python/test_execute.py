@@ -528,6 +528,20 @@ def test_complex_arithmetic_matches_torch(layout):
     assert fd.last_scheduler_types() == ["PointWise"]
 
 
+def test_cummax_and_cummin_match_torch():
+    def define(fd):
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        for t in fd.ops.cummax(fd.ops.mul(t0, 2.0), 0) + fd.ops.cummin(t0, 1):
+            fd.add_output(t)
+
+    x = cuda(64, 33)
+    _, (a, ai, b, bi) = run(define, [x])
+    want_a, want_ai = torch.cummax(x * 2.0, 0)
+    want_b, want_bi = torch.cummin(x, 1)
+    assert torch.equal(a, want_a) and torch.equal(ai, want_ai)
+    assert torch.equal(b, want_b) and torch.equal(bi, want_bi)
+
+
 @pytest.mark.parametrize("dtype", [torch.int8, torch.uint8, torch.int16])
 def test_narrow_integers_wrap_and_sum_as_torch(dtype):
     def define(fd):
