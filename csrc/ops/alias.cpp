@@ -209,8 +209,7 @@ namespace {
 // that axis's, or a dense copy (doc/ops.md "Slicing, padding and
 // concatenation").
 Contiguity viewContiguity(
-    TensorView* tv, const std::vector<IterDomain*>& inputs,
-    const std::vector<IterDomain*>& logical) {
+    TensorView* tv, const std::vector<IterDomain*>& logical) {
   const Contiguity& in = tv->getContiguity();
   const bool dense_in_order =
       !tv->hasAllocation() &&
@@ -221,9 +220,7 @@ Contiguity viewContiguity(
   if (dense_in_order) {
     return out;
   }
-  const std::vector<IterDomain*>& allocation = tv->getMaybeAllocationDomain();
-  const bool dense_innermost =
-      allocation.back() == inputs.back() && in.back().value_or(false);
+  const bool dense_innermost = ops::innermostAxisIsDense(tv);
   for (size_t i = 0; i < logical.size(); ++i) {
     if (!logical[i]->isBroadcast()) {
       out[i] = i + 1 == logical.size() && dense_innermost;
@@ -255,7 +252,7 @@ TensorView* viewAs(TensorView* tv, const std::vector<Val*>& sizes) {
   logical[0] = rest;
   auto* domain = IrBuilder::create<TensorDomain>(
       root, logical, std::vector<IterDomain*>{}, logical,
-      viewContiguity(tv, inputs, logical));
+      viewContiguity(tv, logical));
   auto* out = IrBuilder::create<TensorView>(domain, tv->dtype());
   IrBuilder::create<ViewOp>(out, tv, sizes);
   return out;

@@ -45,17 +45,12 @@ Contiguity sliceContiguity(
     TensorView* in, TensorView* out, const std::vector<Val*>& scalars) {
   Contiguity contiguity =
       TensorDomain::getContiguityFilledWith(out->getLogicalDomain(), false);
-  const std::vector<IterDomain*> axes = axesOf(in);
-  const std::vector<IterDomain*>& allocation = in->getMaybeAllocationDomain();
-  if (axes.empty() || allocation.empty() || contiguity.empty()) {
+  if (contiguity.empty() || !ops::innermostAxisIsDense(in)) {
     return contiguity;
   }
-  const size_t last = axes.size() - 1;
-  Val* step = scalars.at(3 * last + 2);
-  const bool dense_last = allocation.back() == axes.back() &&
-                          in->getContiguity().back().value_or(false) &&
-                          step->isConstInt() && step->constIntValue() == 1;
-  if (dense_last && contiguity.back().has_value()) {
+  Val* step = scalars.at(3 * (axesOf(in).size() - 1) + 2);
+  if (step->isConstInt() && step->constIntValue() == 1 &&
+      contiguity.back().has_value()) {
     contiguity.back() = true;
   }
   return contiguity;

@@ -128,6 +128,14 @@ void checkNotFloat8(const std::vector<Val*>& operands, const char* op) {
   }
 }
 
+bool innermostAxisIsDense(TensorView* tv) {
+  const auto axes = TensorDomain::noReductions(tv->getLogicalDomain());
+  const std::vector<IterDomain*>& allocation = tv->getMaybeAllocationDomain();
+  const Contiguity& contiguity = tv->getContiguity();
+  return !axes.empty() && !allocation.empty() && !contiguity.empty() &&
+         allocation.back() == axes.back() && contiguity.back().value_or(false);
+}
+
 void checkNotComplex(const std::vector<Val*>& operands, const char* op) {
   for (Val* v : operands) {
     FUSER_CHECK(

@@ -46,6 +46,11 @@ DataType statisticsType(TensorView* tv, const char* op);
 // tensors are cast, copied and moved, and computed on only after a cast.
 void checkNotFloat8(const std::vector<Val*>& operands, const char* op);
 
+// Whether `tv`'s innermost logical axis is its innermost in memory and
+// dense there (stride 1): the innermost stride of any view of tv that
+// keeps that axis innermost (a slice, a reshape).
+bool innermostAxisIsDense(TensorView* tv);
+
 // A user error, naming `op`, for a complex operand of an op that does not
 // take complex values (doc/ops.md "Complex numbers").
 void checkNotComplex(const std::vector<Val*>& operands, const char* op);

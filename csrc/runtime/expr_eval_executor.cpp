@@ -13,10 +13,9 @@ namespace fuser {
 
 namespace {
 
-// A slice's or a reshape's output that may keep ATen's view of the input:
-// one whose contiguity claims less than a dense layout (an intermediate is
-// dense: SegmentedFusion), so that only other strides need the layout
-// check, whose failure costs an exception.
+// A slice's or a reshape's output whose contiguity claims less than a
+// dense layout: no later segment reads it (those are dense), so it may
+// keep ATen's view of its input.
 bool mayBeView(const TensorView* tv) {
   auto* resize = dynamic_cast<ResizeOp*>(tv->definition());
   const bool view_op =
@@ -58,11 +57,13 @@ std::vector<at::Tensor> ExprEvalExecutor::run(
   ExpressionEvaluator ee;
   std::vector<at::Tensor> outputs =
       evaluateFusionWithATen(fusion_.get(), inputs, ee);
-  // ATen picks its own strides; outputs come back in their layout, or as
-  // ATen made them where their tensor admits that (a slice or a reshape
-  // is a view: doc/ops.md "Slicing, padding and concatenation"), and in
-  // either case aligned as the fresh tensor that the kernels after this
-  // segment were compiled for (runtime/fusion_kernel_runtime.cpp).
+  // ATen picks its own strides. A tensor that claims a dense layout (every
+  // one a later segment reads: SegmentedFusion makes them dense) comes back
+  // with the strides and the alignment of the fresh tensor that the
+  // kernels after this segment were compiled for
+  // (runtime/fusion_kernel_runtime.cpp); a slice or a reshape the fusion
+  // returns stays ATen's view of its input where its tensor admits it
+  // (doc/ops.md "Slicing, padding and concatenation").
   for (size_t i = 0; i < outputs.size(); ++i) {
     auto* tv = dynamic_cast<TensorView*>(fusion_->outputs()[i]);
     if (tv == nullptr || tv->isFusionInput()) {
@@ -74,9 +75,11 @@ std::vector<at::Tensor> ExprEvalExecutor::run(
       outputs[i] = outputs[i].to(at::kCUDA);
     }
     const TensorLayout layout = denseLayout(tv, ee);
-    const bool admitted = outputs[i].strides().vec() == layout.strides ||
-                          (mayBeView(tv) && admitsLayout(tv, outputs[i], ee));
-    if (admitted && readableAsDense(outputs[i])) {
+    const bool keep = mayBeView(tv)
+                          ? admitsLayout(tv, outputs[i], ee)
+                          : outputs[i].strides().vec() == layout.strides &&
+                                readableAsDense(outputs[i]);
+    if (keep) {
       continue;
     }
     at::Tensor laid_out = allocateTensor(layout, outputs[i].options());

@@ -78,7 +78,7 @@ class ExecutionSupport:
 
     def _with_vector_entries(self, inputs):
         """`inputs` with each vector input's list spread into its entries."""
-        if not any(isinstance(v, Vector) for v in self._inputs):
+        if not self._num_vectors:
             return inputs
         values = []
         for i, (declared, given) in enumerate(zip(self._inputs, inputs)):
