@@ -197,7 +197,7 @@ def case_list():
         Case("softmax_bwd_Nx4096", rows_of(4096, f32, "x"), t_softmax_bwd, d_softmax_bwd, moved())
     )
 
-    def d_layer_norm_bwd(fd, m, ins):
+    def d_layer_norm_bwd(fd, m, ins, weight_grads=False):
         dy = to_float(fd, m, define_input(fd, m, ins[0]), bf16)
         x = to_float(fd, m, define_input(fd, m, ins[1]), bf16)
         w = to_float(fd, m, define_input(fd, m, ins[2]), bf16)
@@ -215,6 +215,10 @@ def case_list():
             fd.ops.sub(fd.ops.sub(g, mean_g), fd.ops.mul(xhat, mean_gx)),
         )
         fd.add_output(fd.ops.cast(dx, m.DataType.BFloat16))
+        if weight_grads:
+            dw = fd.ops.sum(fd.ops.mul(dy, xhat), [0])
+            fd.add_output(fd.ops.cast(dw, m.DataType.BFloat16))
+            fd.add_output(fd.ops.cast(fd.ops.sum(dy, [0]), m.DataType.BFloat16))
 
     def t_layer_norm_bwd(dy, x, w, mean, invstd):
         xhat = (x.float() - mean[:, None]) * invstd[:, None]
@@ -224,8 +228,15 @@ def case_list():
         )
         return dx.to(x.dtype)
 
-    def ln_bwd_inputs(mib):
-        dy, x, w = rows_of(4096, bf16, "xw")(mib)
+    def t_layer_norm_bwd_weight_grads(dy, x, w, mean, invstd):
+        xhat = (x.float() - mean[:, None]) * invstd[:, None]
+        dw = (dy.float() * xhat).sum(0)
+        db = dy.float().sum(0)
+        dx = t_layer_norm_bwd(dy, x, w, mean, invstd)
+        return dx, dw.to(x.dtype), db.to(x.dtype)
+
+    def ln_bwd_inputs(mib, hidden=4096):
+        dy, x, w = rows_of(hidden, bf16, "xw")(mib)
         xf = x.float()
         return [dy, x, w, xf.mean(-1), torch.rsqrt(xf.var(-1, unbiased=False) + EPS)]
 
@@ -240,7 +251,19 @@ def case_list():
         )
     )
 
-    def d_rms_norm_bwd(fd, m, ins):
+    for hidden in (1024, 4096):
+        cases.append(
+            Case(
+                f"bf16_layer_norm_bwd_dw_db_Nx{hidden}",
+                lambda mib, hidden=hidden: ln_bwd_inputs(mib, hidden),
+                t_layer_norm_bwd_weight_grads,
+                lambda fd, m, ins: d_layer_norm_bwd(fd, m, ins, weight_grads=True),
+                moved(),
+                tol=5e-2,
+            )
+        )
+
+    def d_rms_norm_bwd(fd, m, ins, weight_grads=False):
         dy = to_float(fd, m, define_input(fd, m, ins[0]), bf16)
         x = to_float(fd, m, define_input(fd, m, ins[1]), bf16)
         w = to_float(fd, m, define_input(fd, m, ins[2]), bf16)
@@ -251,12 +274,19 @@ def case_list():
         mean_gx = along_rows(fd, fd.ops.div(fd.ops.sum(fd.ops.mul(g, xhat), [1]), n), ins[0])
         dx = fd.ops.mul(invstd, fd.ops.sub(g, fd.ops.mul(xhat, mean_gx)))
         fd.add_output(fd.ops.cast(dx, m.DataType.BFloat16))
+        if weight_grads:
+            dw = fd.ops.sum(fd.ops.mul(dy, xhat), [0])
+            fd.add_output(fd.ops.cast(dw, m.DataType.BFloat16))
 
     def t_rms_norm_bwd(dy, x, w, invstd):
         xhat = x.float() * invstd[:, None]
         g = dy.float() * w.float()
         dx = invstd[:, None] * (g - xhat * (g * xhat).mean(-1, keepdim=True))
         return dx.to(x.dtype)
+
+    def t_rms_norm_bwd_weight_grad(dy, x, w, invstd):
+        dw = (dy.float() * x.float() * invstd[:, None]).sum(0)
+        return t_rms_norm_bwd(dy, x, w, invstd), dw.to(x.dtype)
 
     def rms_bwd_inputs(mib):
         dy, x, w = rows_of(4096, bf16, "xw")(mib)
@@ -269,6 +299,16 @@ def case_list():
             rms_bwd_inputs,
             t_rms_norm_bwd,
             d_rms_norm_bwd,
+            moved(),
+            tol=5e-2,
+        )
+    )
+    cases.append(
+        Case(
+            "bf16_rms_norm_bwd_dw_Nx4096",
+            rms_bwd_inputs,
+            t_rms_norm_bwd_weight_grad,
+            lambda fd, m, ins: d_rms_norm_bwd(fd, m, ins, weight_grads=True),
             moved(),
             tol=5e-2,
         )

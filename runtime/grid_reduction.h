@@ -43,6 +43,20 @@ __device__ T loadFromOtherBlock(const T* address) {
   }
 }
 
+// This block's partials of the N values: the thread's own (init where
+// `read_pred` fails) reduced over the block's segment of threads (valid in
+// its leader).
+template <int N, bool X, bool Y, bool Z, typename T, typename Func>
+__device__ void blockPartials(
+    T* partials, const T* in, Func op, T* smem, bool read_pred, T init) {
+  for (int k = 0; k < N; ++k) {
+    partials[k] = read_pred ? in[k] : init;
+  }
+  if constexpr (X || Y || Z) {
+    blockReduceValues<N, X, Y, Z>(partials, op, smem);
+  }
+}
+
 // gridReduce of N values (out[0..N), in[0..N)) in one call: one arrival
 // on the semaphore for all N. Work slots: N per (segment of blocks, block,
 // segment of threads). `read_pred` and `write_pred` hold for all N.
@@ -58,12 +72,7 @@ __device__ bool gridReduceGroup(
   // Slot of value k of block b: ((k * grid.size) + b) * segments + segment.
   T* slots = work + grid.segment * grid.size * segments * N;
   T partials[N];
-  for (int k = 0; k < N; ++k) {
-    partials[k] = read_pred ? in[k] : init;
-  }
-  if constexpr (X || Y || Z) {
-    blockReduceValues<N, X, Y, Z>(partials, op, smem);
-  }
+  blockPartials<N, X, Y, Z>(partials, in, op, smem, read_pred, init);
   if (seg.index == 0) {
     for (int k = 0; k < N; ++k) {
       slots[(k * grid.size + grid.index) * segments + seg.segment] =
@@ -132,6 +141,92 @@ __device__ bool gridReduceGroup(
   }
   __syncthreads();
   return last;
+}
+
+// gridReduceGroup for a grid whose blocks are all resident at once (a
+// cooperative launch: the inner-outer persistent grid,
+// doc/normalization.md §9). The last block alone would read every block's
+// partials; here every block waits until all partials are written, and the
+// segments of threads are shared out among the blocks, segment s to block
+// s % grid.size, whose threads all read its grid.size * N partials (in
+// rows of N, coalesced: work slots are segment-major) and combine them in
+// shared memory. The result is valid in the leaders of segment s in that
+// block; the call returns whether this thread's segment was combined in
+// its block. The semaphore counts two arrivals per block, and the last
+// one resets it.
+template <
+    int N, bool BX, bool BY, bool BZ, bool X, bool Y, bool Z, typename T,
+    typename Func>
+__device__ bool gridReduceGroupResident(
+    T* out, const T* in, Func op, T* smem, T* work, long long* semaphores,
+    bool read_pred, bool write_pred, T init) {
+  const BlockSegment<X, Y, Z> seg;
+  const GridSegment<BX, BY, BZ> grid;
+  const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+  const unsigned segments = threads / seg.size;
+  const unsigned tid =
+      threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  // Slot of value k of segment s from block b: (s * grid.size + b) * N + k.
+  T* slots = work + grid.segment * grid.size * segments * N;
+  T partials[N];
+  blockPartials<N, X, Y, Z>(partials, in, op, smem, read_pred, init);
+  if (seg.index == 0) {
+    for (int k = 0; k < N; ++k) {
+      slots[(seg.segment * grid.size + grid.index) * N + k] = partials[k];
+    }
+  }
+  __threadfence();
+  __syncthreads();
+  unsigned long long* counter =
+      reinterpret_cast<unsigned long long*>(&semaphores[grid.segment]);
+  if (tid == 0) {
+    atomicAdd(counter, 1ull);
+    while (atomicAdd(counter, 0ull) < grid.size) {
+    }
+  }
+  __syncthreads();
+  __threadfence();
+  // Rows of N threads, thread (row, k) reading value k of blocks row,
+  // row + rows, ...
+  const unsigned rows = threads / N;
+  const unsigned row = tid / N;
+  const unsigned k_of = tid % N;
+  bool combined = false;
+  for (unsigned s = grid.index; s < segments; s += grid.size) {
+    T total = init;
+    if (row < rows) {
+      const T* from = slots + s * grid.size * N;
+#pragma unroll 4
+      for (unsigned b = row; b < grid.size; b += rows) {
+        op(total, loadFromOtherBlock(&from[b * N + k_of]));
+      }
+    }
+    __syncthreads();
+    if (row < rows) {
+      smem[tid] = total;
+    }
+    __syncthreads();
+    if (seg.segment == s) {
+      combined = true;
+      if (seg.index == 0 && write_pred) {
+        for (int k = 0; k < N; ++k) {
+          T value = init;
+          for (unsigned r = 0; r < rows; ++r) {
+            op(value, smem[r * N + k]);
+          }
+          op(out[k], value);
+        }
+      }
+    }
+  }
+  __syncthreads();
+  if (tid == 0) {
+    const unsigned long long arrived = atomicAdd(counter, 1ull);
+    if (arrived == 2ull * grid.size - 1) {
+      atomicExch(counter, 0ull);
+    }
+  }
+  return combined;
 }
 
 // gridReduce is the group of one.

@@ -87,4 +87,25 @@ const std::vector<std::string>& debugDumpArguments(DebugDumpOption option) {
   return it == dumpOptions().end() ? none : it->second;
 }
 
+bool isEnabled(EnableOption option) {
+  const char* value = std::getenv("FUSER_ENABLE");
+  if (value == nullptr) {
+    return false;
+  }
+  const char* name = nullptr;
+  switch (option) {
+    case EnableOption::InnerOuterPersistent:
+      name = "inner_outer_persistent";
+      break;
+  }
+  std::stringstream list(value);
+  std::string item;
+  while (std::getline(list, item, ',')) {
+    if (item == name) {
+      return true;
+    }
+  }
+  return false;
+}
+
 } // namespace fuser

@@ -25,6 +25,9 @@
 //                           outlives the process; unset: the per-user cache
 //                           folder; "off": memory cache only
 //                           (kernelDiskCacheDir, runtime/nvrtc_compile.h)
+//   FUSER_ENABLE            schedulers that are off by default
+//                           (comma-separated, isEnabled below):
+//                           inner_outer_persistent
 //   XDG_CACHE_HOME, HOME    where the per-user cache folder is
 //   CUDA_HOME               where to find cuda_fp16.h / cuda_bf16.h for NVRTC
 //                           ($CUDA_HOME/include) before the default places
@@ -60,5 +63,13 @@ const std::vector<std::string>& debugDumpArguments(DebugDumpOption option);
 
 // The option names, in enum order (for help messages and tests).
 const std::vector<std::string>& debugDumpOptionNames();
+
+// Schedulers built and tested but slower than what runs without them
+// (doc/normalization.md §9), off unless FUSER_ENABLE names them. Read at
+// each use, so that a test can turn one on for its scope (ScopedEnv).
+enum class EnableOption {
+  InnerOuterPersistent, // inner_outer_persistent
+};
+bool isEnabled(EnableOption option);
 
 } // namespace fuser

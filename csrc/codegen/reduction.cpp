@@ -74,11 +74,20 @@ void KernelPrinter::handle(kir::ParallelReduction* reduction) {
     return;
   }
   const std::string k = std::to_string(reduction->bufferIndex());
+  std::string helper = "gridReduce" + suffix + group_arg;
+  if (kernel_.cooperative_launch) {
+    // All blocks resident: the final step is shared out among them.
+    helper = "gridReduceGroupResident<" + std::to_string(group) + ", ";
+    if (group == 1) {
+      in = "&" + in;
+      out = "&" + out;
+    }
+  }
   line(
-      gen(reduction->lastBlock()) + " = gridReduce" + suffix + group_arg +
-      flags(dims.blocks) + ", " + flags(dims.threads) + ">(" + out + ", " + in +
-      ", " + op + ", " + smem + ", fuser_work" + k + ", fuser_semaphores" + k +
-      ", " + pred + ", " + pred + ", " + init + ");");
+      gen(reduction->lastBlock()) + " = " + helper + flags(dims.blocks) + ", " +
+      flags(dims.threads) + ">(" + out + ", " + in + ", " + op + ", " + smem +
+      ", fuser_work" + k + ", fuser_semaphores" + k + ", " + pred + ", " +
+      pred + ", " + init + ");");
 }
 
 } // namespace fuser::codegen

@@ -220,6 +220,7 @@ void GpuLower::analyze() {
   kernel_->launch_extents = computeLaunchExtents(fusion(), *loop_promotion_);
   kernel_->launch_bounds = computeLaunchBounds(fusion());
   kernel_->max_registers_per_thread = fusion()->maxRegistersPerThread();
+  kernel_->cooperative_launch = fusion()->cooperativeLaunch();
   bookVectorizedAccesses(fusion(), *loop_promotion_);
   parallel_reductions_ =
       std::make_unique<ParallelReductions>(fusion(), *kernel_);

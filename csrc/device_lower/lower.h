@@ -60,6 +60,8 @@ struct LoweredKernel {
   std::map<ParallelType, int64_t> launch_bounds;
   // Fusion::maxRegistersPerThread of the scheduled fusion.
   int64_t max_registers_per_thread = 0;
+  // Fusion::cooperativeLaunch of the scheduled fusion.
+  bool cooperative_launch = false;
   std::vector<VectorizationCheck> vectorization_checks;
   // What the runtime binds before evaluating launch sizes and checks.
   std::vector<ParameterExtent> parameter_extents;

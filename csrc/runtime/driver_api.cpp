@@ -90,6 +90,7 @@ LoadedDriver loadDriver() {
   FUSER_RESOLVE_DRIVER_SYMBOL(cuModuleGetFunction);
   FUSER_RESOLVE_DRIVER_SYMBOL(cuModuleUnload);
   FUSER_RESOLVE_DRIVER_SYMBOL(cuLaunchKernel);
+  FUSER_RESOLVE_DRIVER_SYMBOL(cuLaunchCooperativeKernel);
   FUSER_RESOLVE_DRIVER_SYMBOL(cuFuncSetAttribute);
   FUSER_RESOLVE_DRIVER_SYMBOL(cuTensorMapEncodeTiled);
   FUSER_RESOLVE_DRIVER_SYMBOL(cuGetErrorName);

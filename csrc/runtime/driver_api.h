@@ -27,6 +27,7 @@ struct DriverApi {
   decltype(&::cuModuleGetFunction) cuModuleGetFunction = nullptr;
   decltype(&::cuModuleUnload) cuModuleUnload = nullptr;
   decltype(&::cuLaunchKernel) cuLaunchKernel = nullptr;
+  decltype(&::cuLaunchCooperativeKernel) cuLaunchCooperativeKernel = nullptr;
   decltype(&::cuFuncSetAttribute) cuFuncSetAttribute = nullptr;
   decltype(&::cuTensorMapEncodeTiled) cuTensorMapEncodeTiled = nullptr;
   decltype(&::cuGetErrorName) cuGetErrorName = nullptr;

@@ -463,15 +463,31 @@ std::vector<at::Tensor> KernelExecutor::launch(
   }
   // A block the driver refuses (test hook: failNextLaunchesForTesting).
   const bool injected_failure = takeInjected(injected_launch_failures);
-  const CUresult result = driverApi().cuLaunchKernel(
-      function_, static_cast<unsigned>(launch.grid[0]),
-      static_cast<unsigned>(launch.grid[1]),
-      static_cast<unsigned>(launch.grid[2]),
-      static_cast<unsigned>(injected_failure ? 4096 : launch.block[0]),
-      static_cast<unsigned>(launch.block[1]),
-      static_cast<unsigned>(launch.block[2]),
-      static_cast<unsigned>(launch.shared_memory_bytes), stream,
-      argument_pointers.data(), nullptr);
+  // A kernel whose blocks wait for each other is launched cooperatively:
+  // the driver refuses a grid that would not be resident at once
+  // (Fusion::cooperativeLaunch).
+  const CUresult result =
+      kernel_->cooperative_launch
+          ? driverApi().cuLaunchCooperativeKernel(
+                function_, static_cast<unsigned>(launch.grid[0]),
+                static_cast<unsigned>(launch.grid[1]),
+                static_cast<unsigned>(launch.grid[2]),
+                static_cast<unsigned>(
+                    injected_failure ? 4096 : launch.block[0]),
+                static_cast<unsigned>(launch.block[1]),
+                static_cast<unsigned>(launch.block[2]),
+                static_cast<unsigned>(launch.shared_memory_bytes), stream,
+                argument_pointers.data())
+          : driverApi().cuLaunchKernel(
+                function_, static_cast<unsigned>(launch.grid[0]),
+                static_cast<unsigned>(launch.grid[1]),
+                static_cast<unsigned>(launch.grid[2]),
+                static_cast<unsigned>(
+                    injected_failure ? 4096 : launch.block[0]),
+                static_cast<unsigned>(launch.block[1]),
+                static_cast<unsigned>(launch.block[2]),
+                static_cast<unsigned>(launch.shared_memory_bytes), stream,
+                argument_pointers.data(), nullptr);
   if (result != CUDA_SUCCESS) {
     const char* name = nullptr;
     driverApi().cuGetErrorName(result, &name);

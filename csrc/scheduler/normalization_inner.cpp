@@ -17,17 +17,6 @@ namespace fuser {
 
 namespace {
 
-std::vector<int64_t> reducedPositions(ReductionOp* rop) {
-  std::vector<int64_t> positions;
-  const auto& logical = rop->out()->as<TensorView>()->getLogicalDomain();
-  for (size_t p = 0; p < logical.size(); ++p) {
-    if (logical[p]->isReduction()) {
-      positions.push_back(static_cast<int64_t>(p));
-    }
-  }
-  return positions;
-}
-
 // The rewrites before a persistent schedule (doc/normalization.md §1, §5).
 void prepareForPersistence(Fusion* fusion) {
   scheduler_utils::removeDeadExprs(fusion);
@@ -87,12 +76,55 @@ int64_t bufferRegisterBudget(int64_t threads) {
   return std::min<int64_t>(255, 65536 / threads) - kOtherRegisters;
 }
 
-// The heuristics, or nullopt with `reason` when the row does not fit.
+// Registers an inner-outer kernel keeps for everything but its buffers and
+// partials: the loop over the rows, the partials' and the rows' indices.
+// With 32, a bf16 layer norm backward (8 elements per thread) spilled 56
+// million local-memory requests on the H200 (doc/normalization.md §9).
+constexpr int64_t kInnerOuterOtherRegisters = 64;
+
+// The register cap of an inner-outer kernel: its buffers and partials
+// and the other registers, in the allocation granule of 8.
+int64_t innerOuterRegisters(const InnerPersistentParams& params) {
+  return std::min<int64_t>(
+      255,
+      ceilDiv(params.persistent_registers + kInnerOuterOtherRegisters, 8) * 8);
+}
+
+// Inner-outer: the blocks of `params` an SM holds at once at the kernel's
+// register cap.
+int64_t blocksPerSm(const InnerPersistentParams& params) {
+  const int64_t threads = launchedThreads(params.threads_x) * params.threads_y;
+  return std::max<int64_t>(
+      1, std::min<int64_t>(
+             {65536 / (innerOuterRegisters(params) * threads), 2048 / threads,
+              32}));
+}
+
+int64_t residentThreads(const InnerPersistentParams& params) {
+  return blocksPerSm(params) * launchedThreads(params.threads_x) *
+         params.threads_y;
+}
+
+// Inner-outer: as many blocks as the device holds at once at the
+// kernel's register cap, each looping over its share of the rows; fewer
+// blocks leave fewer partials for the outer reductions to combine
+// (doc/normalization.md §9).
+int64_t innerOuterGridBlocks(
+    const InnerPersistentParams& params, int64_t kept_elements,
+    int64_t multiprocessors) {
+  return std::max<int64_t>(
+      1, std::min(
+             multiprocessors * blocksPerSm(params),
+             ceilDiv(std::max<int64_t>(1, kept_elements), params.threads_y)));
+}
+
+} // namespace
+
 std::optional<InnerPersistentParams> innerPersistentHeuristics(
-    Fusion* fusion, RuntimeInfo& runtime_info, std::string* reason) {
+    Fusion* fusion, RuntimeInfo& runtime_info, const RowReductions& rows,
+    std::string* reason) {
   InnerPersistentParams params;
-  auto* reduced =
-      scheduler_utils::reductionsOf(fusion).front()->out()->as<TensorView>();
+  auto* reduced = rows.inner.front()->out()->as<TensorView>();
   const int64_t rank = static_cast<int64_t>(reduced->getLogicalDomain().size());
   std::vector<TensorView*> vectorized = fullRankOutputs(fusion, rank);
   for (TensorView* tv : lowerRankInputs(fusion, rank)) {
@@ -117,6 +149,12 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
   for (TensorView* tv : persistentBuffers(&rewritten)) {
     params.persistent_buffers.push_back(tv->toString());
     buffer_bytes += dataTypeSize(tv->dtype());
+  }
+  // An outer reduction accumulates its thread's columns of the rows it
+  // visits (doc/normalization.md §9).
+  for (ReductionOp* rop : rows.outer) {
+    params.persistent_buffers.push_back("partial " + rop->out()->toString());
+    buffer_bytes += dataTypeSize(rop->out()->dtype());
   }
   const int64_t v = params.vectorize;
   const int64_t vectors = ceilDiv(layout.reduced_elements, v);
@@ -144,23 +182,65 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
     *reason = ss.str();
     return std::nullopt;
   }
-  while (batch * 2 * v <= 32 && threads_for(batch * 2) >= 64 &&
-         fits(batch * 2)) {
-    batch *= 2;
+  auto with_batch = [&](int64_t b) {
+    InnerPersistentParams p = params;
+    p.batch = b;
+    p.threads_x = threads_for(b);
+    p.persistent_registers = registers_for(b);
+    // Short rows share a block over TIDy: about 256 threads per block.
+    p.threads_y = std::max<int64_t>(
+        1, std::min<int64_t>(
+               256 / launched_for(b),
+               pow2Ceil(std::max<int64_t>(1, layout.kept_elements))));
+    if (!rows.outer.empty()) {
+      p.grid_blocks = innerOuterGridBlocks(
+          p, layout.kept_elements, runtime_info.multiprocessors());
+    }
+    return p;
+  };
+  if (rows.outer.empty()) {
+    while (batch * 2 * v <= 32 && threads_for(batch * 2) >= 64 &&
+           fits(batch * 2)) {
+      batch *= 2;
+    }
+    return with_batch(batch);
   }
-  params.batch = batch;
-  params.threads_x = threads_for(batch);
-  params.persistent_registers = registers_for(batch);
-  // Short rows share a block over TIDy: about 256 threads per block.
-  const int64_t launched_x = launched_for(batch);
-  params.threads_y = std::max<int64_t>(
-      1, std::min<int64_t>(
-             256 / launched_x,
-             pow2Ceil(std::max<int64_t>(1, layout.kept_elements))));
-  return params;
+  // Inner-outer: each block runs its row groups one after another, a load,
+  // a reduction and a store each, so the latencies are hidden only by the
+  // threads resident on an SM: the batch that keeps the most resident (the
+  // larger on a tie) wins (doc/normalization.md §9).
+  InnerPersistentParams best = with_batch(batch);
+  for (int64_t b = batch * 2; b * v <= 32 && fits(b); b *= 2) {
+    InnerPersistentParams candidate = with_batch(b);
+    if (residentThreads(candidate) >= residentThreads(best)) {
+      best = candidate;
+    }
+  }
+  return best;
 }
 
-} // namespace
+std::vector<int64_t> reducedPositions(ReductionOp* rop) {
+  std::vector<int64_t> positions;
+  const auto& logical = rop->out()->as<TensorView>()->getLogicalDomain();
+  for (size_t p = 0; p < logical.size(); ++p) {
+    if (logical[p]->isReduction()) {
+      positions.push_back(static_cast<int64_t>(p));
+    }
+  }
+  return positions;
+}
+
+RowReductions rowReductions(
+    Fusion* fusion, const std::vector<int64_t>& reduced_axes) {
+  std::vector<int64_t> inner_positions = reduced_axes;
+  std::sort(inner_positions.begin(), inner_positions.end());
+  RowReductions rows;
+  for (ReductionOp* rop : scheduler_utils::reductionsOf(fusion)) {
+    (reducedPositions(rop) == inner_positions ? rows.inner : rows.outer)
+        .push_back(rop);
+  }
+  return rows;
+}
 
 int64_t InnerPersistentParams::paddedMultiple() const {
   return paddedMultipleOf(threads_x);
@@ -168,10 +248,15 @@ int64_t InnerPersistentParams::paddedMultiple() const {
 
 std::string InnerPersistentParams::toString() const {
   std::stringstream ss;
-  ss << "InnerPersistent: kept [" << joinInts(kept_axes) << "], reduced ["
+  ss << (grid_blocks > 0 ? "InnerOuterPersistent" : "InnerPersistent")
+     << ": kept [" << joinInts(kept_axes) << "], reduced ["
      << joinInts(reduced_axes) << "], vectorize " << vectorize << ", batch "
      << batch << ", threads " << threads_x << " (launched in multiples of "
-     << paddedMultiple() << ") x " << threads_y << ", persistent buffers {";
+     << paddedMultiple() << ") x " << threads_y;
+  if (grid_blocks > 0) {
+    ss << ", " << grid_blocks << " blocks looping over the rows";
+  }
+  ss << ", persistent buffers {";
   for (size_t i = 0; i < persistent_buffers.size(); ++i) {
     ss << (i ? ", " : "") << persistent_buffers[i];
   }
@@ -179,8 +264,8 @@ std::string InnerPersistentParams::toString() const {
   return ss.str();
 }
 
-bool InnerPersistentScheduler::canScheduleCompileTime(
-    Fusion* fusion, std::string* reason) {
+bool persistentRowsCompileTimeCheck(
+    Fusion* fusion, bool with_outer, std::string* reason) {
   const std::vector<ReductionOp*> reductions =
       scheduler_utils::reductionsOf(fusion);
   if (reductions.empty()) {
@@ -189,17 +274,45 @@ bool InnerPersistentScheduler::canScheduleCompileTime(
   }
   auto* first = reductions.front()->out()->as<TensorView>();
   const int64_t rank = static_cast<int64_t>(first->getLogicalDomain().size());
-  const std::vector<int64_t> reduced = reducedPositions(reductions.front());
+  // The sets of axes the reductions reduce.
+  std::vector<std::vector<int64_t>> reduced_sets;
   for (ReductionOp* rop : reductions) {
     auto* out = rop->out()->as<TensorView>();
-    if (static_cast<int64_t>(out->getLogicalDomain().size()) != rank ||
-        reducedPositions(rop) != reduced) {
-      *reason = out->toString() + " reduces other axes than " +
-                first->toString() + " (one set of normalized axes)";
+    if (static_cast<int64_t>(out->getLogicalDomain().size()) != rank) {
+      *reason = out->toString() + " has another rank than " + first->toString();
+      return false;
+    }
+    const std::vector<int64_t> reduced = reducedPositions(rop);
+    if (std::find(reduced_sets.begin(), reduced_sets.end(), reduced) ==
+        reduced_sets.end()) {
+      reduced_sets.push_back(reduced);
+    }
+  }
+  if (!with_outer && reduced_sets.size() != 1) {
+    *reason =
+        "its reductions reduce different axes (one set of normalized "
+        "axes; the inner-outer scheduler takes two complementary sets)";
+    return false;
+  }
+  if (with_outer) {
+    const bool complementary =
+        reduced_sets.size() == 2 &&
+        static_cast<int64_t>(reduced_sets[0].size() + reduced_sets[1].size()) ==
+            rank &&
+        std::none_of(
+            reduced_sets[0].begin(), reduced_sets[0].end(), [&](int64_t p) {
+              return std::find(
+                         reduced_sets[1].begin(), reduced_sets[1].end(), p) !=
+                     reduced_sets[1].end();
+            });
+    if (!complementary) {
+      *reason =
+          "its reductions do not reduce two complementary sets of axes "
+          "(the rows' and the columns')";
       return false;
     }
   }
-  const auto n_reduced = static_cast<int64_t>(reduced.size());
+  const auto n_reduced = static_cast<int64_t>(reduced_sets.front().size());
   for (Expr* expr : fusion->exprs()) {
     if (!expr->isA<ReductionOp>() && !scheduler_utils::isPointwiseExpr(expr)) {
       *reason = "it has a " + expr->getOpString() +
@@ -212,7 +325,7 @@ bool InnerPersistentScheduler::canScheduleCompileTime(
         continue;
       }
       // The input's shape, the reduced one, or the normalized axes alone
-      // (a weight before its broadcast).
+      // (a weight before its broadcast, or an outer reduction's result).
       const int64_t r = scheduler_utils::rankOf(tv);
       if (r != rank && r != rank - n_reduced && r != n_reduced) {
         *reason = tv->toString() + " has rank " + std::to_string(r) +
@@ -231,21 +344,31 @@ bool InnerPersistentScheduler::canScheduleCompileTime(
   return scheduler_utils::isUnscheduled(fusion, reason);
 }
 
+bool InnerPersistentScheduler::canScheduleCompileTime(
+    Fusion* fusion, std::string* reason) {
+  return persistentRowsCompileTimeCheck(fusion, /*with_outer=*/false, reason);
+}
+
 bool InnerPersistentScheduler::canScheduleRunTime(
     Fusion* fusion, RuntimeInfo& runtime_info, std::string* reason) {
-  auto* in =
-      scheduler_utils::reductionsOf(fusion).front()->in()->as<TensorView>();
-  if (runtime_info.numel(in) == 0) {
+  ReductionOp* first = scheduler_utils::reductionsOf(fusion).front();
+  if (runtime_info.numel(first->in()->as<TensorView>()) == 0) {
     *reason = "the reduction's input is empty";
     return false;
   }
-  return innerPersistentHeuristics(fusion, runtime_info, reason).has_value();
+  return innerPersistentHeuristics(
+             fusion, runtime_info,
+             rowReductions(fusion, reducedPositions(first)), reason)
+      .has_value();
 }
 
 std::unique_ptr<HeuristicParams> InnerPersistentScheduler::computeHeuristics(
     Fusion* fusion, RuntimeInfo& runtime_info) {
   std::string reason;
-  auto params = innerPersistentHeuristics(fusion, runtime_info, &reason);
+  ReductionOp* first = scheduler_utils::reductionsOf(fusion).front();
+  auto params = innerPersistentHeuristics(
+      fusion, runtime_info, rowReductions(fusion, reducedPositions(first)),
+      &reason);
   FUSER_INTERNAL_ASSERT(
       params.has_value(),
       "computeHeuristics after the run-time check: ", reason);
@@ -254,23 +377,48 @@ std::unique_ptr<HeuristicParams> InnerPersistentScheduler::computeHeuristics(
 
 void InnerPersistentScheduler::schedule(
     Fusion* fusion, const HeuristicParams& hp) {
-  const auto& params = dynamic_cast<const InnerPersistentParams&>(hp);
+  schedulePersistentRows(
+      fusion, dynamic_cast<const InnerPersistentParams&>(hp));
+}
+
+namespace {
+
+// An outer reduction's output, split like the row ([G(r), S(r), ty(r),
+// batch, tx, v]) and its thread's partial over S computed first
+// (rFactor), reduces across TIDy and the blocks in one grouped call per
+// thread: [G, ty, tx, batch * v], the group last (doc/normalization.md §9).
+void groupOuterReduction(TensorView* out, int64_t batch_axis) {
+  // [G, ty, batch, tx, v] -> [G, ty, tx, batch, v] -> [G, ty, tx, batch*v]
+  out->reorder({{batch_axis - 1, batch_axis}, {batch_axis, batch_axis - 1}});
+  out->merge(batch_axis);
+  out->axis(batch_axis)->parallelize(ParallelType::Group);
+}
+
+} // namespace
+
+void schedulePersistentRows(
+    Fusion* fusion, const InnerPersistentParams& params) {
   FusionGuard fg(fusion);
+  const bool inner_outer = params.grid_blocks > 0;
   // Two copies of each unrolled nest (doc/indexing.md §6) leave the
   // compiler taking registers for the predicated one that the one without
   // predicates does not need; capped, it spills in the rarely run copy
   // and keeps more blocks per SM (doc/normalization.md §4). Never below
-  // the buffers themselves.
+  // the buffers themselves; with outer partials, the grid's blocks were
+  // counted for the buffers and the other registers together.
   fusion->setMaxRegistersPerThread(
-      std::max(kRegistersPerThread, params.persistent_registers));
+      inner_outer ? innerOuterRegisters(params)
+                  : std::max(kRegistersPerThread, params.persistent_registers));
+  fusion->setCooperativeLaunch(inner_outer);
   prepareForPersistence(fusion);
+  const RowReductions rows = rowReductions(fusion, params.reduced_axes);
+  if (inner_outer) {
+    recomputeColumnInputs(fusion, rows.outer);
+    scheduler_utils::removeDeadExprs(fusion);
+  }
   const std::vector<TensorView*> input_caches =
       scheduler_utils::cacheInputsReadOnce(
-          fusion,
-          scheduler_utils::reductionsOf(fusion)
-              .front()
-              ->out()
-              ->as<TensorView>(),
+          fusion, rows.inner.front()->out()->as<TensorView>(),
           // Evict-first at every size: with the default policy a bf16 RMS
           // norm ran 1.5x slower (softmax 2-5% faster), doc/normalization.md
           // §4.
@@ -284,7 +432,9 @@ void InnerPersistentScheduler::schedule(
   // first reached (a part of the fusion that shares no tensor with it)
   // take the next reduction's input.
   const bool has_kept = !params.kept_axes.empty();
-  const int64_t batch_axis = has_kept ? 2 : 0;
+  // Inner-outer: [G, S, ty, batch, tx, v]; inner: [K/ty, ty, batch, tx, v]
+  // or [batch, tx, v].
+  const int64_t batch_axis = inner_outer ? 3 : (has_kept ? 2 : 0);
   const int64_t tx = batch_axis + 1;
   const int64_t vec = batch_axis + 2;
   std::vector<TensorView*> references;
@@ -302,8 +452,12 @@ void InnerPersistentScheduler::schedule(
     reference->split(r, params.batch, /*inner_split=*/false);
     if (has_kept) {
       reference->split(0, params.threads_y);
+      if (inner_outer) {
+        // [K/ty, ...] -> [G, S, ...]: each block loops over its rows.
+        reference->split(0, params.grid_blocks, /*inner_split=*/false);
+      }
       reference->axis(0)->parallelize(ParallelType::BIDx);
-      reference->axis(1)->parallelize(ParallelType::TIDy);
+      reference->axis(batch_axis - 1)->parallelize(ParallelType::TIDy);
     }
     reference->axis(tx)->parallelize(ParallelType::TIDx);
     reference->axis(tx)->padToMultipleOf(params.paddedMultiple());
@@ -314,16 +468,27 @@ void InnerPersistentScheduler::schedule(
     references.push_back(reference);
   }
 
-  // Each reduction, now split alike, reduces its thread's batch of
-  // vectors first.
-  for (ReductionOp* rop : scheduler_utils::reductionsOf(fusion)) {
+  // Each inner reduction, now split alike, reduces its thread's batch of
+  // vectors first; each outer one its thread's columns of the rows its
+  // block visits.
+  std::vector<TensorView*> outer_outs;
+  for (ReductionOp* rop : rows.outer) {
+    outer_outs.push_back(rop->out()->as<TensorView>());
+  }
+  for (ReductionOp* rop : rows.inner) {
     rop->out()->as<TensorView>()->rFactor({batch_axis, vec});
+  }
+  for (TensorView* out : outer_outs) {
+    out->rFactor({1});
   }
   for (TensorView* reference : references) {
     scheduler_utils::parallelizeAllLike(
         reference, {},
         {ParallelType::BIDx, ParallelType::TIDy, ParallelType::TIDx,
          ParallelType::Unroll});
+  }
+  for (TensorView* out : outer_outs) {
+    groupOuterReduction(out, batch_axis);
   }
   const int64_t n_dims = references.front()->nDims();
   const auto row_rank =
@@ -371,9 +536,28 @@ void InnerPersistentScheduler::schedule(
         });
     (row_value ? per_row : per_element).push_back(tv);
   }
+  // Inner-outer: the inputs' caches are buffers of the row, loaded above
+  // the batch loop. An input read towards a row's reduction and a
+  // column's (dy in dy * w and in sum(dy, 0)) inlined deeper would make
+  // all its consumers share one batch loop, which the row's reduction
+  // ends, while the kernel's expr order may put a column's product after
+  // that reduction (doc/normalization.md §9).
+  std::vector<TensorView*> row_buffers;
+  if (inner_outer) {
+    const std::unordered_set<TensorView*> caches(
+        input_caches.begin(), input_caches.end());
+    auto is_cache = [&](TensorView* tv) { return caches.count(tv) != 0; };
+    per_element.erase(
+        std::remove_if(per_element.begin(), per_element.end(), is_cache),
+        per_element.end());
+    row_buffers = input_caches;
+  }
   inlineMost(per_element);
   for (TensorView* tv : per_row) {
     tv->inlineAt(batch_axis, /*best_effort=*/true);
+  }
+  for (TensorView* cache : row_buffers) {
+    cache->inlineAt(batch_axis);
   }
 }
 

@@ -6,10 +6,15 @@
 // thread receives the result, runtime blockAllReduce) and compute the
 // outputs from the registers, one pass over global memory. Rows that do
 // not fit the registers are declined (ExprEval runs them).
+//
+// The inner-outer persistent scheduler (normalization_inner_outer.h)
+// shares the heuristics and the schedule of the rows declared at the end.
 #pragma once
 
+#include <ir/internal_nodes.h>
 #include <scheduler/registry.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +36,9 @@ class InnerPersistentParams : public HeuristicParams {
   // registers they take per thread.
   std::vector<std::string> persistent_buffers;
   int64_t persistent_registers = 0;
+  // Inner-outer only (0 otherwise): the blocks of the grid, each looping
+  // over its share of the rows, threads_y at a time.
+  int64_t grid_blocks = 0;
 
   // The launch multiple of TIDx.
   int64_t paddedMultiple() const;
@@ -49,5 +57,36 @@ class InnerPersistentScheduler : public Scheduler {
       Fusion* fusion, RuntimeInfo& runtime_info) override;
   void schedule(Fusion* fusion, const HeuristicParams& params) override;
 };
+
+// The logical positions `rop` reduces.
+std::vector<int64_t> reducedPositions(ReductionOp* rop);
+
+// The fusion's reductions by the axes they reduce: `inner` ones reduce
+// `reduced_axes` (logical positions), `outer` ones the others.
+struct RowReductions {
+  std::vector<ReductionOp*> inner;
+  std::vector<ReductionOp*> outer;
+};
+RowReductions rowReductions(
+    Fusion* fusion, const std::vector<int64_t>& reduced_axes);
+
+// Whether the fusion is one the persistent schedules take: reductions of
+// one rank reducing one set of axes, or (`with_outer`) two complementary
+// sets; pointwise ops; tensors of the row's, the reduced or the
+// normalized axes' rank; outputs without an allocation domain.
+bool persistentRowsCompileTimeCheck(
+    Fusion* fusion, bool with_outer, std::string* reason);
+
+// The parameters for the rows `rows.inner` reduce (with `rows.outer`,
+// inner-outer's: their partials count as buffers, and the grid is set),
+// or nullopt with `reason` when those axes are not innermost in memory or
+// a row does not fit.
+std::optional<InnerPersistentParams> innerPersistentHeuristics(
+    Fusion* fusion, RuntimeInfo& runtime_info, const RowReductions& rows,
+    std::string* reason);
+
+// Schedules the fusion as `params` say (doc/normalization.md §4, §9).
+void schedulePersistentRows(
+    Fusion* fusion, const InnerPersistentParams& params);
 
 } // namespace fuser

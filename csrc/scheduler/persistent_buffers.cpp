@@ -6,6 +6,7 @@
 #include <scheduler/utils.h>
 
 #include <algorithm>
+#include <functional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -287,6 +288,46 @@ void welfordToTwoPasses(Fusion* fusion) {
                                     ? var_sum
                                     : n;
       replaceUses(fusion, uop->out(), replacement);
+    }
+  }
+}
+
+void recomputeColumnInputs(
+    Fusion* fusion, const std::vector<ReductionOp*>& columns) {
+  FusionGuard fg(fusion);
+  // Tensors computed after a reduction that is not a column's.
+  std::unordered_set<Val*> after_rows;
+  for (ReductionOp* rop : scheduler_utils::reductionsOf(fusion)) {
+    if (std::find(columns.begin(), columns.end(), rop) == columns.end()) {
+      for (Val* v : scheduler_utils::downstreamOf(fusion, rop->out())) {
+        after_rows.insert(v);
+      }
+    }
+  }
+  std::unordered_map<Val*, Val*> copies;
+  std::function<Val*(Val*)> copy = [&](Val* v) -> Val* {
+    auto* tv = dynamic_cast<TensorView*>(v);
+    if (tv == nullptr || tv->isFusionInput() || after_rows.count(tv) ||
+        !canRebuildPointwise(tv->definition())) {
+      return v;
+    }
+    auto it = copies.find(v);
+    if (it != copies.end()) {
+      return it->second;
+    }
+    std::vector<Val*> inputs;
+    for (Val* in : tv->definition()->inputs()) {
+      inputs.push_back(copy(in));
+    }
+    Val* rebuilt = rebuildPointwise(tv->definition(), inputs);
+    copies.emplace(v, rebuilt);
+    return rebuilt;
+  };
+  for (ReductionOp* rop : columns) {
+    Val* in = rop->in();
+    Val* rebuilt = copy(in);
+    if (rebuilt != in) {
+      fusion->replaceInput(rop, in, rebuilt);
     }
   }
 }

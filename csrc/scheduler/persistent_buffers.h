@@ -47,4 +47,14 @@ void welfordToTwoPasses(Fusion* fusion);
 // own into a buffer of a row's length per thread.
 void broadcastSideInputsFirst(Fusion* fusion);
 
+// Inner-outer (doc/normalization.md §9): each reduction in `columns`
+// reads its own copy of the pointwise exprs it is computed through, back
+// to the fusion inputs or to tensors computed after a reduction of the
+// rows. A tensor shared by a row's reduction and a column's would have
+// its consumers share the row's batch loop, which the row's reduction
+// ends; recomputing (a cast, x - mean, a product) costs less than holding
+// it in registers.
+void recomputeColumnInputs(
+    Fusion* fusion, const std::vector<ReductionOp*>& columns);
+
 } // namespace fuser

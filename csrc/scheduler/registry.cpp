@@ -4,6 +4,7 @@
 #include <scheduler/matmul.h>
 #include <scheduler/no_op.h>
 #include <scheduler/normalization_inner.h>
+#include <scheduler/normalization_inner_outer.h>
 #include <scheduler/pointwise.h>
 #include <scheduler/reduction.h>
 
@@ -19,6 +20,8 @@ std::string toString(SchedulerType type) {
       return "Reduction";
     case SchedulerType::InnerPersistent:
       return "InnerPersistent";
+    case SchedulerType::InnerOuterPersistent:
+      return "InnerOuterPersistent";
     case SchedulerType::Matmul:
       return "Matmul";
     case SchedulerType::ExprEval:
@@ -38,6 +41,7 @@ const std::vector<std::unique_ptr<Scheduler>>& registeredSchedulers() {
     list.push_back(std::make_unique<PointWiseScheduler>());
     list.push_back(std::make_unique<ReductionScheduler>());
     list.push_back(std::make_unique<InnerPersistentScheduler>());
+    list.push_back(std::make_unique<InnerOuterPersistentScheduler>());
     list.push_back(std::make_unique<MatmulScheduler>());
     list.push_back(std::make_unique<ExprEvalScheduler>());
     return list;
@@ -54,7 +58,7 @@ Scheduler& schedulerFor(SchedulerType type) {
   FUSER_CHECK(
       false, "No scheduler of type ", type,
       " is implemented; the registered ones are NoOp, PointWise, Reduction, "
-      "InnerPersistent, Matmul and ExprEval.");
+      "InnerPersistent, InnerOuterPersistent, Matmul and ExprEval.");
   FUSER_ERROR("unreachable");
 }
 

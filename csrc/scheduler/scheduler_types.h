@@ -11,6 +11,7 @@ enum class SchedulerType {
   PointWise,
   Reduction,
   InnerPersistent,
+  InnerOuterPersistent,
   Matmul,
   ExprEval,
 };

@@ -260,18 +260,22 @@ struct InterpretedCase {
   InterpretedCase(
       std::string name, std::vector<int64_t> sizes,
       std::function<void(Fusion*, TensorView*)> build,
-      std::vector<int64_t> order = {}, bool split_allocation = false)
+      std::vector<int64_t> order = {}, bool split_allocation = false,
+      int64_t multiprocessors = 2)
       : name(std::move(name)),
         sizes(std::move(sizes)),
         build(std::move(build)),
         order(std::move(order)),
-        split_allocation(split_allocation) {}
+        split_allocation(split_allocation),
+        multiprocessors(multiprocessors) {}
   std::string name;
   std::vector<int64_t> sizes;
   std::function<void(Fusion*, TensorView*)> build;
   std::vector<int64_t> order; // memory order of the input's axes
   // [M, N] allocated as [M/4, 4, N] when set (order then unused).
   bool split_allocation = false;
+  // The device's SMs the heuristics see (few: small grids).
+  int64_t multiprocessors = 2;
 };
 
 // Schedules, lowers and interprets `ic`; "" or what went wrong. `params`
@@ -299,7 +303,7 @@ std::string interpret(
   try {
     std::vector<c10::IValue> inputs(c.inputs.begin(), c.inputs.end());
     RuntimeInfo info = makeRuntimeInfo(&scheduled, inputs, false);
-    info.setMultiprocessors(2);
+    info.setMultiprocessors(ic.multiprocessors);
     SchedulerChoice choice = chooseScheduler(&scheduled, info);
     if (choice.scheduler->type() != expected) {
       std::string why;

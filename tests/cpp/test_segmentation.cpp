@@ -108,15 +108,17 @@ std::vector<SchedulerType> schedulerTypes(const SegmentedFusion& segmented) {
   return types;
 }
 
-// x [M, N] -> s1 = sum over N; y = x * s1 broadcast over N; s2 = sum of y
-// over M: two reductions along different axes.
+// x [L, M, N] -> s1 = sum over N; y = x * s1 broadcast over N; s2 = sum
+// of y over L: two reductions along different axes, not complementary (M
+// is kept by both), which no one kernel takes (the inner-outer scheduler
+// takes [M, N] with its sums over N and M, doc/normalization.md §9).
 std::unique_ptr<Fusion> twoAxesFusion() {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());
-  TensorView* x = makeContigTensor(2);
+  TensorView* x = makeContigTensor(3);
   fusion->addInput(x);
-  TensorView* s1 = sum(x, {1});
-  TensorView* y = mul(x, broadcast(s1, {false, true}));
+  TensorView* s1 = sum(x, {2});
+  TensorView* y = mul(x, broadcast(s1, {false, false, true}));
   fusion->addOutput(sum(y, {0}));
   return fusion;
 }
@@ -413,7 +415,7 @@ TEST_F(SegmentationTest, NoCutIsOneGroup) {
 // one segment, the broadcast product and the second reduction another.
 TEST_F(SegmentationTest, ReductionsAlongTwoAxesAreTwoReductionSegments) {
   std::unique_ptr<Fusion> fusion = twoAxesFusion();
-  auto segmented = checkedSegments(fusion.get(), {at::randn({64, 96})});
+  auto segmented = checkedSegments(fusion.get(), {at::randn({4, 16, 96})});
   ASSERT_EQ(
       schedulerTypes(*segmented),
       (std::vector<SchedulerType>{
@@ -961,7 +963,8 @@ TEST_F(SegmentationGpuTest, ReductionsAlongTwoAxes) {
   FusionExecutorCache fec(twoAxesFusion());
   EXPECT_EQ(
       runOnGpu(
-          fec, {at::rand({1000, 1500}, at::TensorOptions().device(at::kCUDA))},
+          fec,
+          {at::rand({10, 100, 1500}, at::TensorOptions().device(at::kCUDA))},
           __LINE__),
       (std::vector<SchedulerType>{
           SchedulerType::Reduction, SchedulerType::Reduction}));
@@ -1085,7 +1088,7 @@ TEST_F(SegmentationGpuTest, OutputThatIsAnInputIsThatTensor) {
   FusionExecutorCache fec(std::move(fusion));
   // Uniform, as in ReductionsAlongTwoAxes.
   const at::Tensor x =
-      at::rand({300, 500}, at::TensorOptions().device(at::kCUDA));
+      at::rand({3, 100, 500}, at::TensorOptions().device(at::kCUDA));
   std::vector<at::Tensor> outputs = fec.runFusionWithInputs({x});
   EXPECT_TRUE(fec.getMostRecentKernelRuntime()->isSegmented());
   ASSERT_EQ(outputs.size(), 2u);

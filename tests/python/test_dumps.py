@@ -105,10 +105,10 @@ def test_scheduler_params_and_rejections():
 SEGMENTED = """
 import torch
 from fuser import DataType, FusionDefinition
-x = torch.randn(64, 300, device="cuda")
+x = torch.randn(4, 64, 300, device="cuda")
 with FusionDefinition() as fd:
-    t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
-    rows = fd.ops.broadcast(fd.ops.sum(t0, [1]), [False, True])
+    t0 = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True, True, True], dtype=DataType.Float)
+    rows = fd.ops.broadcast(fd.ops.sum(t0, [2]), [False, False, True])
     fd.add_output(fd.ops.sum(fd.ops.mul(t0, rows), [0]))
 fd.execute([x])
 """
