@@ -466,28 +466,22 @@ std::vector<at::Tensor> KernelExecutor::launch(
   // A kernel whose blocks wait for each other is launched cooperatively:
   // the driver refuses a grid that would not be resident at once
   // (Fusion::cooperativeLaunch).
+  const auto grid = [&](int d) {
+    return static_cast<unsigned>(launch.grid[d]);
+  };
+  const auto block = [&](int d) {
+    return static_cast<unsigned>(
+        d == 0 && injected_failure ? 4096 : launch.block[d]);
+  };
+  const auto smem = static_cast<unsigned>(launch.shared_memory_bytes);
   const CUresult result =
       kernel_->cooperative_launch
           ? driverApi().cuLaunchCooperativeKernel(
-                function_, static_cast<unsigned>(launch.grid[0]),
-                static_cast<unsigned>(launch.grid[1]),
-                static_cast<unsigned>(launch.grid[2]),
-                static_cast<unsigned>(
-                    injected_failure ? 4096 : launch.block[0]),
-                static_cast<unsigned>(launch.block[1]),
-                static_cast<unsigned>(launch.block[2]),
-                static_cast<unsigned>(launch.shared_memory_bytes), stream,
-                argument_pointers.data())
+                function_, grid(0), grid(1), grid(2), block(0), block(1),
+                block(2), smem, stream, argument_pointers.data())
           : driverApi().cuLaunchKernel(
-                function_, static_cast<unsigned>(launch.grid[0]),
-                static_cast<unsigned>(launch.grid[1]),
-                static_cast<unsigned>(launch.grid[2]),
-                static_cast<unsigned>(
-                    injected_failure ? 4096 : launch.block[0]),
-                static_cast<unsigned>(launch.block[1]),
-                static_cast<unsigned>(launch.block[2]),
-                static_cast<unsigned>(launch.shared_memory_bytes), stream,
-                argument_pointers.data(), nullptr);
+                function_, grid(0), grid(1), grid(2), block(0), block(1),
+                block(2), smem, stream, argument_pointers.data(), nullptr);
   if (result != CUDA_SUCCESS) {
     const char* name = nullptr;
     driverApi().cuGetErrorName(result, &name);

@@ -9,6 +9,7 @@
 #include <transform/propagator.h>
 
 #include <algorithm>
+#include <numeric>
 #include <optional>
 #include <sstream>
 #include <unordered_set>
@@ -92,8 +93,12 @@ int64_t innerOuterRegisters(const InnerPersistentParams& params) {
 
 // Inner-outer: the blocks of `params` an SM holds at once at the kernel's
 // register cap.
+int64_t blockThreads(const InnerPersistentParams& params) {
+  return launchedThreads(params.threads_x) * params.threads_y;
+}
+
 int64_t blocksPerSm(const InnerPersistentParams& params) {
-  const int64_t threads = launchedThreads(params.threads_x) * params.threads_y;
+  const int64_t threads = blockThreads(params);
   return std::max<int64_t>(
       1, std::min<int64_t>(
              {65536 / (innerOuterRegisters(params) * threads), 2048 / threads,
@@ -101,8 +106,7 @@ int64_t blocksPerSm(const InnerPersistentParams& params) {
 }
 
 int64_t residentThreads(const InnerPersistentParams& params) {
-  return blocksPerSm(params) * launchedThreads(params.threads_x) *
-         params.threads_y;
+  return blocksPerSm(params) * blockThreads(params);
 }
 
 // Inner-outer: as many blocks as the device holds at once at the
@@ -295,17 +299,15 @@ bool persistentRowsCompileTimeCheck(
     return false;
   }
   if (with_outer) {
-    const bool complementary =
-        reduced_sets.size() == 2 &&
-        static_cast<int64_t>(reduced_sets[0].size() + reduced_sets[1].size()) ==
-            rank &&
-        std::none_of(
-            reduced_sets[0].begin(), reduced_sets[0].end(), [&](int64_t p) {
-              return std::find(
-                         reduced_sets[1].begin(), reduced_sets[1].end(), p) !=
-                     reduced_sets[1].end();
-            });
-    if (!complementary) {
+    // Two sets that together hold each axis once.
+    std::vector<int64_t> both;
+    for (const std::vector<int64_t>& set : reduced_sets) {
+      both.insert(both.end(), set.begin(), set.end());
+    }
+    std::sort(both.begin(), both.end());
+    std::vector<int64_t> every_axis(static_cast<size_t>(rank));
+    std::iota(every_axis.begin(), every_axis.end(), 0);
+    if (reduced_sets.size() != 2 || both != every_axis) {
       *reason =
           "its reductions do not reduce two complementary sets of axes "
           "(the rows' and the columns')";
