@@ -129,6 +129,33 @@ def case_list():
         )
         fd.add_output(fd.ops.cast(fd.ops.mul(x, 0.5), m.DataType.Half))
 
+    def d_pad_add(fd, m, ins):
+        # Each row padded by one element on each side (doc/ops.md: read in
+        # place through a predicate), plus one.
+        fd.add_output(fd.ops.add(fd.ops.pad(define_input(fd, m, ins[0]), [1, 1], 0.0), 1.0))
+
+    def d_cat_mul(fd, m, ins):
+        a, b = (define_input(fd, m, t) for t in ins)
+        fd.add_output(fd.ops.mul(fd.ops.cat([a, b], 1), 2.0))
+
+    def d_slice_mul(fd, m, ins):
+        x = define_input(fd, m, ins[0])
+        rows, cols = ins[0].shape
+        fd.add_output(fd.ops.mul(fd.ops.slice(x, [0, cols // 4], [rows, 3 * cols // 4]), 2.0))
+
+    def d_rope(fd, m, ins):
+        # Rotary embeddings' rotation: x * cos + cat(-x2, x1) * sin.
+        x, cos, sin = (define_input(fd, m, t) for t in ins)
+        rows, cols = ins[0].shape
+        x1 = fd.ops.slice(x, [0, 0], [rows, cols // 2])
+        x2 = fd.ops.slice(x, [0, cols // 2], [rows, cols])
+        rotated = fd.ops.cat([fd.ops.neg(x2), x1], 1)
+        fd.add_output(fd.ops.add(fd.ops.mul(x, cos), fd.ops.mul(rotated, sin)))
+
+    def t_rope(x, cos, sin):
+        half = x.shape[1] // 2
+        return x * cos + torch.cat([-x[:, half:], x[:, :half]], 1) * sin
+
     one_f32, two_f32 = matrices(f32, 1), matrices(f32, 2)
     return [
         Case("copy", one_f32, lambda x: x.clone(), d_copy, lambda i: 2 * nbytes(i[0])),
@@ -185,6 +212,28 @@ def case_list():
             d_cast_chain,
             lambda i: nbytes(i[0]) + nbytes(i[0]) // 2,
         ),
+        Case(
+            "pad_rows_add1",
+            one_f32,
+            lambda x: torch.nn.functional.pad(x, [1, 1]) + 1,
+            d_pad_add,
+            lambda i: nbytes(i[0]) + i[0].shape[0] * (i[0].shape[1] + 2) * 4,
+        ),
+        Case(
+            "cat_cols_mul2",
+            two_f32,
+            lambda a, b: torch.cat([a, b], 1) * 2,
+            d_cat_mul,
+            lambda i: 4 * nbytes(i[0]),
+        ),
+        Case(
+            "slice_half_cols_mul2",
+            one_f32,
+            lambda x: x[:, x.shape[1] // 4 : 3 * x.shape[1] // 4] * 2,
+            d_slice_mul,
+            lambda i: nbytes(i[0]),
+        ),
+        Case("rope_rotate_half", matrices(f32, 3), t_rope, d_rope, lambda i: 4 * nbytes(i[0])),
         Case(
             "seed_split_alloc_copy",
             one_f32,

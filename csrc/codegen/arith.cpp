@@ -69,6 +69,12 @@ std::string mathCall(const std::string& name, DataType dtype) {
   return dtype == DataType::Float ? name + "f" : name;
 }
 
+std::string integerTemplateArgument(DataType dtype) {
+  return isIntegralType(dtype) && dtype != DataType::Bool
+             ? "<" + cudaTypeName(dtype) + ">"
+             : "";
+}
+
 std::string binary(
     BinaryOpType op, const std::string& a, const std::string& b,
     DataType dtype) {
@@ -88,10 +94,14 @@ std::string binary(
                                         : "(" + a + " % " + b + ")";
     case BinaryOpType::Pow:
       return "pow(" + a + ", " + b + ")";
+    // Integers name their type: an index bound and a 64-bit extent are
+    // then one type whatever the literal's (`fuserMin(1, n)`).
     case BinaryOpType::Max:
-      return "fuserMax(" + a + ", " + b + ")";
+      return "fuserMax" + integerTemplateArgument(dtype) + "(" + a + ", " + b +
+             ")";
     case BinaryOpType::Min:
-      return "fuserMin(" + a + ", " + b + ")";
+      return "fuserMin" + integerTemplateArgument(dtype) + "(" + a + ", " + b +
+             ")";
     case BinaryOpType::Eq:
       return "(" + a + " == " + b + ")";
     case BinaryOpType::Ne:

@@ -141,6 +141,17 @@ Val* GpuLower::resolveExtent(Val* value) {
       result = IrBuilder::create<Val>(value->dtype());
       IrBuilder::create<UnaryOp>(uop->opType(), result, in);
     }
+  } else if (auto* top = dynamic_cast<TernaryOp*>(value->definition())) {
+    // A choice between extents (a slice bound counted from the end).
+    std::vector<Val*> ins;
+    for (Val* in : top->inputs()) {
+      ins.push_back(resolveExtent(in));
+    }
+    if (ins != top->inputs()) {
+      result = IrBuilder::create<Val>(value->dtype());
+      IrBuilder::create<TernaryOp>(
+          top->opType(), result, ins[0], ins[1], ins[2]);
+    }
   }
   resolved_[value] = result;
   return result;

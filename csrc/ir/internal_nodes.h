@@ -426,8 +426,9 @@ class IndexOp : public Expr {
 // some resized. Inputs: the tensors (one, or cat's several), then the
 // scalars (slice: start, stop, step per axis; pad: the value, then torch's
 // pad widths, last axis first). `resized()[i]`: whether output axis i
-// differs in extent from the inputs' axis i. No scheduler compiles one yet:
-// it runs through ATen as a segment of its own.
+// differs in extent from the inputs' axis i. A pointwise kernel reads its
+// inputs in place (doc/ops.md); alone, or where no kernel takes it, it
+// runs through ATen.
 class ResizeOp : public Expr {
  public:
   ResizeOp(

@@ -25,17 +25,6 @@ Val* minOf(Val* a, Val* b) {
   return IrBuilder::binaryExpr(BinaryOpType::Min, a, b);
 }
 
-// A bound of an axis of size `n` as torch's slicing reads it: negative
-// counts from the end, then clamped to [0, n].
-Val* normalizedBound(Val* bound, Val* n) {
-  Val* from_end = IrBuilder::create<Val>(DataType::Index);
-  IrBuilder::create<TernaryOp>(
-      TernaryOpType::Where, from_end,
-      IrBuilder::binaryExpr(BinaryOpType::Lt, bound, index(0)),
-      IrBuilder::addExpr(bound, n), bound);
-  return maxOf(index(0), minOf(from_end, n));
-}
-
 // A slice is a view of its input (doc/ops.md "Slicing, padding and
 // concatenation"): its strides are the input's, so only its innermost
 // axis is known to be dense, when it is the input's innermost in memory,
@@ -57,6 +46,15 @@ Contiguity sliceContiguity(
 }
 
 } // namespace
+
+Val* sliceBound(Val* bound, Val* n) {
+  Val* from_end = IrBuilder::create<Val>(DataType::Index);
+  IrBuilder::create<TernaryOp>(
+      TernaryOpType::Where, from_end,
+      IrBuilder::binaryExpr(BinaryOpType::Lt, bound, index(0)),
+      IrBuilder::addExpr(bound, n), bound);
+  return maxOf(index(0), minOf(from_end, n));
+}
 
 TensorView* slice(TensorView* tv, const std::vector<SliceRange>& ranges) {
   ops::checkTensorOperand(tv, "slice", "a tensor");
@@ -92,8 +90,8 @@ TensorView* slice(TensorView* tv, const std::vector<SliceRange>& ranges) {
       extents.push_back(n);
       continue;
     }
-    Val* first = normalizedBound(start, n);
-    Val* last = normalizedBound(stop, n);
+    Val* first = sliceBound(start, n);
+    Val* last = sliceBound(stop, n);
     extents.push_back(maxOf(
         index(0),
         IrBuilder::ceilDivExpr(IrBuilder::subExpr(last, first), step)));

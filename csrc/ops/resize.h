@@ -18,6 +18,11 @@ struct SliceRange {
   Val* step = nullptr;
 };
 
+// A slice bound along an axis of size `extent` as torch's slicing reads
+// it: negative counts from the end, then clamped to [0, extent]. The
+// output's extents and the kernels reading a slice in place both use it.
+Val* sliceBound(Val* bound, Val* extent);
+
 // `tv[r0, r1, ...]`, one range per axis from the first (fewer: the rest
 // whole).
 TensorView* slice(TensorView* tv, const std::vector<SliceRange>& ranges);

@@ -22,7 +22,7 @@ FusionKernelRuntime::FusionKernelRuntime(
   RuntimeInfo info = makeRuntimeInfo(complete, inputs, /*require_cuda=*/true);
   ExpressionEvaluator& ee = info.expressionEvaluator();
   checkJoinedInputExtents(complete, ee);
-  segmented_->bypassRedundantExpands();
+  segmented_->rewriteBeforeCut();
   {
     CompileTimer timer("segmentation");
     InputSegmentScheduling scheduling(complete, inputs, info);

@@ -97,6 +97,27 @@ int64_t blockThreads(const InnerPersistentParams& params) {
   return launchedThreads(params.threads_x) * params.threads_y;
 }
 
+// The register cap of an inner persistent kernel: at least the budget and
+// the buffers. Several buffers (a backward's gradient and input, and a
+// product of them) keep their loads, the weights and both reductions'
+// values live beside them: they get the 32 other registers the heuristics
+// left (bufferRegisterBudget) too, while two blocks still fit per SM (one
+// block's loads then overlap another's reductions). Measured on the H200
+// (doc/normalization.md §4): a bf16 layer norm backward, three buffers in
+// 64 registers, blocks of 256, spilled 46 million local-memory requests
+// capped at 64 (925 GB/s) and ran at 2983 GB/s at 96; softmax over 16384
+// floats, two buffers in 64 registers, blocks of 512, ran at 3817 GB/s
+// at 64 (two blocks per SM) and 2882 at 96 (one).
+int64_t innerRegisters(const InnerPersistentParams& params) {
+  const int64_t with_others =
+      std::min<int64_t>(255, params.persistent_registers + kOtherRegisters);
+  const bool add_others = params.persistent_buffers.size() > 1 &&
+                          65536 / (with_others * blockThreads(params)) >= 2;
+  return std::max(
+      {kRegistersPerThread, params.persistent_registers,
+       add_others ? with_others : int64_t{0}});
+}
+
 int64_t blocksPerSm(const InnerPersistentParams& params) {
   const int64_t threads = blockThreads(params);
   return std::max<int64_t>(
@@ -409,8 +430,7 @@ void schedulePersistentRows(
   // the buffers themselves; with outer partials, the grid's blocks were
   // counted for the buffers and the other registers together.
   fusion->setMaxRegistersPerThread(
-      inner_outer ? innerOuterRegisters(params)
-                  : std::max(kRegistersPerThread, params.persistent_registers));
+      inner_outer ? innerOuterRegisters(params) : innerRegisters(params));
   fusion->setCooperativeLaunch(inner_outer);
   prepareForPersistence(fusion);
   const RowReductions rows = rowReductions(fusion, params.reduced_axes);

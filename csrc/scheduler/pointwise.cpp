@@ -3,6 +3,7 @@
 #include <base/strings_and_math.h>
 #include <id_model/id_model.h>
 #include <ir/all_nodes.h>
+#include <scheduler/resize_in_place.h>
 #include <scheduler/utils.h>
 #include <scheduler/vectorize_helper.h>
 #include <transform/inlining.h>
@@ -200,10 +201,11 @@ bool PointWiseScheduler::canScheduleCompileTime(
       *reason = "it reshapes (ViewOp), which loops cannot follow yet";
       return false;
     }
-    if (!scheduler_utils::isPointwiseExpr(expr)) {
+    if (!scheduler_utils::isPointwiseExpr(expr) && !expr->isA<ResizeOp>()) {
       *reason = "it has a " + expr->getOpString() +
-                "; pointwise fusions hold only elementwise ops, copies and "
-                "broadcasts (no reductions or matrix products)";
+                "; pointwise fusions hold only elementwise ops, copies, "
+                "broadcasts, slices, pads and cats (no reductions or matrix "
+                "products)";
       return false;
     }
   }
@@ -230,7 +232,8 @@ bool PointWiseScheduler::canScheduleCompileTime(
     *reason = "outputs are scalars (rank 0)";
     return false;
   }
-  return scheduler_utils::isUnscheduled(fusion, reason);
+  return scheduler_utils::resizesReadInPlace(fusion, reason) &&
+         scheduler_utils::isUnscheduled(fusion, reason);
 }
 
 bool PointWiseScheduler::canScheduleRunTime(
@@ -351,9 +354,11 @@ std::unique_ptr<HeuristicParams> PointWiseScheduler::computeHeuristics(
     }
     return run.elements > 1;
   };
+  // A slice, pad or cat reads its input at shifted positions, an element
+  // at a time; other ops may read the same input in vectors.
   for (TensorView* tv : scheduler_utils::tensorInputs(fusion)) {
     params->vectorize_input.push_back(
-        !tv->uses().empty() &&
+        !tv->uses().empty() && !scheduler_utils::isReadOnlyThroughResize(tv) &&
         consider(tv, contiguousInnerRun(tv, loopIdsOf(tv), runtime_info)));
   }
   // Outputs are allocated densely in their layout: the one they have, the
@@ -495,9 +500,13 @@ void PointWiseScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
       if (!params.vectorize_input[i] || inputs[i]->uses().empty()) {
         continue;
       }
-      // The cache is the input's only use.
-      auto* cache = inputs[i]->uses().front()->output(0)->as<TensorView>();
-      cache->axis(-1)->parallelize(ParallelType::Vectorize);
+      // The cache is the input's one use that is not a resize.
+      for (Expr* use : inputs[i]->uses()) {
+        if (!use->isA<ResizeOp>()) {
+          use->output(0)->as<TensorView>()->axis(-1)->parallelize(
+              ParallelType::Vectorize);
+        }
+      }
     }
     for (size_t i = 0; i < fusion->outputs().size(); ++i) {
       if (params.vectorize_output[i]) {

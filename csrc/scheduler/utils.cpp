@@ -2,6 +2,7 @@
 
 #include <id_model/id_model.h>
 #include <ir/all_nodes.h>
+#include <scheduler/resize_in_place.h>
 
 #include <algorithm>
 #include <unordered_set>
@@ -98,12 +99,20 @@ std::vector<TensorView*> cacheInputs(
   const std::vector<Val*> inputs = fusion->inputs();
   for (Val* input : inputs) {
     auto* tv = dynamic_cast<TensorView*>(input);
-    if (tv == nullptr || tv->uses().empty()) {
+    if (tv == nullptr || tv->uses().empty() || isReadOnlyThroughResize(tv)) {
       continue;
     }
     CacheOp cache_op = unroll ? CacheOp::AllLevels : CacheOp::Unspecified;
-    caches.push_back(
-        tv->cacheAfter(LoadStoreOpType::Set, cache_op, replay_allocation));
+    TensorView* cache =
+        tv->cacheAfter(LoadStoreOpType::Set, cache_op, replay_allocation);
+    // Slices, pads and cats read the input itself, at shifted positions.
+    const std::vector<Expr*> cache_uses = cache->uses();
+    for (Expr* use : cache_uses) {
+      if (use->isA<ResizeOp>()) {
+        fusion->replaceInput(use, cache, tv);
+      }
+    }
+    caches.push_back(cache);
   }
   return caches;
 }

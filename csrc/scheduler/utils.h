@@ -45,8 +45,9 @@ bool isUnscheduled(Fusion* fusion, std::string* reason);
 std::unordered_set<Val*> downstreamOf(Fusion* fusion, Val* from);
 
 // Caches every tensor input that has uses (cacheAfter) and returns the
-// caches, in input order. `unroll` selects the cache op for loads that
-// will be unrolled.
+// caches, in input order; slices, pads and cats read the input itself
+// (isReadOnlyThroughResize: an input only they read has no cache). `unroll`
+// selects the cache op for loads that will be unrolled.
 //
 // replay_allocation gives each cache its input's allocation layout
 // (doc/replay.md). Only the matmul scheduler passes true: the bulk copy

@@ -5,6 +5,7 @@
 #include <segmentation/segmenter.h>
 #include <transform/input_forwarding.h>
 #include <transform/redundant_expands.h>
+#include <transform/resize_to_inputs.h>
 
 #include <algorithm>
 #include <functional>
@@ -136,8 +137,10 @@ SegmentedFusion::SegmentedFusion(const Fusion* fusion)
   cutAtSegmentSets();
 }
 
-void SegmentedFusion::bypassRedundantExpands() {
-  if (fuser::bypassRedundantExpands(complete_.get()) > 0) {
+void SegmentedFusion::rewriteBeforeCut() {
+  const int64_t rewritten = fuser::bypassRedundantExpands(complete_.get()) +
+                            resizesToInputs(complete_.get());
+  if (rewritten > 0) {
     cutAtSegmentSets();
   }
 }

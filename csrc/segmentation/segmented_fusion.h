@@ -94,9 +94,10 @@ class SegmentedFusion {
 
   // After the complete fusion's run-time checks (checkJoinedInputExtents
   // reads the sizes expands give): drops the expands no scheduler needs
-  // (transform/redundant_expands.h) and cuts the fusion again as the
-  // constructor does.
-  void bypassRedundantExpands();
+  // (transform/redundant_expands.h), rewrites slices, pads and cats of
+  // computed tensors over the inputs (transform/resize_to_inputs.h), and
+  // cuts the fusion again as the constructor does (doc/segmentation.md §7).
+  void rewriteBeforeCut();
 
   // Re-cuts the complete fusion into the fewest groups that `scheduling`
   // accepts (segmentation/segmenter.h): the whole fusion when one

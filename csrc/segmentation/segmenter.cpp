@@ -44,7 +44,8 @@ class Segmenter {
            return isWelfordType(value->dtype());
          })) {
       const bool compiled = accepts(exprs);
-      addNode(std::move(exprs), compiled);
+      const bool slices_only = onlySlices(exprs);
+      addNode(std::move(exprs), compiled, slices_only);
     }
     while (mergeOnce()) {
     }
@@ -62,20 +63,36 @@ class Segmenter {
     std::vector<Expr*> exprs; // topologically
     // Some scheduler other than ExprEval takes it.
     bool compiled = false;
+    // It only slices: alone it runs as ATen views (no kernel), next to a
+    // kernel the kernel reads its input in place (doc/ops.md, "Slicing,
+    // padding and concatenation").
+    bool slices_only = false;
     bool alive = true;
+
+    bool fusable() const {
+      return compiled || slices_only;
+    }
   };
+
+  static bool onlySlices(const std::vector<Expr*>& exprs) {
+    return std::all_of(exprs.begin(), exprs.end(), [](Expr* expr) {
+      auto* resize = dynamic_cast<ResizeOp*>(expr);
+      return resize != nullptr && resize->opType() == ResizeOpType::Slice;
+    });
+  }
 
   bool accepts(const std::vector<Expr*>& exprs) {
     SegmentedGroup group(complete_, exprs, live_);
     return scheduling_.compiledScheduler(group).has_value();
   }
 
-  size_t addNode(std::vector<Expr*> exprs, bool compiled) {
+  size_t addNode(
+      std::vector<Expr*> exprs, bool compiled, bool slices_only = false) {
     const size_t id = nodes_.size();
     for (Expr* expr : exprs) {
       node_of_[expr] = id;
     }
-    nodes_.push_back(Node{std::move(exprs), compiled, true});
+    nodes_.push_back(Node{std::move(exprs), compiled, slices_only, true});
     return id;
   }
 
@@ -143,14 +160,21 @@ class Segmenter {
     return result;
   }
 
-  // Whether the groups can become one: all compiled (or, with `compiled`
-  // false, all run through ATen), and no segment_set edge among them.
+  // Whether a merge of the `compiled` pass may take the group: a compiled
+  // one may take slices (which a kernel then reads in place); an ATen one
+  // takes the groups not compiled, slices among them.
+  bool joins(size_t id, bool compiled) const {
+    return compiled ? nodes_[id].fusable() : !nodes_[id].compiled;
+  }
+
+  // Whether the groups can become one: all joining the `compiled` pass's
+  // merges, and no segment_set edge among them.
   bool mergeable(
       const std::vector<Edge>& edges, const std::vector<size_t>& ids,
       bool compiled) const {
     const std::unordered_set<size_t> members(ids.begin(), ids.end());
     for (size_t id : ids) {
-      if (nodes_[id].compiled != compiled) {
+      if (!joins(id, compiled)) {
         return false;
       }
     }
@@ -175,8 +199,8 @@ class Segmenter {
     std::vector<Edge> all = edges();
     std::vector<Edge> candidates;
     for (const Edge& e : all) {
-      if (!e.cut && nodes_[e.producer].compiled == compiled &&
-          nodes_[e.consumer].compiled == compiled) {
+      if (!e.cut && joins(e.producer, compiled) &&
+          joins(e.consumer, compiled)) {
         candidates.push_back(e);
       }
     }
@@ -211,7 +235,8 @@ class Segmenter {
       for (size_t id : ids) {
         nodes_[id].alive = false;
       }
-      addNode(std::move(exprs), compiled);
+      const bool slices_only = !compiled && onlySlices(exprs);
+      addNode(std::move(exprs), compiled, slices_only);
       return true;
     }
     return false;

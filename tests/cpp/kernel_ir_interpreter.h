@@ -834,10 +834,7 @@ class KernelInterpreter {
                           ScalarValue(rhs.number), DataType::Double)
                           .asDouble());
     } else if (auto* top = dynamic_cast<TernaryOp*>(expr)) {
-      const Value cond = readOperand(top->input(0));
-      const Value a = readOperand(top->input(1));
-      const Value b = readOperand(top->input(2));
-      value = combine({cond, a, b}, cond.number != 0.0 ? a.number : b.number);
+      value = choose(top);
     } else if (expr->isA<LoadStoreOp>() && expr->inputs().size() == 1) {
       value = readOperand(expr->input(0));
     } else {
@@ -856,8 +853,20 @@ class KernelInterpreter {
     return result;
   }
 
+  // C's `?:`: only the operand picked is read (a pad or cat reads its
+  // inputs only where the position falls in them).
+  Value choose(TernaryOp* top) {
+    const Value cond = readOperand(top->input(0));
+    const Value picked = readOperand(top->input(cond.number != 0.0 ? 1 : 2));
+    return combine({cond, picked}, picked.number);
+  }
+
   Value readOperand(Val* operand) {
     auto* ti = dynamic_cast<kir::TensorIndex*>(operand);
+    if (ti == nullptr && operand->definition() != nullptr &&
+        operand->definition()->isA<TernaryOp>()) {
+      return choose(operand->definition()->as<TernaryOp>());
+    }
     if (ti == nullptr) {
       if (operand->isA<TensorView>()) {
         fatal("unindexed tensor operand: " + operand->toString());
@@ -985,5 +994,19 @@ class KernelInterpreter {
   int64_t max_errors_ = 30;
   int64_t points_ = 0;
 };
+
+// Runs `interpreter`: "" when it ran without errors, else the errors, one
+// per line.
+inline std::string runReportingErrors(KernelInterpreter& interpreter) {
+  if (interpreter.run() && interpreter.errorCount() == 0) {
+    return "";
+  }
+  std::stringstream failure;
+  failure << interpreter.errorCount() << " interpreter errors:";
+  for (const std::string& e : interpreter.errors()) {
+    failure << "\n    " << e;
+  }
+  return failure.str();
+}
 
 } // namespace fuser::kir_test

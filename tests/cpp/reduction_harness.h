@@ -343,14 +343,11 @@ std::string interpret(
   }
 
   kir_test::KernelInterpreter interpreter(*kernel, layouts);
-  std::stringstream failure;
-  if (!interpreter.run() || interpreter.errorCount() > 0) {
-    failure << interpreter.errorCount() << " interpreter errors:";
-    for (const std::string& e : interpreter.errors()) {
-      failure << "\n    " << e;
-    }
-    return failure.str();
+  if (std::string errors = kir_test::runReportingErrors(interpreter);
+      !errors.empty()) {
+    return errors;
   }
+  std::stringstream failure;
   ReductionReference reference(c.fusion.get(), ic.sizes);
   for (size_t o = 0; o < output_layouts.size(); ++o) {
     const int64_t name = scheduled.outputs()[o]->name();

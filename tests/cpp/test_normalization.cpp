@@ -291,6 +291,32 @@ NormCase bf16LayerNorm4096() {
       layerNormOf(true, false));
 }
 
+// The input gradient of a bf16 layer norm [64, 4096] as
+// benchmarks/bench_normalization.py writes it: dy, x and w in bf16, the
+// statistics in float, the math in float.
+NormCase bf16LayerNormBackward4096() {
+  const DataType bf16 = DataType::BFloat16;
+  return normCase(
+      "layer_norm_backward",
+      {randn({64, 4096}, bf16), randn({64, 4096}, bf16), randn({4096}, bf16),
+       at::randn({64}), at::rand({64})},
+      [](Fusion* f, const std::vector<TensorView*>& in) {
+        auto rows = [](TensorView* s) { return broadcast(s, {false, true}); };
+        TensorView* dy = castOp(DataType::Float, in[0]);
+        TensorView* x = castOp(DataType::Float, in[1]);
+        TensorView* w =
+            broadcast(castOp(DataType::Float, in[2]), {true, false});
+        TensorView* xhat = mul(sub(x, rows(in[3])), rows(in[4]));
+        TensorView* g = mul(dy, w);
+        Val* n = IrBuilder::create<Val>(4096.0);
+        TensorView* mean_g = rows(div(sum(g, {1}), n));
+        TensorView* mean_gx = rows(div(sum(mul(g, xhat), {1}), n));
+        f->addOutput(castOp(
+            DataType::BFloat16,
+            mul(rows(in[4]), sub(sub(g, mean_g), mul(xhat, mean_gx)))));
+      });
+}
+
 // The heuristics of `c` and its kernel's code, when the inner persistent
 // scheduler takes it (else a failure and nullptr).
 std::unique_ptr<HeuristicParams> persistentKernel(
@@ -481,8 +507,9 @@ TEST_F(NormalizationTest, WeightsAreReadInVectorsByTheirBroadcasts) {
 }
 
 // A persistent kernel declares the blocks per SM its register budget
-// allows (64 per thread, or its buffers' when they need more), and the
-// budget survives the copy lowering makes of the scheduled fusion.
+// allows (64 per thread, or its buffers' when they need more; several
+// buffers get 32 more while two blocks still fit), and the budget survives
+// the copy lowering makes of the scheduled fusion.
 TEST_F(NormalizationTest, KernelsDeclareTheirRegisterBudget) {
   {
     std::string code;
@@ -501,12 +528,26 @@ TEST_F(NormalizationTest, KernelsDeclareTheirRegisterBudget) {
     ASSERT_EQ(type, SchedulerType::InnerPersistent) << rejections;
     const auto& p = persistentParams(*params);
     const int64_t threads = p.threads_x * p.threads_y;
+    // 32 registers beyond its buffers' would leave one block per SM.
+    ASSERT_GT((p.persistent_registers + 32) * threads, 65536 / 2)
+        << p.toString();
     const int64_t budget = std::max<int64_t>(64, p.persistent_registers);
     EXPECT_THAT(
         code, HasSubstr(
                   "__launch_bounds__(" + std::to_string(threads) + ", " +
                   std::to_string(65536 / (threads * budget)) + ")"))
         << p.toString();
+  }
+  {
+    // A layer norm backward's buffers in 64 registers: 32 more for the
+    // values beside them (it spilled at 64), two blocks of 256.
+    std::string code;
+    auto params = persistentKernel(bf16LayerNormBackward4096(), &code);
+    ASSERT_NE(params, nullptr);
+    const auto& p = persistentParams(*params);
+    ASSERT_GT(p.persistent_buffers.size(), 1u) << p.toString();
+    ASSERT_EQ(p.persistent_registers, 64) << p.toString();
+    EXPECT_THAT(code, HasSubstr("__launch_bounds__(256, 2) fuser_kernel"));
   }
   Fusion f;
   f.setMaxRegistersPerThread(72);

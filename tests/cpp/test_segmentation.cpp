@@ -63,7 +63,7 @@ std::unique_ptr<SegmentedFusion> segmentAndCompile(
   Fusion* complete = segmented->completeFusion();
   RuntimeInfo info = makeRuntimeInfo(complete, inputs, /*require_cuda=*/false);
   checkJoinedInputExtents(complete, info.expressionEvaluator());
-  segmented->bypassRedundantExpands();
+  segmented->rewriteBeforeCut();
   InputSegmentScheduling scheduling(complete, inputs, info);
   segmented->segment(scheduling);
   ExpressionEvaluator& ee = info.expressionEvaluator();
@@ -728,15 +728,25 @@ TEST_F(SegmentationTest, ScanBetweenTwoPointwiseKernels) {
       "ScanOp");
 }
 
-// The same for a slice, whose extents are scalar expressions: the kernel
-// after it reads the sliced tensor's sizes.
-TEST_F(SegmentationTest, SliceBetweenTwoPointwiseKernels) {
+// A slice of a computed tensor is rewritten as the computation over a
+// slice of the input (transform/resize_to_inputs.h): one kernel, whose
+// extents are scalar expressions of the sizes.
+TEST_F(SegmentationTest, SliceOfAComputedTensorIsOneKernel) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* x = makeContigTensor(2);
+  fusion->addInput(x);
+  TensorView* twice = mul(x, IrBuilder::create<Val>(2.0));
+  Val* one = IrBuilder::create<Val>(int64_t{1}, DataType::Index);
+  fusion->addOutput(add(
+      slice(twice, {{one, nullptr, nullptr}, {one, nullptr, nullptr}}),
+      IrBuilder::create<Val>(1.0)));
+  auto segmented = checkedSegments(fusion.get(), {at::randn({16, 40})});
+  ASSERT_EQ(
+      schedulerTypes(*segmented),
+      (std::vector<SchedulerType>{SchedulerType::PointWise}));
   EXPECT_EQ(
-      segmentBetweenPointwise([](TensorView* t) {
-        Val* one = IrBuilder::create<Val>(int64_t{1}, DataType::Index);
-        return slice(t, {{one, nullptr, nullptr}, {one, nullptr, nullptr}});
-      }),
-      "ResizeOp");
+      segmented->groups().at(0)->exprs().at(0)->getOpString(), "ResizeOp");
 }
 
 TEST_F(SegmentationTest, SizeUsedAcrossACutIsAScalarInput) {

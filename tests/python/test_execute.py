@@ -691,6 +691,43 @@ def test_slice_pad_cat_inside_a_fusion_equal_torchs():
     assert torch.equal(strided, y[-5:200:2, 1:-1:3])
 
 
+def test_pad_and_cat_are_read_in_place_by_one_kernel():
+    # doc/ops.md "Slicing, padding and concatenation": the kernel loops
+    # over the output and reads each input where the position falls in it.
+    x = cuda(64, 300).to(torch.bfloat16)
+    y = cuda(300, 40).to(torch.bfloat16).t()
+    with FusionDefinition() as fd:
+        t0 = fd.from_pytorch(x)
+        t1 = fd.from_pytorch(y)
+        padded = fd.ops.pad(t0, [2, 3, 0, 0], 0.5)
+        joined = fd.ops.cat([t0, t1], 0)
+        fd.add_output(fd.ops.cast(fd.ops.mul(padded, 2.0), DataType.BFloat16))
+        fd.add_output(fd.ops.cast(fd.ops.neg(joined), DataType.BFloat16))
+    padded_out, joined_out = fd.execute([x, y])
+    assert torch.equal(
+        padded_out, (torch.nn.functional.pad(x, [2, 3], value=0.5).float() * 2).bfloat16()
+    )
+    assert torch.equal(joined_out, -torch.cat([x, y], 0))
+    # Two loops of different shapes: one pointwise kernel each.
+    assert fd.last_scheduler_types() == ["PointWise", "PointWise"]
+
+
+def test_rotary_rotation_is_one_kernel():
+    # cat of computed parts, rewritten over shifted reads of x
+    # (doc/ops.md "Slicing, padding and concatenation").
+    x, cos, sin = cuda(32, 128), cuda(32, 128), cuda(32, 128)
+    with FusionDefinition() as fd:
+        t, c, s = (fd.from_pytorch(v) for v in (x, cos, sin))
+        x1 = fd.ops.slice(t, [0, 0], [32, 64])
+        x2 = fd.ops.slice(t, [0, 64], [32, 128])
+        rotated = fd.ops.cat([fd.ops.neg(x2), x1], 1)
+        fd.add_output(fd.ops.add(fd.ops.mul(t, c), fd.ops.mul(rotated, s)))
+    (out,) = fd.execute([x, cos, sin])
+    expected = x * cos + torch.cat([-x[:, 64:], x[:, :64]], 1) * sin
+    torch.testing.assert_close(out, expected)
+    assert fd.last_scheduler_types() == ["PointWise"]
+
+
 def test_an_output_aliasing_an_input_updates_it_in_place():
     with FusionDefinition() as fd:
         p = fd.define_tensor(shape=[-1], contiguity=True)

@@ -22,6 +22,8 @@ Indexer::Indexer(const std::vector<kir::ForLoop*>& loops, bool vectorized_copy)
     }
     loop_indices_.push_back(index);
     setKnown(loop->iterDomain(), index);
+    loop_known_.emplace(
+        GpuLower::current()->idModel().exactGroup(loop->iterDomain()), index);
     // A thread index is only known to stay below the loop's extent when the
     // launch is sized exactly for it.
     bool bounded = !index->isConst();
@@ -124,6 +126,29 @@ Val* Indexer::index(TensorView* tv) {
                                                    : bufferIndex(tv);
 }
 
+Val* Indexer::shiftedIndex(
+    TensorView* tv, const std::vector<std::pair<IterDomain*, Val*>>& shifted) {
+  FUSER_INTERNAL_ASSERT(
+      tv->getMemoryType() == MemoryType::Global, "a shifted read of ",
+      tv->toString(), ", which is not in global memory");
+  IdModel& model = GpuLower::current()->idModel();
+  // From the loop indices alone and the shifted positions: an index
+  // derived earlier from an unshifted axis (the tensor may also be read in
+  // place, its axis joined to a loop) must not be reused. What is derived
+  // here holds for this access only.
+  const auto saved = known_;
+  known_ = loop_known_;
+  for (const auto& [id, position] : shifted) {
+    IterDomain* group = model.exactGroup(id);
+    known_[group] = position;
+    shifted_groups_.insert(group);
+  }
+  Val* offset = globalIndex(tv);
+  known_ = saved;
+  shifted_groups_.clear();
+  return offset;
+}
+
 using AllocationAxis = FoldedAllocationAxis;
 
 namespace {
@@ -151,13 +176,21 @@ Merge* mergeOf(IterDomain* outer, IterDomain* inner) {
 // doc/indexing.md §4, step 2b: adjacent allocation axes that a merge of the
 // ID graph joins, the outer contiguous, are read as the merge's output. A
 // loop over merged axes then indexes them as one (`m * C` for the N, H, W
-// of an NHWC input) instead of recovering each by a division.
-void foldLoopMerges(std::vector<AllocationAxis>& axes) {
+// of an NHWC input) instead of recovering each by a division. An axis read
+// at a shifted position (`shifted`) is not the merge's.
+void foldLoopMerges(
+    std::vector<AllocationAxis>& axes,
+    const std::unordered_set<IterDomain*>& shifted) {
+  IdModel& model = GpuLower::current()->idModel();
+  auto is_shifted = [&](IterDomain* id) {
+    return shifted.count(model.exactGroup(id)) != 0;
+  };
   for (size_t k = 0; k + 1 < axes.size();) {
     const AllocationAxis& outer = axes[k];
     const AllocationAxis& inner = axes[k + 1];
     Merge* merge = outer.contiguous == true && occupiesMemory(outer.id) &&
-                           occupiesMemory(inner.id)
+                           occupiesMemory(inner.id) && !is_shifted(outer.id) &&
+                           !is_shifted(inner.id)
                        ? mergeOf(outer.id, inner.id)
                        : nullptr;
     if (merge == nullptr) {
@@ -176,7 +209,7 @@ void foldLoopMerges(std::vector<AllocationAxis>& axes) {
 Val* Indexer::globalIndex(TensorView* tv) {
   GpuLower* lower = GpuLower::current();
   std::vector<AllocationAxis> axes = foldedAllocationAxes(tv);
-  foldLoopMerges(axes);
+  foldLoopMerges(axes, shifted_groups_);
 
   // Strides right to left: a contiguous axis's stride is the next axis's
   // extent times its stride; others come from the kernel argument.

@@ -7,6 +7,8 @@
 #include <expr/simplifier.h>
 
 #include <unordered_map>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 namespace fuser {
@@ -22,6 +24,14 @@ class Indexer {
   // allocation domain for global tensors (doc/indexing.md §4), from the
   // loop axes right of the inline position for local and shared buffers.
   Val* index(TensorView* tv);
+
+  // Offset of the element of the global `tv` whose logical axes `shifted`
+  // are at the positions given and the others at the current loop point:
+  // a slice, pad or cat reads its input at its output position shifted
+  // along the resized axes (doc/ops.md, "Slicing, padding and
+  // concatenation"). The tensor may be read in place too.
+  Val* shiftedIndex(
+      TensorView* tv, const std::vector<std::pair<IterDomain*, Val*>>& shifted);
 
   // `consumer`'s logical indices are in range, plus inputs of splits on
   // its loop path that may overrun (doc/indexing.md §5).
@@ -55,6 +65,10 @@ class Indexer {
   // The index each loop contributes (0 for the lane of a vectorized copy).
   std::vector<Val*> loop_indices_;
   std::unordered_map<IterDomain*, Val*> known_; // exact group -> index
+  // What the loops alone give, the start of a shifted read.
+  std::unordered_map<IterDomain*, Val*> loop_known_;
+  // The groups a shifted read overrides (empty outside shiftedIndex).
+  std::unordered_set<IterDomain*> shifted_groups_;
   ValueRanges ranges_;
 };
 
