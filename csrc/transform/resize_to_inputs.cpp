@@ -153,6 +153,77 @@ TensorView* positionsAlong(const std::vector<Val*>& extents, size_t axis) {
   return broadcast(iota(extents[axis]), flags);
 }
 
+// slice(f(x)) = f(slice(x)) with steps of 1: the source shifted back by
+// each start.
+TensorView* rewrittenSlice(ResizeOp* op, Shift shift) {
+  auto* in = op->tensors()[0]->as<TensorView>();
+  const std::vector<IterDomain*> in_axes = axesOf(in);
+  const std::vector<Val*> scalars = op->scalars();
+  for (size_t a = 0; a < shift.extents.size(); ++a) {
+    if (!op->resized()[a]) {
+      continue;
+    }
+    if (!isConstOne(scalars[3 * a + 2])) {
+      return nullptr;
+    }
+    shift.offsets[a] = IrBuilder::subExpr(
+        IrBuilder::indexConst(0),
+        sliceBound(scalars[3 * a], in_axes[a]->extent()));
+  }
+  return ShiftedReader(shift).read(in);
+}
+
+// pad(f(x), w, v) = where(inside, f(pad(x, w)), v).
+TensorView* rewrittenPad(ResizeOp* op, Shift shift) {
+  auto* in = op->tensors()[0]->as<TensorView>();
+  const std::vector<IterDomain*> in_axes = axesOf(in);
+  const std::vector<Val*> scalars = op->scalars();
+  const size_t rank = shift.extents.size();
+  TensorView* inside = nullptr;
+  for (size_t k = 0; k < (scalars.size() - 1) / 2; ++k) {
+    const size_t a = rank - 1 - k;
+    if (!op->resized()[a]) {
+      continue;
+    }
+    Val* left = scalars[1 + 2 * k];
+    shift.offsets[a] = left;
+    TensorView* i = positionsAlong(shift.extents, a);
+    TensorView* here = logical_and(
+        ge(i, left), lt(i, IrBuilder::addExpr(left, in_axes[a]->extent())));
+    inside = inside == nullptr ? here : logical_and(inside, here);
+  }
+  TensorView* shifted = ShiftedReader(shift).read(in);
+  if (shifted == nullptr || inside == nullptr) {
+    return shifted;
+  }
+  return castOp(op->out()->dtype(), where(inside, shifted, scalars[0]));
+}
+
+// cat(f(x), g(y)) = where(i < n_f, f(pad(x, ..)), g(pad(y, ..))).
+TensorView* rewrittenCat(ResizeOp* op, const Shift& shift) {
+  const auto dim = static_cast<size_t>(op->dim());
+  TensorView* i = positionsAlong(shift.extents, dim);
+  std::vector<TensorView*> parts;
+  std::vector<Val*> ends;
+  Val* start = IrBuilder::indexConst(0);
+  for (Val* v : op->tensors()) {
+    auto* part = v->as<TensorView>();
+    Shift part_shift = shift;
+    part_shift.offsets[dim] = start;
+    parts.push_back(ShiftedReader(part_shift).read(part));
+    if (parts.back() == nullptr) {
+      return nullptr;
+    }
+    start = IrBuilder::addExpr(start, axesOf(part)[dim]->extent());
+    ends.push_back(start);
+  }
+  TensorView* result = parts.back();
+  for (size_t k = parts.size() - 1; k-- > 0;) {
+    result = where(lt(i, ends[k]), parts[k], result);
+  }
+  return result;
+}
+
 // What replaces `op`'s output, or nullptr when it stays.
 TensorView* rewritten(ResizeOp* op) {
   auto* out = op->out()->as<TensorView>();
@@ -167,72 +238,14 @@ TensorView* rewritten(ResizeOp* op) {
   for (IterDomain* id : axesOf(out)) {
     shift.extents.push_back(id->extent());
   }
-  const size_t rank = shift.extents.size();
-  const std::vector<bool>& resized = op->resized();
-  const std::vector<Val*> scalars = op->scalars();
+  shift.offsets.assign(shift.extents.size(), nullptr);
   switch (op->opType()) {
-    case ResizeOpType::Slice: {
-      auto* in = tensors[0]->as<TensorView>();
-      const std::vector<IterDomain*> in_axes = axesOf(in);
-      shift.offsets.assign(rank, nullptr);
-      for (size_t a = 0; a < rank; ++a) {
-        if (resized[a]) {
-          if (!isConstOne(scalars[3 * a + 2])) {
-            return nullptr;
-          }
-          shift.offsets[a] = IrBuilder::subExpr(
-              IrBuilder::indexConst(0),
-              sliceBound(scalars[3 * a], in_axes[a]->extent()));
-        }
-      }
-      return ShiftedReader(shift).read(in);
-    }
-    case ResizeOpType::Pad: {
-      auto* in = tensors[0]->as<TensorView>();
-      const std::vector<IterDomain*> in_axes = axesOf(in);
-      shift.offsets.assign(rank, nullptr);
-      TensorView* inside = nullptr;
-      for (size_t k = 0; k < (scalars.size() - 1) / 2; ++k) {
-        const size_t a = rank - 1 - k;
-        if (!resized[a]) {
-          continue;
-        }
-        Val* left = scalars[1 + 2 * k];
-        shift.offsets[a] = left;
-        TensorView* i = positionsAlong(shift.extents, a);
-        TensorView* here = logical_and(
-            ge(i, left), lt(i, IrBuilder::addExpr(left, in_axes[a]->extent())));
-        inside = inside == nullptr ? here : logical_and(inside, here);
-      }
-      TensorView* shifted = ShiftedReader(shift).read(in);
-      if (shifted == nullptr || inside == nullptr) {
-        return shifted;
-      }
-      return castOp(out->dtype(), where(inside, shifted, scalars[0]));
-    }
-    case ResizeOpType::Cat: {
-      const auto dim = static_cast<size_t>(op->dim());
-      TensorView* i = positionsAlong(shift.extents, dim);
-      std::vector<TensorView*> parts;
-      std::vector<Val*> ends;
-      Val* start = IrBuilder::indexConst(0);
-      for (Val* v : tensors) {
-        auto* part = v->as<TensorView>();
-        Shift part_shift{std::vector<Val*>(rank, nullptr), shift.extents};
-        part_shift.offsets[dim] = start;
-        parts.push_back(ShiftedReader(part_shift).read(part));
-        if (parts.back() == nullptr) {
-          return nullptr;
-        }
-        start = IrBuilder::addExpr(start, axesOf(part)[dim]->extent());
-        ends.push_back(start);
-      }
-      TensorView* result = parts.back();
-      for (size_t k = parts.size() - 1; k-- > 0;) {
-        result = where(lt(i, ends[k]), parts[k], result);
-      }
-      return result;
-    }
+    case ResizeOpType::Slice:
+      return rewrittenSlice(op, shift);
+    case ResizeOpType::Pad:
+      return rewrittenPad(op, shift);
+    case ResizeOpType::Cat:
+      return rewrittenCat(op, shift);
   }
   return nullptr;
 }

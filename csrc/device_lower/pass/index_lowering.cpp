@@ -131,124 +131,163 @@ Expr* lowerRandom(
       std::vector<Val*>{simplifyExpr(linear, indexer.ranges())});
 }
 
-// A slice, pad or cat reads each input in place at its output position
-// shifted along the resized axes (doc/ops.md, "Slicing, padding and
-// concatenation"): a copy for a slice; for a pad the input where the
-// position falls inside it, else the pad value; for a cat the input whose
-// range along `dim` holds the position. The conditions are C's `?:`, which
-// reads only the operand it picks.
-Expr* lowerResize(
-    ResizeOp* op, Indexer& indexer, const std::function<Val*(Val*)>& operand,
-    const std::vector<kir::ForLoop*>& loops) {
-  GpuLower* lower = GpuLower::current();
-  auto* out_tv = op->out()->as<TensorView>();
-  const auto out_axes = TensorDomain::noReductions(out_tv->getLogicalDomain());
-  auto position = [&](size_t axis) {
-    Val* i = indexer.indexOf(out_axes.at(axis));
+// How a slice, pad or cat reads its inputs in place: each at its output
+// position shifted along the resized axes (doc/ops.md, "Slicing, padding
+// and concatenation"). The choices are C's `?:`, which reads only the
+// operand it picks.
+class ResizeReader {
+ public:
+  ResizeReader(
+      ResizeOp* op, Indexer& indexer, const std::vector<kir::ForLoop*>& loops)
+      : op_(op),
+        indexer_(indexer),
+        loops_(loops),
+        out_axes_(TensorDomain::noReductions(
+            op->out()->as<TensorView>()->getLogicalDomain())) {}
+
+  // The output's position along `axis`.
+  Val* position(size_t axis) {
+    Val* i = indexer_.indexOf(out_axes_.at(axis));
     FUSER_INTERNAL_ASSERT(
         i != nullptr, "no index of the resized axis ",
-        out_axes.at(axis)->toString());
+        out_axes_.at(axis)->toString());
     return i;
-  };
-  auto extent = [&](TensorView* in, size_t axis) {
-    return lower->loopExtent(
-        TensorDomain::noReductions(in->getLogicalDomain()).at(axis));
-  };
+  }
+
+  static Val* extent(Val* in, size_t axis) {
+    return GpuLower::current()->loopExtent(
+        TensorDomain::noReductions(in->as<TensorView>()->getLogicalDomain())
+            .at(axis));
+  }
+
   // `in` read at `positions` along the axes given, in place elsewhere.
-  auto read = [&](TensorView* in,
-                  const std::vector<std::pair<size_t, Val*>>& positions) {
-    const auto in_axes = TensorDomain::noReductions(in->getLogicalDomain());
+  Val* read(Val* in, const std::vector<std::pair<size_t, Val*>>& positions) {
+    auto* tv = in->as<TensorView>();
+    const auto in_axes = TensorDomain::noReductions(tv->getLogicalDomain());
     std::vector<std::pair<IterDomain*, Val*>> shifted;
     for (const auto& [axis, at] : positions) {
       shifted.emplace_back(
-          in_axes.at(axis), simplifyExpr(at, indexer.ranges()));
+          in_axes.at(axis), simplifyExpr(at, indexer_.ranges()));
     }
-    checkShardedAccess(in, op, loops);
+    checkShardedAccess(tv, op_, loops_);
     return IrBuilder::create<kir::TensorIndex>(
-        in, indexer.shiftedIndex(in, shifted));
-  };
-  auto both = [](Val* a, Val* b) {
-    return a == nullptr ? b
-                        : IrBuilder::binaryExpr(BinaryOpType::LogicalAnd, a, b);
+        tv, indexer_.shiftedIndex(tv, shifted));
+  }
+
+  Val* simplified(Val* v) const {
+    return simplifyExpr(v, indexer_.ranges());
+  }
+
+ private:
+  ResizeOp* op_;
+  Indexer& indexer_;
+  const std::vector<kir::ForLoop*>& loops_;
+  std::vector<IterDomain*> out_axes_;
+};
+
+// A slice: a copy of `start + i * step` along each resized axis.
+Expr* lowerSlice(
+    ResizeOp* op, ResizeReader& reader,
+    const std::function<Val*(Val*)>& operand) {
+  Val* in = op->tensors()[0];
+  const std::vector<Val*> scalars = op->scalars();
+  std::vector<std::pair<size_t, Val*>> positions;
+  for (size_t a = 0; a < op->resized().size(); ++a) {
+    if (op->resized()[a]) {
+      Val* start =
+          sliceBound(operand(scalars[3 * a]), ResizeReader::extent(in, a));
+      positions.emplace_back(
+          a, IrBuilder::addExpr(
+                 start, IrBuilder::mulExpr(
+                            reader.position(a), operand(scalars[3 * a + 2]))));
+    }
+  }
+  return IrBuilder::create<LoadStoreOp>(
+      LoadStoreOpType::Set, operand(op->out()), reader.read(in, positions));
+}
+
+// A pad: the input at `i - left` where that lies inside it on every padded
+// axis, else the pad value.
+Expr* lowerPad(
+    ResizeOp* op, ResizeReader& reader,
+    const std::function<Val*(Val*)>& operand) {
+  Val* in = op->tensors()[0];
+  const std::vector<Val*> scalars = op->scalars();
+  const std::vector<bool>& resized = op->resized();
+  std::vector<std::pair<size_t, Val*>> positions;
+  Val* inside = nullptr;
+  for (size_t k = 0; k < (scalars.size() - 1) / 2; ++k) {
+    const size_t a = resized.size() - 1 - k;
+    if (!resized[a]) {
+      continue;
+    }
+    Val* at =
+        IrBuilder::subExpr(reader.position(a), operand(scalars[1 + 2 * k]));
+    positions.emplace_back(a, at);
+    Val* here = IrBuilder::binaryExpr(
+        BinaryOpType::LogicalAnd,
+        IrBuilder::binaryExpr(BinaryOpType::Ge, at, IrBuilder::indexConst(0)),
+        IrBuilder::binaryExpr(
+            BinaryOpType::Lt, at, ResizeReader::extent(in, a)));
+    inside = inside == nullptr ? here
+                               : IrBuilder::binaryExpr(
+                                     BinaryOpType::LogicalAnd, inside, here);
+  }
+  Val* out = operand(op->out());
+  if (inside == nullptr) {
+    return IrBuilder::create<LoadStoreOp>(
+        LoadStoreOpType::Set, out, reader.read(in, positions));
+  }
+  return IrBuilder::create<TernaryOp>(
+      TernaryOpType::Where, out, reader.simplified(inside),
+      reader.read(in, positions), operand(scalars[0]));
+}
+
+// A cat: the input whose range along `dim` holds the position; the ranges
+// start at the sum of the extents before them, and the last input takes
+// what the others do not.
+Expr* lowerCat(
+    ResizeOp* op, ResizeReader& reader,
+    const std::function<Val*(Val*)>& operand) {
+  const std::vector<Val*> tensors = op->tensors();
+  const auto dim = static_cast<size_t>(op->dim());
+  Val* p = reader.position(dim);
+  std::vector<Val*> starts{IrBuilder::indexConst(0)};
+  for (size_t i = 0; i + 1 < tensors.size(); ++i) {
+    starts.push_back(IrBuilder::addExpr(
+        starts.back(), ResizeReader::extent(tensors[i], dim)));
+  }
+  auto part = [&](size_t i) {
+    return reader.read(tensors[i], {{dim, IrBuilder::subExpr(p, starts[i])}});
   };
   Val* out = operand(op->out());
-  const std::vector<Val*> scalars = op->scalars();
-  const std::vector<Val*> tensors = op->tensors();
-  const std::vector<bool>& resized = op->resized();
-  switch (op->opType()) {
-    case ResizeOpType::Slice: {
-      auto* in = tensors[0]->as<TensorView>();
-      std::vector<std::pair<size_t, Val*>> positions;
-      for (size_t a = 0; a < resized.size(); ++a) {
-        if (resized[a]) {
-          Val* start = sliceBound(operand(scalars[3 * a]), extent(in, a));
-          positions.emplace_back(
-              a, IrBuilder::addExpr(
-                     start, IrBuilder::mulExpr(
-                                position(a), operand(scalars[3 * a + 2]))));
-        }
-      }
-      return IrBuilder::create<LoadStoreOp>(
-          LoadStoreOpType::Set, out, read(in, positions));
-    }
-    case ResizeOpType::Pad: {
-      auto* in = tensors[0]->as<TensorView>();
-      std::vector<std::pair<size_t, Val*>> positions;
-      Val* inside = nullptr;
-      const size_t pairs = (scalars.size() - 1) / 2;
-      for (size_t k = 0; k < pairs; ++k) {
-        const size_t a = resized.size() - 1 - k;
-        if (!resized[a]) {
-          continue;
-        }
-        Val* at = IrBuilder::subExpr(position(a), operand(scalars[1 + 2 * k]));
-        positions.emplace_back(a, at);
-        inside = both(
-            inside,
-            both(
-                IrBuilder::binaryExpr(
-                    BinaryOpType::Ge, at, IrBuilder::indexConst(0)),
-                IrBuilder::binaryExpr(BinaryOpType::Lt, at, extent(in, a))));
-      }
-      if (inside == nullptr) {
-        return IrBuilder::create<LoadStoreOp>(
-            LoadStoreOpType::Set, out, read(in, positions));
-      }
+  Val* chosen = part(tensors.size() - 1);
+  for (size_t i = tensors.size() - 1; i-- > 0;) {
+    Val* here = reader.simplified(
+        IrBuilder::binaryExpr(BinaryOpType::Lt, p, starts[i + 1]));
+    if (i == 0) {
       return IrBuilder::create<TernaryOp>(
-          TernaryOpType::Where, out, simplifyExpr(inside, indexer.ranges()),
-          read(in, positions), operand(scalars[0]));
+          TernaryOpType::Where, out, here, part(0), chosen);
     }
-    case ResizeOpType::Cat: {
-      const auto dim = static_cast<size_t>(op->dim());
-      Val* p = position(dim);
-      // The inputs' ranges along `dim` start at the sum of the extents
-      // before them; the last input takes what the others do not.
-      std::vector<Val*> starts{IrBuilder::indexConst(0)};
-      for (size_t i = 0; i + 1 < tensors.size(); ++i) {
-        starts.push_back(IrBuilder::addExpr(
-            starts.back(), extent(tensors[i]->as<TensorView>(), dim)));
-      }
-      auto part = [&](size_t i) {
-        return read(
-            tensors[i]->as<TensorView>(),
-            {{dim, IrBuilder::subExpr(p, starts[i])}});
-      };
-      Val* chosen = part(tensors.size() - 1);
-      for (size_t i = tensors.size() - 1; i-- > 0;) {
-        Val* here = simplifyExpr(
-            IrBuilder::binaryExpr(BinaryOpType::Lt, p, starts[i + 1]),
-            indexer.ranges());
-        if (i == 0) {
-          return IrBuilder::create<TernaryOp>(
-              TernaryOpType::Where, out, here, part(0), chosen);
-        }
-        Val* choice = IrBuilder::create<Val>(out->dtype());
-        IrBuilder::create<TernaryOp>(
-            TernaryOpType::Where, choice, here, part(i), chosen);
-        chosen = choice;
-      }
-      return IrBuilder::create<LoadStoreOp>(LoadStoreOpType::Set, out, chosen);
-    }
+    Val* choice = IrBuilder::create<Val>(out->dtype());
+    IrBuilder::create<TernaryOp>(
+        TernaryOpType::Where, choice, here, part(i), chosen);
+    chosen = choice;
+  }
+  return IrBuilder::create<LoadStoreOp>(LoadStoreOpType::Set, out, chosen);
+}
+
+Expr* lowerResize(
+    ResizeOp* op, Indexer& indexer, const std::function<Val*(Val*)>& operand,
+    const std::vector<kir::ForLoop*>& loops) {
+  ResizeReader reader(op, indexer, loops);
+  switch (op->opType()) {
+    case ResizeOpType::Slice:
+      return lowerSlice(op, reader, operand);
+    case ResizeOpType::Pad:
+      return lowerPad(op, reader, operand);
+    case ResizeOpType::Cat:
+      return lowerCat(op, reader, operand);
   }
   FUSER_ERROR("unreachable ResizeOp kind ", toString(op->opType()));
 }
