@@ -14,6 +14,13 @@ bool isReadOnlyThroughResize(const TensorView* input) {
   });
 }
 
+bool onlySlices(const std::vector<Expr*>& tensor_exprs) {
+  return std::all_of(tensor_exprs.begin(), tensor_exprs.end(), [](Expr* e) {
+    auto* resize = dynamic_cast<ResizeOp*>(e);
+    return resize != nullptr && resize->opType() == ResizeOpType::Slice;
+  });
+}
+
 namespace {
 
 // The first logical axis of a tensor computed in the fusion that no axis of
@@ -43,14 +50,14 @@ IterDomain* axisOffTheLoop(
 } // namespace
 
 bool resizesReadInPlace(Fusion* fusion, std::string* reason) {
-  bool only_slices = true;
+  std::vector<Expr*> tensor_exprs;
   bool any = false;
   for (Expr* expr : fusion->exprs()) {
     if (!expr->output(0)->isA<TensorView>()) {
       continue;
     }
+    tensor_exprs.push_back(expr);
     auto* resize = dynamic_cast<ResizeOp*>(expr);
-    only_slices &= resize != nullptr && resize->opType() == ResizeOpType::Slice;
     if (resize == nullptr) {
       continue;
     }
@@ -70,7 +77,7 @@ bool resizesReadInPlace(Fusion* fusion, std::string* reason) {
   if (!any) {
     return true;
   }
-  if (only_slices) {
+  if (onlySlices(tensor_exprs)) {
     *reason = "it only slices; ATen's slices are views, which need no kernel";
     return false;
   }

@@ -7,6 +7,7 @@
 #include <ir/interface_nodes.h>
 
 #include <string>
+#include <vector>
 
 namespace fuser::scheduler_utils {
 
@@ -15,6 +16,12 @@ namespace fuser::scheduler_utils {
 // they read the input from global memory; such an input needs no cache
 // (other ops read theirs through one).
 bool isReadOnlyThroughResize(const TensorView* input);
+
+// Whether every one of `tensor_exprs` is a slice. Alone, such a group is
+// ATen's (its slices are views, no kernel): the pointwise scheduler
+// declines it, and the segmenter merges it into the kernel after it, which
+// then reads the sliced input in place.
+bool onlySlices(const std::vector<Expr*>& tensor_exprs);
 
 // Whether a pointwise kernel can compute the fusion's slices, pads and cats
 // (true when it has none); otherwise `reason` says why. They must read

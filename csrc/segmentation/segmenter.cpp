@@ -1,6 +1,7 @@
 #include <segmentation/segmenter.h>
 
 #include <ir/all_nodes.h>
+#include <scheduler/resize_in_place.h>
 
 #include <algorithm>
 #include <map>
@@ -44,7 +45,7 @@ class Segmenter {
            return isWelfordType(value->dtype());
          })) {
       const bool compiled = accepts(exprs);
-      const bool slices_only = onlySlices(exprs);
+      const bool slices_only = scheduler_utils::onlySlices(exprs);
       addNode(std::move(exprs), compiled, slices_only);
     }
     while (mergeOnce()) {
@@ -74,20 +75,12 @@ class Segmenter {
     }
   };
 
-  static bool onlySlices(const std::vector<Expr*>& exprs) {
-    return std::all_of(exprs.begin(), exprs.end(), [](Expr* expr) {
-      auto* resize = dynamic_cast<ResizeOp*>(expr);
-      return resize != nullptr && resize->opType() == ResizeOpType::Slice;
-    });
-  }
-
   bool accepts(const std::vector<Expr*>& exprs) {
     SegmentedGroup group(complete_, exprs, live_);
     return scheduling_.compiledScheduler(group).has_value();
   }
 
-  size_t addNode(
-      std::vector<Expr*> exprs, bool compiled, bool slices_only = false) {
+  size_t addNode(std::vector<Expr*> exprs, bool compiled, bool slices_only) {
     const size_t id = nodes_.size();
     for (Expr* expr : exprs) {
       node_of_[expr] = id;
@@ -235,7 +228,7 @@ class Segmenter {
       for (size_t id : ids) {
         nodes_[id].alive = false;
       }
-      const bool slices_only = !compiled && onlySlices(exprs);
+      const bool slices_only = !compiled && scheduler_utils::onlySlices(exprs);
       addNode(std::move(exprs), compiled, slices_only);
       return true;
     }

@@ -33,8 +33,8 @@ class ShiftedReader {
  public:
   explicit ShiftedReader(Shift shift) : shift_(std::move(shift)) {}
 
-  // `tv` read at its positions minus the offsets; `axes` maps tv's axes to
-  // the shift's (tv has fewer axes under a broadcast).
+  // `tv` (of the resized tensor's rank) read at its positions minus the
+  // offsets.
   TensorView* read(TensorView* tv) {
     std::vector<size_t> axes(axesOf(tv).size());
     std::iota(axes.begin(), axes.end(), size_t{0});
@@ -42,6 +42,7 @@ class ShiftedReader {
   }
 
  private:
+  // `axes` maps tv's axes to the shift's (tv has fewer under a broadcast).
   TensorView* read(TensorView* tv, const std::vector<size_t>& axes) {
     if (auto it = memo_.find(tv); it != memo_.end()) {
       return it->second;

@@ -995,6 +995,26 @@ class KernelInterpreter {
   int64_t points_ = 0;
 };
 
+// Dense row-major layouts of `fusion`'s outputs, of the sizes their logical
+// extents evaluate to in `ee` (a broadcast axis has size 1), also entered
+// in `layouts` by name.
+inline std::vector<TensorLayout> plainOutputLayouts(
+    Fusion& fusion, ExpressionEvaluator& ee,
+    std::map<int64_t, TensorLayout>& layouts) {
+  std::vector<TensorLayout> result;
+  for (Val* out : fusion.outputs()) {
+    Coord sizes;
+    for (IterDomain* id : TensorDomain::noReductions(
+             out->as<TensorView>()->getLogicalDomain())) {
+      sizes.push_back(
+          id->isBroadcast() ? 1 : ee.evaluateOrThrow(id->extent()).asInt());
+    }
+    result.push_back(plainLayout(sizes));
+    layouts[out->name()] = result.back();
+  }
+  return result;
+}
+
 // Runs `interpreter`: "" when it ran without errors, else the errors, one
 // per line.
 inline std::string runReportingErrors(KernelInterpreter& interpreter) {

@@ -330,17 +330,8 @@ std::string interpret(
         scheduled_in->getLogicalDomain()[a]->extent(),
         ScalarValue(ic.sizes[a]));
   }
-  std::vector<kir_test::TensorLayout> output_layouts;
-  for (Val* out : scheduled.outputs()) {
-    Coord sizes;
-    for (IterDomain* id : TensorDomain::noReductions(
-             out->as<TensorView>()->getLogicalDomain())) {
-      sizes.push_back(
-          id->isBroadcast() ? 1 : ee.evaluateOrThrow(id->extent()).asInt());
-    }
-    output_layouts.push_back(kir_test::plainLayout(sizes));
-    layouts[out->name()] = output_layouts.back();
-  }
+  const std::vector<kir_test::TensorLayout> output_layouts =
+      kir_test::plainOutputLayouts(scheduled, ee, layouts);
 
   kir_test::KernelInterpreter interpreter(*kernel, layouts);
   if (std::string errors = kir_test::runReportingErrors(interpreter);

@@ -122,15 +122,8 @@ std::string interpretPointwise(
           ScalarValue(inputs[i].size(static_cast<int64_t>(a))));
     }
   }
-  std::vector<kir_test::TensorLayout> output_layouts;
-  for (Val* out : scheduled.outputs()) {
-    Coord sizes;
-    for (IterDomain* id : out->as<TensorView>()->getLogicalDomain()) {
-      sizes.push_back(ee.evaluateOrThrow(id->extent()).asInt());
-    }
-    output_layouts.push_back(kir_test::plainLayout(sizes));
-    layouts[out->name()] = output_layouts.back();
-  }
+  const std::vector<kir_test::TensorLayout> output_layouts =
+      kir_test::plainOutputLayouts(scheduled, ee, layouts);
   kir_test::KernelInterpreter interpreter(*kernel, layouts);
   if (std::string errors = kir_test::runReportingErrors(interpreter);
       !errors.empty()) {

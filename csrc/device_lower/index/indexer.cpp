@@ -22,8 +22,6 @@ Indexer::Indexer(const std::vector<kir::ForLoop*>& loops, bool vectorized_copy)
     }
     loop_indices_.push_back(index);
     setKnown(loop->iterDomain(), index);
-    loop_known_.emplace(
-        GpuLower::current()->idModel().exactGroup(loop->iterDomain()), index);
     // A thread index is only known to stay below the loop's extent when the
     // launch is sized exactly for it.
     bool bounded = !index->isConst();
@@ -35,6 +33,7 @@ Indexer::Indexer(const std::vector<kir::ForLoop*>& loops, bool vectorized_copy)
       ranges_[index] = ValueRange{loop->start(), loop->stop()};
     }
   }
+  loop_known_ = known_;
 }
 
 Val* Indexer::known(IterDomain* id) {
