@@ -1,7 +1,9 @@
-// TensorView: the tensor node users and schedulers work with. doc/design.md §1, §3.
+// TensorView: the tensor node users and schedulers work with. doc/design.md §1,
+// §3.
 #pragma once
 
 #include <ir/internal_base_nodes.h>
+#include <multidevice/device_mesh.h>
 
 #include <optional>
 #include <unordered_map>
@@ -84,6 +86,26 @@ class TensorView : public Val {
   MemoryType getMemoryType() const {
     return memory_type_;
   }
+
+  // The devices the tensor lives on (doc/multidevice.md); empty unless set.
+  // Its DIDx axis, if any, is split across them.
+  void setDeviceMesh(const DeviceMesh& mesh) {
+    mesh_ = mesh;
+  }
+  const DeviceMesh& getDeviceMesh() const {
+    return mesh_;
+  }
+  bool hasDeviceMesh() const {
+    return !mesh_.empty();
+  }
+  // Each device of the mesh holds a partial sum; the tensor is their sum
+  // (doc/multidevice.md §2).
+  void setPartialSum(bool partial) {
+    partial_sum_ = partial;
+  }
+  bool isPartialSum() const {
+    return partial_sum_;
+  }
   void setMemoryType(MemoryType memory_type);
 
   // Caching (csrc/transform/caching.cpp). A cache gets this tensor's
@@ -101,7 +123,8 @@ class TensorView : public Val {
   // final one in this tensor. csrc/transform/rfactor.cpp.
   TensorView* rFactor(const std::vector<int64_t>& axes);
 
-  // Inlining (csrc/transform/inlining.cpp). Positions count loop axes from the left.
+  // Inlining (csrc/transform/inlining.cpp). Positions count loop axes from the
+  // left.
   void inlineAt(int64_t pos, bool best_effort = false);
   int64_t getComputeAtPosition() const {
     return compute_at_pos_;
@@ -126,6 +149,8 @@ class TensorView : public Val {
   MemoryType memory_type_;
   int64_t compute_at_pos_ = 0;
   int64_t max_producer_pos_ = 0;
+  DeviceMesh mesh_;
+  bool partial_sum_ = false;
 };
 
 } // namespace fuser

@@ -1,9 +1,9 @@
 #include <ir/interface_nodes.h>
 
-#include <ir/dispatch.h>
 #include <fusion.h>
 #include <ir/builder.h>
 #include <ir/cloner.h>
+#include <ir/dispatch.h>
 #include <ir/domain_traversal.h>
 
 #include <iostream>
@@ -164,7 +164,6 @@ void printExprs(
   }
 }
 
-
 } // namespace
 
 std::string TensorView::domainsToString(int indent_size) const {
@@ -206,6 +205,8 @@ Statement* TensorView::cloneWith(IrCloner& cloner) const {
       cloner.target(), cloner.clone(domain_), dtype(), memory_type_);
   copy->compute_at_pos_ = compute_at_pos_;
   copy->max_producer_pos_ = max_producer_pos_;
+  copy->mesh_ = mesh_;
+  copy->partial_sum_ = partial_sum_;
   return copy;
 }
 

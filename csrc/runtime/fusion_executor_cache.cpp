@@ -3,6 +3,7 @@
 #include <base/options.h>
 #include <ir/all_nodes.h>
 #include <layout/vectorization.h>
+#include <multidevice/sharding.h>
 
 #include <iostream>
 #include <unordered_set>
@@ -51,7 +52,8 @@ std::unordered_set<const Val*> scalarsShapingTensors(Fusion* fusion) {
 } // namespace
 
 FusionExecutorCache::FusionExecutorCache(std::unique_ptr<Fusion> fusion)
-    : fusion_(std::move(fusion)) {
+    : fusion_(std::move(fusion)),
+      multi_device_fusion_(fusion_ != nullptr && isMultiDevice(fusion_.get())) {
   FUSER_CHECK(fusion_ != nullptr, "FusionExecutorCache needs a fusion.");
   if (isDebugDumpEnabled(DebugDumpOption::FusionIr)) {
     std::cout << "[fusion_ir]\n";
@@ -108,6 +110,17 @@ std::vector<at::Tensor> FusionExecutorCache::runFusionWithInputs(
   FUSER_CHECK(
       inputs.size() == fusion_->inputs().size(), "The fusion takes ",
       fusion_->inputs().size(), " inputs, got ", inputs.size(), ".");
+  if (multi_device_fusion_) {
+    MultiDeviceExecutor* executor = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(multi_device_mutex_);
+      if (multi_device_ == nullptr) {
+        multi_device_ = std::make_unique<MultiDeviceExecutor>(fusion_.get());
+      }
+      executor = multi_device_.get();
+    }
+    return executor->run(inputs);
+  }
   // Reused by every run of this thread.
   static thread_local std::vector<int64_t> key;
   signatureOf(inputs, key);
@@ -130,6 +143,11 @@ std::vector<at::Tensor> FusionExecutorCache::runFusionWithInputs(
   }
   most_recent_.store(runtime);
   return runtime->run(inputs);
+}
+
+MultiDeviceExecutor* FusionExecutorCache::multiDeviceExecutor() const {
+  std::lock_guard<std::mutex> lock(multi_device_mutex_);
+  return multi_device_.get();
 }
 
 size_t FusionExecutorCache::numRuntimes() const {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <fusion.h>
+#include <multidevice/executor.h>
 #include <runtime/fusion_kernel_runtime.h>
 
 #include <ATen/core/Tensor.h>
@@ -41,6 +42,9 @@ class FusionExecutorCache {
   }
   // Number of distinct compiled runtimes.
   size_t numRuntimes() const;
+  // For a fusion placed on a device mesh: what runs it (made by the first
+  // run; doc/multidevice.md), else nullptr.
+  MultiDeviceExecutor* multiDeviceExecutor() const;
 
  private:
   struct KeyHash {
@@ -51,6 +55,9 @@ class FusionExecutorCache {
       const std::vector<c10::IValue>& inputs, std::vector<int64_t>& key) const;
 
   std::unique_ptr<Fusion> fusion_;
+  const bool multi_device_fusion_;
+  mutable std::mutex multi_device_mutex_; // guards multi_device_
+  std::unique_ptr<MultiDeviceExecutor> multi_device_;
   // Per input: whether a scalar's value is part of the signature (an
   // integer or boolean that an extent or split factor depends on).
   std::vector<bool> scalar_value_in_key_;

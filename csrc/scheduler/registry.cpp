@@ -26,6 +26,8 @@ std::string toString(SchedulerType type) {
       return "Matmul";
     case SchedulerType::ExprEval:
       return "ExprEval";
+    case SchedulerType::Communication:
+      return "Communication";
   }
   return "?";
 }

@@ -14,6 +14,9 @@ enum class SchedulerType {
   InnerOuterPersistent,
   Matmul,
   ExprEval,
+  // A collective between devices (multidevice/communication.h): chosen by
+  // the multi-device runtime, never by the segmenter.
+  Communication,
 };
 
 std::string toString(SchedulerType type);

@@ -14,13 +14,13 @@
 
 namespace fuser {
 
-namespace {
-
 bool writesTensor(const Expr* expr) {
   return std::any_of(
       expr->outputs().begin(), expr->outputs().end(),
       [](Val* out) { return out->isA<TensorView>(); });
 }
+
+namespace {
 
 void appendUnique(std::vector<Val*>& values, Val* value) {
   if (std::find(values.begin(), values.end(), value) == values.end()) {

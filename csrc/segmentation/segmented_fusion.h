@@ -20,6 +20,10 @@
 
 namespace fuser {
 
+// Whether `expr` computes a tensor (the exprs groups are made of; scalar
+// exprs go with the tensors whose sizes they compute).
+bool writesTensor(const Expr* expr);
+
 class SegmentedGroup {
  public:
   // A group of `exprs`, tensor exprs of the complete fusion in topological

@@ -16,5 +16,7 @@ void bindEnumsAndErrors(pybind11::module_& m);
 void bindIr(pybind11::module_& m);
 // FusionExecutor: runs a fusion on torch.Tensors (FusionExecutorCache).
 void bindRuntime(pybind11::module_& m);
+// DeviceMesh, the communicator's process group, shard_tensor.
+void bindMultiDevice(pybind11::module_& m);
 
 } // namespace fuser::python

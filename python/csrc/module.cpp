@@ -40,6 +40,8 @@ void bindEnumsAndErrors(py::module_& m) {
       .value("Unroll", ParallelType::Unroll)
       .value("Unswitch", ParallelType::Unswitch)
       .value("DIDx", ParallelType::DIDx)
+      // nvFuser's name for the device axis of a one-dimensional mesh.
+      .value("mesh_x", ParallelType::DIDx)
       .value("DIDy", ParallelType::DIDy)
       .value("DIDz", ParallelType::DIDz);
 
@@ -60,4 +62,5 @@ PYBIND11_MODULE(_C, m) {
   fuser::python::bindEnumsAndErrors(m);
   fuser::python::bindIr(m);
   fuser::python::bindRuntime(m);
+  fuser::python::bindMultiDevice(m);
 }

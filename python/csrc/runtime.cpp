@@ -7,6 +7,8 @@
 #include <expr/evaluator.h>
 #include <fusion.h>
 #include <ir/all_nodes.h>
+#include <multidevice/executor.h>
+#include <multidevice/sharding.h>
 #include <runtime/fusion_executor_cache.h>
 #include <runtime/input_binding.h>
 
@@ -74,36 +76,66 @@ class FusionExecutor {
   }
 
   bool hasRun() const {
-    return cache_.getMostRecentKernelRuntime() != nullptr;
+    return !runtimes().empty();
   }
 
   // One entry per segment of the most recent run ("" for a segment that
   // launched no generated kernel).
   std::vector<std::string> kernelCodes() const {
-    const FusionKernelRuntime* runtime = mostRecent();
     std::vector<std::string> codes;
-    for (size_t i = 0; i < runtime->segments().size(); ++i) {
-      codes.push_back(runtime->kernelCode(i));
+    for (const FusionKernelRuntime* runtime : mostRecent()) {
+      if (runtime == nullptr) {
+        codes.emplace_back();
+        continue;
+      }
+      for (size_t i = 0; i < runtime->segments().size(); ++i) {
+        codes.push_back(runtime->kernelCode(i));
+      }
     }
     return codes;
   }
 
   std::vector<std::string> scheduledFusionIrs() const {
-    const FusionKernelRuntime* runtime = mostRecent();
     std::vector<std::string> irs;
-    for (const auto& segment : runtime->segments()) {
-      irs.push_back(segment.scheduled_fusion->toString());
+    for (const FusionKernelRuntime* runtime : mostRecent()) {
+      if (runtime == nullptr) {
+        irs.emplace_back();
+        continue;
+      }
+      for (const auto& segment : runtime->segments()) {
+        irs.push_back(segment.scheduled_fusion->toString());
+      }
     }
     return irs;
   }
 
+  // A multi-device run: its stages' segments, and "Communication" for each
+  // collective.
   std::vector<std::string> schedulerTypes() const {
-    const FusionKernelRuntime* runtime = mostRecent();
     std::vector<std::string> types;
-    for (const auto& segment : runtime->segments()) {
-      types.push_back(toString(segment.scheduler_type));
+    const auto all = mostRecent();
+    for (size_t i = 0; i < all.size(); ++i) {
+      const FusionKernelRuntime* runtime = all[i];
+      if (runtime == nullptr) {
+        types.push_back(toString(stageType(i)));
+        continue;
+      }
+      for (const auto& segment : runtime->segments()) {
+        types.push_back(toString(segment.scheduler_type));
+      }
     }
     return types;
+  }
+
+  // The collectives of a multi-device fusion, in run order.
+  std::vector<std::string> communications() const {
+    std::vector<std::string> comms;
+    if (MultiDeviceExecutor* executor = cache_.multiDeviceExecutor()) {
+      for (const Communication& comm : executor->communications()) {
+        comms.push_back(comm.toString());
+      }
+    }
+    return comms;
   }
 
   size_t numRuntimes() const {
@@ -111,10 +143,38 @@ class FusionExecutor {
   }
 
  private:
-  const FusionKernelRuntime* mostRecent() const {
-    const FusionKernelRuntime* runtime = cache_.getMostRecentKernelRuntime();
-    FUSER_CHECK(runtime != nullptr, "The fusion has not been executed yet.");
-    return runtime;
+  // The runtimes of the most recent run: one, or for a multi-device fusion
+  // one per stage (nullptr for a communication, or for a stage run on host
+  // tensors through ATen).
+  std::vector<const FusionKernelRuntime*> runtimes() const {
+    if (MultiDeviceExecutor* executor = cache_.multiDeviceExecutor()) {
+      std::vector<const FusionKernelRuntime*> all;
+      for (const MultiDeviceStage& stage : executor->stages()) {
+        all.push_back(
+            stage.cache ? stage.cache->getMostRecentKernelRuntime() : nullptr);
+      }
+      return all;
+    }
+    if (const FusionKernelRuntime* runtime =
+            cache_.getMostRecentKernelRuntime()) {
+      return {runtime};
+    }
+    return {};
+  }
+
+  // What ran stage `i` of a multi-device fusion without a kernel runtime: a
+  // collective, or ATen on host tensors.
+  SchedulerType stageType(size_t i) const {
+    MultiDeviceExecutor* executor = cache_.multiDeviceExecutor();
+    return executor != nullptr && executor->stages().at(i).cache == nullptr
+               ? SchedulerType::Communication
+               : SchedulerType::ExprEval;
+  }
+
+  std::vector<const FusionKernelRuntime*> mostRecent() const {
+    auto all = runtimes();
+    FUSER_CHECK(!all.empty(), "The fusion has not been executed yet.");
+    return all;
   }
 
   // Tensors off the GPU are refused by the runtime; check everything else
@@ -125,10 +185,12 @@ class FusionExecutor {
     for (const auto& value : values) {
       off_device |= value.isTensor() && !value.toTensor().is_cuda();
     }
-    if (!off_device) {
+    Fusion* fusion = cache_.fusion();
+    if (!off_device || isMultiDevice(fusion)) {
+      // A multi-device fusion runs host tensors (the Gloo-only setups) and
+      // checks its shards itself.
       return;
     }
-    Fusion* fusion = cache_.fusion();
     ExpressionEvaluator ee;
     bindFusionInputs(fusion, values, ee, /*require_cuda=*/false);
     for (size_t i = 0; i < values.size(); ++i) {
@@ -153,6 +215,7 @@ void bindRuntime(py::module_& m) {
       .def("kernel_codes", &FusionExecutor::kernelCodes)
       .def("scheduled_fusion_irs", &FusionExecutor::scheduledFusionIrs)
       .def("scheduler_types", &FusionExecutor::schedulerTypes)
+      .def("communications", &FusionExecutor::communications)
       .def("num_runtimes", &FusionExecutor::numRuntimes);
 
   // For the tests of error translation.

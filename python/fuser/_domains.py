@@ -4,6 +4,7 @@ and size Scalars read from domains (what Tensor and IterDomain call).
 
 DomainMethods is one of FusionDefinition's bases (fusion_definition.py)."""
 
+from . import _C
 from . import _records as rec
 from ._C import FuserError, ParallelType
 from ._operands import _is_int
@@ -76,6 +77,30 @@ class DomainMethods:
             raise TypeError(f"{what}: expected a ParallelType, got {parallel_type!r}.")
         iter_domain._val.parallelize(parallel_type)
         self._records.append(rec.Parallelize(iter_domain, parallel_type))
+
+    def _set_device_mesh(self, tensor, mesh):
+        what = f"{tensor.name}.set_device_mesh"
+        self._check_defining(what)
+        if not isinstance(mesh, _C.DeviceMesh):
+            raise TypeError(
+                f"{what}: expected a fuser.multidevice.DeviceMesh, got " f"{type(mesh).__name__}."
+            )
+        _C._set_device_mesh(tensor._val, mesh)
+        self._records.append(rec.SetDeviceMesh(tensor, mesh))
+
+    def _outer_split(self, tensor, axis, factor):
+        what = f"{tensor.name}.outer_split"
+        self._check_defining(what)
+        if not _is_int(axis) or not _is_int(factor):
+            raise TypeError(f"{what}: axis and factor must be ints, got {axis!r} and {factor!r}.")
+        loop = tensor._val.loop_domain()
+        if not -len(loop) <= axis < len(loop):
+            raise FuserError(
+                f"{what}: axis {axis} is out of range for a loop domain of " f"{len(loop)} axes."
+            )
+        axis %= len(loop)
+        _C._outer_split(self._fusion, tensor._val, axis, factor)
+        self._records.append(rec.OuterSplit(tensor, axis, factor))
 
     def _extent(self, iter_domain):
         scalar = Scalar(self, iter_domain._val.extent())

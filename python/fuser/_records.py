@@ -9,7 +9,7 @@ tensor's domains (T0.logical_domain()[0]).
 
 import math
 
-from ._C import DataType, ParallelType
+from ._C import DataType, DeviceMesh, ParallelType
 
 
 def render_value(value, namer):
@@ -24,6 +24,8 @@ def render_value(value, namer):
         return f"DataType.{value.name}"
     if isinstance(value, ParallelType):
         return f"ParallelType.{value.name}"
+    if isinstance(value, DeviceMesh):
+        return f"DeviceMesh({list(value.devices)!r})"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(render_value(v, namer) for v in value) + "]"
     if isinstance(value, float):
@@ -217,6 +219,27 @@ class Parallelize(Record):
             f"{namer.id_expr(self.iter_domain)}.parallelize("
             f"{render_value(self.parallel_type, namer)})"
         )
+
+
+class SetDeviceMesh(Record):
+    def __init__(self, tensor, mesh):
+        self.tensor = tensor
+        self.mesh = mesh
+
+    def render(self, namer):
+        return f"{self.tensor.name}.set_device_mesh({render_value(self.mesh, namer)})"
+
+
+class OuterSplit(Record):
+    """A split of a tensor's loop axis into `factor` outer parts."""
+
+    def __init__(self, tensor, axis, factor):
+        self.tensor = tensor
+        self.axis = axis
+        self.factor = factor
+
+    def render(self, namer):
+        return f"{self.tensor.name}.outer_split({self.axis}, {self.factor})"
 
 
 class Extent(Record):

@@ -2,6 +2,7 @@
 TensorDomain. Each wraps a handle to a node of the definition's C++ Fusion
 (fuser._C) and knows its definition, which records what is done with it."""
 
+from . import _C
 from ._C import DataType
 
 
@@ -108,6 +109,23 @@ class Tensor(_Operand):
         covering it exactly; `contiguity` is a bool for every axis or one
         flag per axis (None for broadcast axes)."""
         self._fd._set_allocation_domain(self, iter_domains, contiguity)
+
+    # --- devices (doc/multidevice.md) -----------------------------------------
+    def set_device_mesh(self, mesh):
+        """Places the tensor on `mesh` (a fuser.multidevice.DeviceMesh): its
+        axis parallelized with ParallelType.mesh_x (DIDx) is split across the
+        mesh's devices; without one every device holds all of it."""
+        self._fd._set_device_mesh(self, mesh)
+
+    def outer_split(self, axis, factor):
+        """Splits loop axis `axis` into `factor` outer parts (usually the
+        mesh size), then axis(axis) is the outer part: parallelize it with
+        ParallelType.mesh_x to shard the tensor."""
+        self._fd._outer_split(self, axis, factor)
+
+    def device_mesh(self):
+        """The mesh the tensor is placed on (an empty one if none)."""
+        return _C._device_mesh(self._val)
 
     def size(self, dim):
         """The extent of dimension `dim` as a Scalar."""

@@ -389,6 +389,10 @@ class FusionDefinition(OperandChecks, DomainMethods, MovementOps, ComputeOps, Ex
         if self._executor is None:
             with self._executor_lock:
                 if self._executor is None:
+                    if _C._is_multi_device(self._fusion):
+                        from .multidevice import _ensure_process_group
+
+                        _ensure_process_group()
                     self._executor = _C.FusionExecutor(self._fusion)
         values = self._with_vector_entries(inputs)
         if device is None:
@@ -432,6 +436,11 @@ class FusionDefinition(OperandChecks, DomainMethods, MovementOps, ComputeOps, Ex
             )
         return "\n".join(codes)
 
+    def last_communications(self):
+        """The collectives of a multi-device fusion (doc/multidevice.md), in
+        run order, e.g. "Allgather on DeviceMesh{0 1}, input axis 0"."""
+        return self._last_run("last_communications()").communications()
+
     def last_scheduler_types(self):
         """The scheduler of each segment the most recent execute() ran, in
         run order ("PointWise", "Reduction", "ExprEval", ...): one entry
@@ -448,8 +457,10 @@ class FusionDefinition(OperandChecks, DomainMethods, MovementOps, ComputeOps, Ex
         namer = rec.IdNamer()
         body = [line for r in self._records for line in r.render(namer).split("\n")]
         body = body or ["pass"]
-        lines = [
-            "from fuser import DataType, FusionDefinition, ParallelType",
+        lines = ["from fuser import DataType, FusionDefinition, ParallelType"]
+        if any(isinstance(r, rec.SetDeviceMesh) for r in self._records):
+            lines.append("from fuser.multidevice import DeviceMesh")
+        lines += [
             "",
             "",
             "def fuser_fusion(fd: FusionDefinition) -> None:",
