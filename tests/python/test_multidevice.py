@@ -114,6 +114,22 @@ def test_collectives_between_two_processes_on_host_tensors():
     run_ranks(_check_collectives)
 
 
+def _check_broadcast(rank, world):
+    with FusionDefinition() as fd:
+        x = fd.define_tensor([-1])
+        y = fd.ops.set(x)
+        fd.add_output(y)
+        x.set_device_mesh(DeviceMesh([world - 1]))  # lives on the last rank
+        y.set_device_mesh(DeviceMesh(list(range(world))))
+    (out,) = fd.execute([torch.full((3,), float(rank))])
+    assert torch.equal(out, torch.full((3,), float(world - 1))), out
+    assert [c.split(" ")[0] for c in fd.last_communications()] == ["Broadcast"]
+
+
+def test_broadcast_from_one_device_between_two_processes():
+    run_ranks(_check_broadcast)
+
+
 def _check_wrong_shard_size(rank, world):
     mesh = DeviceMesh(list(range(world)))
     with FusionDefinition() as fd:
