@@ -1,6 +1,7 @@
 #include <runtime/expr_eval_executor.h>
 
 #include <ir/all_nodes.h>
+#include <multidevice/communication_executor.h>
 #include <runtime/aten_evaluator.h>
 #include <runtime/aten_types.h>
 #include <runtime/input_binding.h>
@@ -41,6 +42,8 @@ std::unique_ptr<Executor> makeExecutor(SchedulerType type) {
       return std::make_unique<NoOpExecutor>();
     case SchedulerType::ExprEval:
       return std::make_unique<ExprEvalExecutor>();
+    case SchedulerType::Communication:
+      return std::make_unique<CommunicationExecutor>();
     default:
       return std::make_unique<KernelExecutor>();
   }

@@ -102,15 +102,26 @@ int64_t blockThreads(const InnerPersistentParams& params) {
 // product of them) keep their loads, the weights and both reductions'
 // values live beside them: they get the 32 other registers the heuristics
 // left (bufferRegisterBudget) too, while two blocks still fit per SM (one
-// block's loads then overlap another's reductions). Measured on the H200
-// (doc/normalization.md §4): a bf16 layer norm backward, three buffers in
-// 64 registers, blocks of 256, spilled 46 million local-memory requests
-// capped at 64 (925 GB/s) and ran at 2983 GB/s at 96; softmax over 16384
-// floats, two buffers in 64 registers, blocks of 512, ran at 3817 GB/s
-// at 64 (two blocks per SM) and 2882 at 96 (one).
+// block's loads then overlap another's reductions). Buffers all narrower
+// than float also leave the float values computed from them (dy * w, x *
+// invstd) out of the buffers: those get a register per element of the
+// thread's row part on top. Measured on the H200 (doc/normalization.md
+// §4): a bf16 layer norm backward, three buffers (one float) in 64
+// registers, blocks of 256, spilled 46 million local-memory requests
+// capped at 64 (925 GB/s) and ran at 2983 GB/s at 96; a bf16 RMS norm
+// backward, two bf16 buffers in 32 registers and 32 elements per thread,
+// spilled 22 million at 64 (1525 GB/s, 506 us) and ran at 3770 GB/s at 96
+// (no spills); softmax over 16384 floats, two buffers in 64 registers,
+// blocks of 512, ran at 3817 GB/s at 64 (two blocks per SM) and 2882 at
+// 96 (one); bf16 softmax over 4096 (a float buffer) fell from 2971 to
+// 2352 GB/s at 112 (two blocks per SM instead of three at 80).
 int64_t innerRegisters(const InnerPersistentParams& params) {
-  const int64_t with_others =
-      std::min<int64_t>(255, params.persistent_registers + kOtherRegisters);
+  const int64_t row_values =
+      params.narrow_buffers ? params.batch * params.vectorize : 0;
+  const int64_t with_others = std::min<int64_t>(
+      255,
+      ceilDiv(params.persistent_registers + kOtherRegisters + row_values, 8) *
+          8);
   const bool add_others = params.persistent_buffers.size() > 1 &&
                           65536 / (with_others * blockThreads(params)) >= 2;
   return std::max(
@@ -171,9 +182,11 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
   Fusion rewritten(*fusion);
   prepareForPersistence(&rewritten);
   int64_t buffer_bytes = 0; // per element of a row
+  params.narrow_buffers = true;
   for (TensorView* tv : persistentBuffers(&rewritten)) {
     params.persistent_buffers.push_back(tv->toString());
     buffer_bytes += dataTypeSize(tv->dtype());
+    params.narrow_buffers &= dataTypeSize(tv->dtype()) < 4;
   }
   // An outer reduction accumulates its thread's columns of the rows it
   // visits (doc/normalization.md §9).

@@ -36,6 +36,9 @@ class InnerPersistentParams : public HeuristicParams {
   // registers they take per thread.
   std::vector<std::string> persistent_buffers;
   int64_t persistent_registers = 0;
+  // Whether every buffer is narrower than float (half or bfloat16 inputs):
+  // the float values computed from them are then not held in a buffer.
+  bool narrow_buffers = false;
   // Inner-outer only (0 otherwise): the blocks of the grid, each looping
   // over its share of the rows, threads_y at a time.
   int64_t grid_blocks = 0;

@@ -313,6 +313,11 @@ TEST_F(MultiDeviceTest, StagesAreRankLocalFusionsBetweenCollectives) {
     }
   }
   EXPECT_THAT(executor.toString(), HasSubstr("ReduceScatter on DeviceMesh{0}"));
+  // The executor interface makes communication executors too.
+  EXPECT_NE(
+      dynamic_cast<CommunicationExecutor*>(
+          makeExecutor(SchedulerType::Communication).get()),
+      nullptr);
 }
 
 // A mesh of one device runs every multi-device fusion in this process: the

@@ -549,6 +549,45 @@ TEST_F(NormalizationTest, KernelsDeclareTheirRegisterBudget) {
     ASSERT_EQ(p.persistent_registers, 64) << p.toString();
     EXPECT_THAT(code, HasSubstr("__launch_bounds__(256, 2) fuser_kernel"));
   }
+  {
+    // An RMS norm backward holds only bf16 buffers (dy and x, 32 registers):
+    // the float values computed from them take a register per element of
+    // the thread's 32 beside the 32 others (it spilled at 64): 96, two
+    // blocks of 256.
+    const DataType bf16 = DataType::BFloat16;
+    std::string code;
+    auto params = persistentKernel(
+        normCase(
+            "rms_norm_backward bf16 [64, 4096]",
+            {randn({64, 4096}, bf16), randn({64, 4096}, bf16), at::rand({64}),
+             randn({4096}, bf16)},
+            [](Fusion* f, const std::vector<TensorView*>& in) {
+              f->addOutput(rms_norm_backward(in[0], in[1], {1}, in[2], in[3])
+                               .grad_input);
+            }),
+        &code);
+    ASSERT_NE(params, nullptr);
+    const auto& p = persistentParams(*params);
+    ASSERT_EQ(p.persistent_registers, 32) << p.toString();
+    ASSERT_TRUE(p.narrow_buffers) << p.toString();
+    ASSERT_EQ(p.batch * p.vectorize, 32) << p.toString();
+    EXPECT_THAT(code, HasSubstr("__launch_bounds__(256, 2) fuser_kernel"));
+  }
+  {
+    // bf16 softmax holds exp(x - max) in float: no register per element on
+    // top; 48 + 32 = 80 keeps three blocks of 256 per SM.
+    std::string code;
+    auto params = persistentKernel(
+        normCase(
+            "softmax bf16 [64, 4096]", {randn({64, 4096}, DataType::BFloat16)},
+            softmaxOf(1)),
+        &code);
+    ASSERT_NE(params, nullptr);
+    const auto& p = persistentParams(*params);
+    ASSERT_FALSE(p.narrow_buffers) << p.toString();
+    ASSERT_EQ(p.persistent_registers, 48) << p.toString();
+    EXPECT_THAT(code, HasSubstr("__launch_bounds__(256, 3) fuser_kernel"));
+  }
   Fusion f;
   f.setMaxRegistersPerThread(72);
   Fusion copy(f);
