@@ -10,34 +10,52 @@
 namespace fuser {
 
 Communicator& Communicator::getInstance() {
-  static Communicator communicator;
-  return communicator;
+  // Never destroyed: a group it owns is not released among the static
+  // destructors at exit.
+  static Communicator* communicator = new Communicator;
+  return *communicator;
 }
 
 void Communicator::setProcessGroup(
-    c10::intrusive_ptr<c10d::ProcessGroup> group) {
+    c10::intrusive_ptr<c10d::ProcessGroup> group, bool own) {
   std::lock_guard<std::mutex> lock(mutex_);
-  group_ = std::move(group);
+  owned_.reset();
+  watched_.reset();
+  if (!group.defined()) {
+    return;
+  }
+  if (own) {
+    owned_ = std::move(group);
+  } else {
+    watched_.emplace(group);
+  }
+}
+
+c10::intrusive_ptr<c10d::ProcessGroup> Communicator::groupLocked() const {
+  if (owned_.defined()) {
+    return owned_;
+  }
+  return watched_.has_value() ? watched_->lock()
+                              : c10::intrusive_ptr<c10d::ProcessGroup>();
 }
 
 bool Communicator::hasProcessGroup() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return group_.defined();
+  return processGroup().defined();
 }
 
 c10::intrusive_ptr<c10d::ProcessGroup> Communicator::processGroup() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return group_;
+  return groupLocked();
 }
 
 int64_t Communicator::deviceId() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return group_.defined() ? group_->getRank() : 0;
+  auto group = processGroup();
+  return group.defined() ? group->getRank() : 0;
 }
 
 int64_t Communicator::size() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return group_.defined() ? group_->getSize() : 1;
+  auto group = processGroup();
+  return group.defined() ? group->getSize() : 1;
 }
 
 int64_t Communicator::local_rank() const {
@@ -48,8 +66,8 @@ int64_t Communicator::local_rank() const {
 }
 
 std::string Communicator::backend() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return group_.defined() ? group_->getBackendName() : std::string();
+  auto group = processGroup();
+  return group.defined() ? group->getBackendName() : std::string();
 }
 
 std::chrono::milliseconds Communicator::timeout() const {

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,8 +22,13 @@ class Communicator {
   static Communicator& getInstance();
 
   // Takes the ranks and the collectives from `group` (nullptr: back to one
-  // process).
-  void setProcessGroup(c10::intrusive_ptr<c10d::ProcessGroup> group);
+  // process). Without `own` the communicator only watches the group, whose
+  // owner keeps it alive: torch.distributed's default group is handed over
+  // so, and destroy_process_group then destroys it as usual (a group kept
+  // past it aborted the process at exit now and then); after that the
+  // communicator has no group.
+  void setProcessGroup(
+      c10::intrusive_ptr<c10d::ProcessGroup> group, bool own = true);
   bool hasProcessGroup() const;
   c10::intrusive_ptr<c10d::ProcessGroup> processGroup() const;
 
@@ -45,8 +51,11 @@ class Communicator {
 
  private:
   Communicator() = default;
+  // The group, held or watched.
+  c10::intrusive_ptr<c10d::ProcessGroup> groupLocked() const;
   mutable std::mutex mutex_;
-  c10::intrusive_ptr<c10d::ProcessGroup> group_;
+  c10::intrusive_ptr<c10d::ProcessGroup> owned_;
+  std::optional<c10::weak_intrusive_ptr<c10d::ProcessGroup>> watched_;
 };
 
 // Waits for `work` within the communicator's timeout; a user error naming

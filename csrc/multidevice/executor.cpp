@@ -119,20 +119,20 @@ MultiDeviceExecutor::MultiDeviceExecutor(const Fusion* fusion)
 
 MultiDeviceExecutor::~MultiDeviceExecutor() = default;
 
-void MultiDeviceExecutor::makeStages() {
-  std::vector<Expr*> exprs;
-  for (Expr* expr : complete_->exprs()) {
-    if (writesTensor(expr)) {
-      exprs.push_back(expr);
-    }
-  }
-  const std::unordered_set<const Expr*> live(exprs.begin(), exprs.end());
-  // A value's level: how many communications it is computed through. The
-  // computations of one level run together, then the communications from
-  // that level.
-  std::unordered_map<const Val*, int64_t> level;
+namespace {
+
+// The exprs of each level, a value's level being how many communications
+// it is computed through: the rank-local computations of a level, and the
+// communications that read values of that level.
+struct Levels {
   std::map<int64_t, std::vector<Expr*>> computations;
   std::map<int64_t, std::vector<Expr*>> communications;
+  int64_t last = 0;
+};
+
+Levels levelsOf(const std::vector<Expr*>& exprs) {
+  Levels levels;
+  std::unordered_map<const Val*, int64_t> level;
   for (Expr* expr : exprs) {
     int64_t in_level = 0;
     for (Val* in : expr->inputs()) {
@@ -142,45 +142,69 @@ void MultiDeviceExecutor::makeStages() {
       }
     }
     const bool resharding = isResharding(expr);
-    (resharding ? communications : computations)[in_level].push_back(expr);
+    auto& exprs_of = resharding ? levels.communications : levels.computations;
+    exprs_of[in_level].push_back(expr);
+    levels.last = std::max(levels.last, in_level);
     for (Val* out : expr->outputs()) {
       level[out] = in_level + (resharding ? 1 : 0);
     }
   }
-  int64_t last = 0;
-  for (const auto& entry : computations) {
-    last = std::max(last, entry.first);
-  }
-  for (const auto& entry : communications) {
-    last = std::max(last, entry.first);
-  }
-  for (int64_t l = 0; l <= last; ++l) {
-    if (computations.count(l)) {
-      MultiDeviceStage stage;
-      stage.group = std::make_unique<SegmentedGroup>(
-          complete_.get(), computations.at(l), live);
-      std::unique_ptr<Fusion> local = stage.group->makeFusion();
-      FusionGuard fg(local.get());
-      checkShardedExtentsSymbolic(local.get());
-      for (Val* val : local->vals()) {
-        if (auto* tv = dynamic_cast<TensorView*>(val)) {
-          unshard(tv);
-        }
-      }
-      stage.cache = std::make_unique<FusionExecutorCache>(std::move(local));
-      stages_.push_back(std::move(stage));
+  return levels;
+}
+
+MultiDeviceStage computationStage(
+    const Fusion* complete, const std::vector<Expr*>& exprs,
+    const std::unordered_set<const Expr*>& live) {
+  MultiDeviceStage stage;
+  stage.group = std::make_unique<SegmentedGroup>(complete, exprs, live);
+  std::unique_ptr<Fusion> local = stage.group->makeFusion();
+  FusionGuard fg(local.get());
+  checkShardedExtentsSymbolic(local.get());
+  for (Val* val : local->vals()) {
+    if (auto* tv = dynamic_cast<TensorView*>(val)) {
+      unshard(tv);
     }
-    if (!communications.count(l)) {
+  }
+  stage.cache = std::make_unique<FusionExecutorCache>(std::move(local));
+  return stage;
+}
+
+MultiDeviceStage communicationStage(
+    const Fusion* complete, Expr* expr,
+    const std::unordered_set<const Expr*>& live) {
+  MultiDeviceStage stage;
+  stage.type = SchedulerType::Communication;
+  stage.group = std::make_unique<SegmentedGroup>(
+      complete, std::vector<Expr*>{expr}, live);
+  stage.communication = std::make_unique<CommunicationExecutor>();
+  stage.communication->compile(stage.group->makeFusion().get(), {});
+  return stage;
+}
+
+} // namespace
+
+void MultiDeviceExecutor::makeStages() {
+  std::vector<Expr*> exprs;
+  for (Expr* expr : complete_->exprs()) {
+    if (writesTensor(expr)) {
+      exprs.push_back(expr);
+    }
+  }
+  const std::unordered_set<const Expr*> live(exprs.begin(), exprs.end());
+  // The computations of a level run together, then its communications.
+  const Levels levels = levelsOf(exprs);
+  for (int64_t l = 0; l <= levels.last; ++l) {
+    auto computations = levels.computations.find(l);
+    if (computations != levels.computations.end()) {
+      stages_.push_back(
+          computationStage(complete_.get(), computations->second, live));
+    }
+    auto communications = levels.communications.find(l);
+    if (communications == levels.communications.end()) {
       continue;
     }
-    for (Expr* expr : communications.at(l)) {
-      MultiDeviceStage stage;
-      stage.type = SchedulerType::Communication;
-      stage.group = std::make_unique<SegmentedGroup>(
-          complete_.get(), std::vector<Expr*>{expr}, live);
-      stage.communication = std::make_unique<CommunicationExecutor>();
-      stage.communication->compile(stage.group->makeFusion().get(), {});
-      stages_.push_back(std::move(stage));
+    for (Expr* expr : communications->second) {
+      stages_.push_back(communicationStage(complete_.get(), expr, live));
     }
   }
 }

@@ -54,8 +54,10 @@ void bindMultiDevice(py::module_& m) {
           Communicator::getInstance().setProcessGroup({});
           return;
         }
+        // Watched, not held: torch.distributed owns its groups.
         Communicator::getInstance().setProcessGroup(
-            group.cast<c10::intrusive_ptr<c10d::ProcessGroup>>());
+            group.cast<c10::intrusive_ptr<c10d::ProcessGroup>>(),
+            /*own=*/false);
       },
       py::arg("group"));
   m.def("_has_process_group", [] {

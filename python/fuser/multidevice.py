@@ -26,14 +26,18 @@ import torch
 from . import _C
 from ._C import DeviceMesh, ParallelType
 
+_DEFAULT = object()
 
-def use_process_group(group=None):
+
+def use_process_group(group=_DEFAULT):
     """Hands fuser a torch.distributed process group for its collectives
-    (the default group if None). fd.execute does this by itself when
+    (the default group when not given; None lets go of the group fuser
+    holds, e.g. before torch.distributed.destroy_process_group).
+    fd.execute hands over the default group by itself when
     torch.distributed is initialized."""
     import torch.distributed as dist
 
-    if group is None:
+    if group is _DEFAULT:
         group = dist.group.WORLD
     _C._set_process_group(group)
 

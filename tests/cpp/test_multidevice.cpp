@@ -409,6 +409,27 @@ TEST_F(MultiDeviceTest, ShardTensorCutsTheRanksPart) {
   EXPECT_EQ(Communicator::getInstance().deviceId(), 0);
 }
 
+// A watched group (Python's: torch.distributed owns it) is given up when
+// its owner destroys it; an owned one lives as long as the communicator
+// holds it.
+TEST_F(MultiDeviceTest, CommunicatorWatchesOrOwnsItsGroup) {
+  Communicator& communicator = Communicator::getInstance();
+  auto group = c10::make_intrusive<c10d::ProcessGroup>(1, 3);
+  communicator.setProcessGroup(group, /*own=*/false);
+  EXPECT_EQ(communicator.size(), 3);
+  EXPECT_EQ(communicator.deviceId(), 1);
+  group.reset();
+  EXPECT_FALSE(communicator.hasProcessGroup());
+  EXPECT_EQ(communicator.size(), 1);
+
+  communicator.setProcessGroup(
+      c10::make_intrusive<c10d::ProcessGroup>(0, 2), /*own=*/true);
+  EXPECT_EQ(communicator.size(), 2);
+  communicator.setProcessGroup({});
+  EXPECT_FALSE(communicator.hasProcessGroup());
+  EXPECT_EQ(communicator.deviceId(), 0);
+}
+
 TEST_F(MultiDeviceGpuTest, OneDeviceMeshRunsKernelsPerStage) {
   auto fusion = std::make_unique<Fusion>();
   {

@@ -37,6 +37,7 @@ def _worker(rank, world, port, fn):
     try:
         fn(rank, world)
     finally:
+        # fuser only watches the group: destroying it needs no call to fuser.
         dist.destroy_process_group()
 
 
