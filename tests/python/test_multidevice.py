@@ -162,6 +162,25 @@ def test_ranks_disagreeing_on_the_fusion_fail_on_every_rank():
     run_ranks(_check_disagreeing_fusions)
 
 
+def _check_absent_rank_times_out(rank, world):
+    if rank != 0:
+        time.sleep(8)  # runs no fusion: rank 0's collectives find no partner
+        return
+    os.environ["FUSER_COMM_TIMEOUT_S"] = "2"
+    with FusionDefinition() as fd:
+        x = fd.define_tensor([-1])
+        fd.add_output(fd.ops.relu(x))
+        x.set_device_mesh(DeviceMesh(list(range(world))))
+    start = time.monotonic()
+    with pytest.raises(FuserError, match="did not complete within 2 s|collective .* failed"):
+        fd.execute([torch.randn(3)])
+    assert time.monotonic() - start < 6
+
+
+def test_a_rank_that_runs_nothing_is_an_error_after_the_timeout():
+    run_ranks(_check_absent_rank_times_out)
+
+
 def _check_mesh_too_large(rank, world):
     with FusionDefinition() as fd:
         x = fd.define_tensor([-1])
