@@ -1,8 +1,9 @@
 // The executors: what runs one scheduled segment of a fusion
 // (doc/design.md §6). A kernel executor launches a generated kernel, the
 // ExprEval executor evaluates the segment op by op with ATen, the NoOp
-// executor only allocates empty outputs and forwards inputs; a
-// communication executor comes with multi-GPU. Every executor returns its
+// executor only allocates empty outputs and forwards inputs, and the
+// communication executor runs a collective between devices
+// (multidevice/communication_executor.h). Every executor returns its
 // outputs in their declared allocation layout (runtime/tensor_layout.h).
 #pragma once
 
