@@ -22,14 +22,18 @@ int64_t myIndex(const DeviceMesh& mesh) {
   return index;
 }
 
-// This rank's part of `t` along `axis` (of D equal parts).
-at::Tensor part(const at::Tensor& t, int64_t axis, const DeviceMesh& mesh) {
-  const int64_t d = mesh.size();
+// The size of each of the mesh's D equal parts of `t` along `axis`.
+int64_t partSize(const at::Tensor& t, int64_t axis, const DeviceMesh& mesh) {
   FUSER_CHECK(
-      t.size(axis) % d == 0, "Cannot split axis ", axis, " of size ",
+      t.size(axis) % mesh.size() == 0, "Cannot split axis ", axis, " of size ",
       t.size(axis), " evenly across ", mesh.toString(),
       ": sharded axes must be multiples of the mesh size.");
-  const int64_t n = t.size(axis) / d;
+  return t.size(axis) / mesh.size();
+}
+
+// This rank's part of `t` along `axis` (of D equal parts).
+at::Tensor part(const at::Tensor& t, int64_t axis, const DeviceMesh& mesh) {
+  const int64_t n = partSize(t, axis, mesh);
   return t.narrow(axis, myIndex(mesh) * n, n).contiguous();
 }
 
@@ -89,7 +93,7 @@ at::Tensor reduceScatter(
     // rank's part.
     return part(allreduce(t), axis, mesh);
   }
-  part(t, axis, mesh); // checks divisibility
+  partSize(t, axis, mesh);
   const std::vector<at::Tensor> chunks = t.chunk(mesh.size(), axis);
   std::vector<std::vector<at::Tensor>> inputs(1);
   for (int64_t rank = 0; rank < mesh.size(); ++rank) {

@@ -173,7 +173,6 @@ MultiDeviceStage communicationStage(
     const Fusion* complete, Expr* expr,
     const std::unordered_set<const Expr*>& live) {
   MultiDeviceStage stage;
-  stage.type = SchedulerType::Communication;
   stage.group = std::make_unique<SegmentedGroup>(
       complete, std::vector<Expr*>{expr}, live);
   stage.communication = std::make_unique<CommunicationExecutor>();

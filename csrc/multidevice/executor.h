@@ -30,7 +30,10 @@ class FusionExecutorCache;
 struct MultiDeviceStage {
   // Communication, or ExprEval for a rank-local computation (its own
   // FusionExecutorCache picks the schedulers of its segments).
-  SchedulerType type = SchedulerType::ExprEval;
+  SchedulerType type() const {
+    return communication != nullptr ? SchedulerType::Communication
+                                    : SchedulerType::ExprEval;
+  }
   // Its exprs in the complete fusion, and the values it reads and writes.
   std::unique_ptr<SegmentedGroup> group;
   // A computation: the rank-local fusion (no mesh, no DIDx), run by

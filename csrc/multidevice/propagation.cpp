@@ -1,11 +1,9 @@
 #include <multidevice/propagation.h>
 
-#include <id_model/logical_domain_map.h>
 #include <ir/all_nodes.h>
 #include <ir/mma_op.h>
 #include <multidevice/sharding.h>
 
-#include <algorithm>
 #include <optional>
 
 namespace fuser {
@@ -41,26 +39,12 @@ std::optional<Sharding> inherited(TensorView* producer, TensorView* consumer) {
     }
     return std::nullopt;
   }
-  if (!from.isSplit()) {
-    return std::nullopt;
-  }
-  IterDomain* id =
-      producer->getLogicalDomain().at(static_cast<size_t>(from.axis));
-  const IdMap map = PairwiseLogicalDomainMap(producer, consumer)
-                        .mapBroadcast(false)
-                        .mapProducerToConsumer();
-  auto it = map.find(id);
-  if (it == map.end()) {
-    return std::nullopt;
-  }
-  const auto& logical = consumer->getLogicalDomain();
-  auto at = std::find(logical.begin(), logical.end(), it->second);
-  if (at == logical.end()) {
-    // Reshaped away (the consumer's logical axis is not its root axis).
+  IterDomain* id = splitAxisInConsumer(producer, consumer);
+  if (id == nullptr) {
     return std::nullopt;
   }
   Sharding to{from.mesh};
-  if (it->second->isReduction()) {
+  if (id->isReduction()) {
     if (!isSum(consumer->definition())) {
       // A max or min of partial results is not their sum: the producer is
       // gathered instead (multidevice/resharding.h).
@@ -69,7 +53,7 @@ std::optional<Sharding> inherited(TensorView* producer, TensorView* consumer) {
     to.partial = true;
     return to;
   }
-  to.axis = static_cast<int64_t>(at - logical.begin());
+  to.axis = logicalPosition(consumer, id);
   return to;
 }
 

@@ -14,31 +14,15 @@ namespace fuser {
 
 namespace {
 
-int64_t logicalPosition(const TensorView* tv, const IterDomain* id) {
-  const auto& logical = tv->getLogicalDomain();
-  auto it = std::find(logical.begin(), logical.end(), id);
-  return it == logical.end() ? -1 : static_cast<int64_t>(it - logical.begin());
-}
-
 // The consumer's reduction axis that a producer's split axis maps to: the
 // axis summed over the devices.
 IterDomain* summedDeviceAxis(Expr* expr, TensorView* consumer) {
   for (Val* in : expr->inputs()) {
     auto* producer = dynamic_cast<TensorView*>(in);
-    if (producer == nullptr) {
-      continue;
-    }
-    const Sharding have = shardingOf(producer);
-    if (!have.isSplit()) {
-      continue;
-    }
-    const IdMap map = PairwiseLogicalDomainMap(producer, consumer)
-                          .mapBroadcast(false)
-                          .mapProducerToConsumer();
-    auto it = map.find(
-        producer->getLogicalDomain().at(static_cast<size_t>(have.axis)));
-    if (it != map.end() && it->second->isReduction()) {
-      return it->second;
+    IterDomain* id =
+        producer == nullptr ? nullptr : splitAxisInConsumer(producer, consumer);
+    if (id != nullptr && id->isReduction()) {
+      return id;
     }
   }
   return nullptr;

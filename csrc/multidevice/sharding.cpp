@@ -1,5 +1,6 @@
 #include <multidevice/sharding.h>
 
+#include <id_model/logical_domain_map.h>
 #include <ir/all_nodes.h>
 #include <ir/builder.h>
 #include <ir/domain_traversal.h>
@@ -199,6 +200,26 @@ void unshard(TensorView* tv) {
       id->parallelize(ParallelType::Serial);
     }
   }
+}
+
+int64_t logicalPosition(const TensorView* tv, const IterDomain* id) {
+  return position(tv->getLogicalDomain(), id);
+}
+
+IterDomain* splitAxisInConsumer(TensorView* producer, TensorView* consumer) {
+  const Sharding from = shardingOf(producer);
+  if (!from.isSplit()) {
+    return nullptr;
+  }
+  const IdMap map = PairwiseLogicalDomainMap(producer, consumer)
+                        .mapBroadcast(false)
+                        .mapProducerToConsumer();
+  auto it =
+      map.find(producer->getLogicalDomain().at(static_cast<size_t>(from.axis)));
+  if (it == map.end() || logicalPosition(consumer, it->second) < 0) {
+    return nullptr;
+  }
+  return it->second;
 }
 
 int64_t tensorDim(const TensorView* tv, int64_t axis) {

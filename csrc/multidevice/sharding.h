@@ -55,6 +55,15 @@ void shard(TensorView* tv, const Sharding& sharding);
 // a whole tensor (doc/multidevice.md §4).
 void unshard(TensorView* tv);
 
+// The position of `id` in `tv`'s logical domain; -1 if it is not there.
+int64_t logicalPosition(const TensorView* tv, const IterDomain* id);
+
+// The logical ID of `consumer` that `producer`'s split axis maps to
+// through the expr defining `consumer` (broadcasts not mapped); nullptr
+// when `producer` is not split or the axis does not reach a logical ID of
+// `consumer` (reduced to nothing, or reshaped away).
+IterDomain* splitAxisInConsumer(TensorView* producer, TensorView* consumer);
+
 // The dimension of a rank's at::Tensor of `tv` that holds logical axis
 // `axis` (reduction axes have none).
 int64_t tensorDim(const TensorView* tv, int64_t axis);

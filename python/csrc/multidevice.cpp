@@ -36,7 +36,6 @@ void bindMultiDevice(py::module_& m) {
     tv->setDeviceMesh(mesh);
   });
   m.def("_device_mesh", [](TensorView* tv) { return tv->getDeviceMesh(); });
-  m.def("_sharding", [](TensorView* tv) { return shardingOf(tv).toString(); });
   m.def(
       "_outer_split",
       [](Fusion& fusion, TensorView* tv, int64_t axis, int64_t factor) {
@@ -65,7 +64,6 @@ void bindMultiDevice(py::module_& m) {
   });
   m.def("_rank", [] { return Communicator::getInstance().deviceId(); });
   m.def("_world_size", [] { return Communicator::getInstance().size(); });
-  m.def("_backend", [] { return Communicator::getInstance().backend(); });
   m.def("_shard_tensor", [](py::object tensor, TensorView* tv) {
     at::Tensor shard = shardTensor(THPVariable_Unpack(tensor.ptr()), tv);
     return py::reinterpret_steal<py::object>(THPVariable_Wrap(shard));

@@ -166,9 +166,8 @@ class FusionExecutor {
   // collective, or ATen on host tensors.
   SchedulerType stageType(size_t i) const {
     MultiDeviceExecutor* executor = cache_.multiDeviceExecutor();
-    return executor != nullptr && executor->stages().at(i).cache == nullptr
-               ? SchedulerType::Communication
-               : SchedulerType::ExprEval;
+    return executor != nullptr ? executor->stages().at(i).type()
+                               : SchedulerType::ExprEval;
   }
 
   std::vector<const FusionKernelRuntime*> mostRecent() const {

@@ -297,8 +297,8 @@ TEST_F(MultiDeviceTest, StagesAreRankLocalFusionsBetweenCollectives) {
   MultiDeviceExecutor executor(fusion.get());
   const auto& stages = executor.stages();
   ASSERT_EQ(stages.size(), 2u);
-  EXPECT_EQ(stages[0].type, SchedulerType::ExprEval);
-  EXPECT_EQ(stages[1].type, SchedulerType::Communication);
+  EXPECT_EQ(stages[0].type(), SchedulerType::ExprEval);
+  EXPECT_EQ(stages[1].type(), SchedulerType::Communication);
   // The local fusion has no mesh and no device axis, and only inputs have
   // an allocation domain.
   Fusion* local = stages[0].cache->fusion();
@@ -458,7 +458,7 @@ TEST_F(MultiDeviceGpuTest, OneDeviceMeshRunsKernelsPerStage) {
   EXPECT_TRUE(at::allclose(outputs[1], y.sum(0) * 0.5, 1e-3, 1e-3));
   const auto& stages = fec.multiDeviceExecutor()->stages();
   ASSERT_EQ(stages.size(), 3u);
-  EXPECT_EQ(stages[1].type, SchedulerType::Communication);
+  EXPECT_EQ(stages[1].type(), SchedulerType::Communication);
   // The rank-local stage ran compiled kernels.
   auto* runtime = stages[0].cache->getMostRecentKernelRuntime();
   ASSERT_NE(runtime, nullptr);
