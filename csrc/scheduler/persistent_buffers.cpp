@@ -111,6 +111,36 @@ void replaceUses(Fusion* fusion, Val* old, Val* replacement) {
   }
 }
 
+// Whether a value computed from `from` by exprs other than reductions
+// meets `down` (a reduction's result or what derives from it): then the
+// tensor `from` was computed from is needed after the reduction. Through
+// another reduction only one value per row passes, computed before the
+// block's barrier (device_lower/pass/expr_sort.cpp runs every partial
+// independent of a reduction before it): a layer norm backward's g feeds
+// sum(g) and sum(g * xhat), and is not held across either.
+bool meetsWithoutReducing(Val* from, const std::unordered_set<Val*>& down) {
+  std::vector<Val*> stack = {from};
+  std::unordered_set<Val*> seen = {from};
+  while (!stack.empty()) {
+    Val* v = stack.back();
+    stack.pop_back();
+    if (down.count(v)) {
+      return true;
+    }
+    for (Expr* use : v->uses()) {
+      if (use->isA<ReductionOp>()) {
+        continue;
+      }
+      for (Val* out : use->outputs()) {
+        if (out->isA<TensorView>() && seen.insert(out).second) {
+          stack.push_back(out);
+        }
+      }
+    }
+  }
+  return false;
+}
+
 } // namespace
 
 bool constantAlongReducedAxes(TensorView* tv, ReductionOp* rop) {
@@ -141,14 +171,11 @@ std::vector<TensorView*> persistentBuffers(Fusion* fusion) {
       }
       for (Expr* use : tv->uses()) {
         Val* out = use->output(0);
-        if (use == rop || up.count(out) || !out->isA<TensorView>()) {
+        if (use->isA<ReductionOp>() || up.count(out) ||
+            !out->isA<TensorView>()) {
           continue;
         }
-        const std::unordered_set<Val*> after =
-            scheduler_utils::downstreamOf(fusion, out);
-        const bool meets = std::any_of(
-            after.begin(), after.end(), [&](Val* a) { return down.count(a); });
-        if (meets &&
+        if (meetsWithoutReducing(out, down) &&
             std::find(buffers.begin(), buffers.end(), tv) == buffers.end()) {
           buffers.push_back(tv);
         }

@@ -248,4 +248,64 @@ TEST_F(LoweringPassTest, UnswitchKeepsNestsWhoseIndicesWrapAround) {
   EXPECT_EQ(after({unswitchUnrolledLoops}, exprs), before);
 }
 
+// A nest whose predicates test a row (threadIdx.y past the last row: the
+// same at every iteration of the nest) and a column (varying with the
+// unrolled index): the predicated copy is split on the row's test, so that
+// each copy tests only what varies within it. The copy for a row past
+// the last keeps its writes under a false predicate.
+TEST_F(LoweringPassTest, UnswitchSplitsThePredicatedNestOnInvariantTests) {
+  // [A, B] -> [A/2 (BIDx), 2 (TIDy), 4 (unrolled), B/4 (TIDx)].
+  std::unique_ptr<Fusion> fusion = unrolledReluCopy(2, [](TensorView* tv) {
+    tv->split(0, 2);
+    tv->split(2, 4, /*inner_split=*/false);
+    tv->axis(0)->parallelize(ParallelType::BIDx);
+    tv->axis(1)->parallelize(ParallelType::TIDy);
+    tv->axis(2)->parallelize(ParallelType::Unroll);
+    tv->axis(3)->parallelize(ParallelType::TIDx);
+  });
+  GpuLower lower(fusion.get());
+  FusionGuard fg(lower.fusion());
+  std::vector<Expr*> exprs = predicatedKernel(lower);
+  const std::string before = kir::toString(exprs);
+  ASSERT_EQ(count(before, "ELSE"), 0) << before;
+  const std::string after_pass = after({unswitchUnrolledLoops}, exprs);
+  kir::IfThenElse* branch = nullptr;
+  std::function<void(const std::vector<Expr*>&)> find =
+      [&](const std::vector<Expr*>& scope) {
+        for (Expr* e : scope) {
+          if (auto* b = dynamic_cast<kir::IfThenElse*>(e)) {
+            branch = branch == nullptr ? b : branch;
+          } else if (auto* loop = dynamic_cast<kir::ForLoop*>(e)) {
+            find(loop->body().exprs());
+          }
+        }
+      };
+  find(exprs);
+  ASSERT_NE(branch, nullptr) << after_pass;
+  EXPECT_EQ(count(kir::toString(branch->thenBody().exprs()), "IF "), 0)
+      << after_pass;
+  // The predicated copy: one test of the row around two copies of the nest.
+  const std::vector<Expr*>& slow = branch->elseBody().exprs();
+  ASSERT_EQ(slow.size(), 1u) << after_pass;
+  auto* row = dynamic_cast<kir::IfThenElse*>(slow[0]);
+  ASSERT_NE(row, nullptr) << after_pass;
+  const std::string row_test = row->predicate()->toInlineString();
+  EXPECT_NE(row_test.find("threadIdx.y"), std::string::npos) << row_test;
+  EXPECT_EQ(row_test.find("threadIdx.x"), std::string::npos) << row_test;
+  // Row in range: only the columns are tested, in each copy of the relu
+  // and the copy.
+  const std::string in_range = kir::toString(row->thenBody().exprs());
+  EXPECT_EQ(count(in_range, "IF "), 2) << in_range;
+  for (size_t at = in_range.find("IF "); at != std::string::npos;
+       at = in_range.find("IF ", at + 1)) {
+    const std::string test = in_range.substr(at, in_range.find('\n', at) - at);
+    EXPECT_EQ(test.find("threadIdx.y"), std::string::npos) << in_range;
+  }
+  EXPECT_EQ(count(in_range, "= relu("), 1) << in_range;
+  // Row past the last: the same writes, none of them run.
+  const std::string past = kir::toString(row->elseBody().exprs());
+  EXPECT_EQ(count(past, "IF false"), 2) << past;
+  EXPECT_EQ(count(past, "= relu("), 1) << past;
+}
+
 } // namespace fuser

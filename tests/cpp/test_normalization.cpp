@@ -5,6 +5,7 @@
 #include <codegen/codegen.h>
 #include <ops/normalization.h>
 #include <runtime/fusion_executor_cache.h>
+#include <runtime/nvrtc_compile.h>
 #include <scheduler/normalization_inner.h>
 #include <scheduler/persistent_buffers.h>
 #include <tests/cpp/reduction_harness.h>
@@ -386,6 +387,24 @@ TEST_F(NormalizationTest, BufferProjectionHoldsTheSmallerInput) {
   }
 }
 
+// A layer norm backward's g = dy * w feeds both row sums (sum(g) and
+// sum(g * xhat)) and the gradient after them; projected, the gradient
+// recomputes g from dy. Then g is read only before the rows' barriers
+// (the second sum's partial is computed with the first's, expr_sort.cpp):
+// no buffer of its own, dy and x (bf16) are the buffers.
+TEST_F(NormalizationTest, LayerNormBackwardHoldsOnlyItsInputs) {
+  NormCase c = bf16LayerNormBackward4096();
+  Fusion* f = c.fusion.get();
+  FusionGuard fg(f);
+  projectPersistentBuffersToInputs(f);
+  const std::vector<TensorView*> buffers = persistentBuffers(f);
+  ASSERT_EQ(buffers.size(), 2u) << bufferNames(f).size();
+  for (TensorView* tv : buffers) {
+    EXPECT_TRUE(tv->isFusionInput()) << tv->toString();
+    EXPECT_EQ(tv->dtype(), DataType::BFloat16) << tv->toString();
+  }
+}
+
 TEST_F(NormalizationTest, RowDivisionsBecomeReciprocalProducts) {
   Fusion f;
   FusionGuard fg(&f);
@@ -539,14 +558,16 @@ TEST_F(NormalizationTest, KernelsDeclareTheirRegisterBudget) {
         << p.toString();
   }
   {
-    // A layer norm backward's buffers in 64 registers: 32 more for the
-    // values beside them (it spilled at 64), two blocks of 256.
+    // A layer norm backward holds dy and x in bf16 (32 registers): with a
+    // register per element of the thread's 32 for their float values and
+    // 32 others, 96, two blocks of 256.
     std::string code;
     auto params = persistentKernel(bf16LayerNormBackward4096(), &code);
     ASSERT_NE(params, nullptr);
     const auto& p = persistentParams(*params);
-    ASSERT_GT(p.persistent_buffers.size(), 1u) << p.toString();
-    ASSERT_EQ(p.persistent_registers, 64) << p.toString();
+    ASSERT_EQ(p.persistent_buffers.size(), 2u) << p.toString();
+    ASSERT_EQ(p.persistent_registers, 32) << p.toString();
+    ASSERT_TRUE(p.narrow_buffers) << p.toString();
     EXPECT_THAT(code, HasSubstr("__launch_bounds__(256, 2) fuser_kernel"));
   }
   {
@@ -592,6 +613,53 @@ TEST_F(NormalizationTest, KernelsDeclareTheirRegisterBudget) {
   f.setMaxRegistersPerThread(72);
   Fusion copy(f);
   EXPECT_EQ(copy.maxRegistersPerThread(), 72);
+}
+
+// The backward kernels load each row's inputs before the first of the
+// rows' barriers and combine both sums after the last partial (the
+// kernel's expr order, device_lower/pass/expr_sort.cpp), and ptxas fits
+// them in the 96 registers their heuristics count on (32 for dy and x, 32
+// for their float values, 32 others; the launch bounds allow 128) without
+// spilling: the copy of each nest for the last row group tests the row
+// once (device_lower/pass/unswitch.cpp). Before both, the layer norm
+// backward's kernel took 162 registers unbounded and 128 under its bounds.
+TEST_F(NormalizationTest, BackwardKernelsLoadRowsFirstAndDoNotSpill) {
+  const DataType bf16 = DataType::BFloat16;
+  std::vector<NormCase> cases;
+  cases.push_back(bf16LayerNormBackward4096());
+  cases.push_back(normCase(
+      "rms_norm_backward bf16 [64, 4096]",
+      {randn({64, 4096}, bf16), randn({64, 4096}, bf16), at::rand({64}),
+       randn({4096}, bf16)},
+      [](Fusion* f, const std::vector<TensorView*>& in) {
+        f->addOutput(
+            rms_norm_backward(in[0], in[1], {1}, in[2], in[3]).grad_input);
+      }));
+  for (const NormCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::string code;
+    auto params = persistentKernel(c, &code);
+    ASSERT_NE(params, nullptr);
+    const std::string kernel = code.substr(code.find("__global__"));
+    const size_t first_barrier = kernel.find("blockAllReduce<");
+    ASSERT_NE(first_barrier, std::string::npos);
+    for (const std::string& input : {"&T0[", "&T1["}) {
+      const size_t load = kernel.find(input);
+      ASSERT_NE(load, std::string::npos) << input;
+      EXPECT_LT(load, first_barrier) << input << "\n" << kernel;
+    }
+    const KernelInspection inspection =
+        inspectKernel(code, "fuser_kernel", 90, true);
+    EXPECT_THAT(
+        inspection.ptxas_log,
+        HasSubstr("0 bytes stack frame, 0 bytes spill stores, 0 bytes "
+                  "spill loads"))
+        << params->toString();
+    const size_t used = inspection.ptxas_log.find("Used ");
+    ASSERT_NE(used, std::string::npos) << inspection.ptxas_log;
+    EXPECT_LE(std::stoi(inspection.ptxas_log.substr(used + 5)), 96)
+        << inspection.ptxas_log;
+  }
 }
 
 TEST_F(NormalizationTest, SoftmaxHoldsItsRowInRegisters) {

@@ -6,6 +6,7 @@
 // kernel.
 #include <ops/normalization.h>
 #include <runtime/fusion_executor_cache.h>
+#include <runtime/nvrtc_compile.h>
 #include <scheduler/normalization_inner_outer.h>
 #include <tests/cpp/reduction_harness.h>
 
@@ -189,6 +190,33 @@ TEST_F(InnerOuterTest, ThePartialsCountAsBuffersAndSetTheGrid) {
   // A whole number of blocks per SM, no more than the rows need.
   EXPECT_EQ(p.grid_blocks % 132, 0) << p.toString();
   EXPECT_LE(p.grid_blocks, 4096 / p.threads_y);
+}
+
+// The layer norm backward's kernel fits its register cap without
+// spilling. It spilled 792 bytes per thread when each element of the copy
+// of the row loop for the last row group tested the row (221 registers
+// unbounded; device_lower/pass/unswitch.cpp now tests the row once per
+// nest there) and when x was loaded after the first row sum's barrier.
+TEST_F(InnerOuterTest, LayerNormBackwardKernelDoesNotSpill) {
+  for (const bool rms : {false, true}) {
+    GradCase c = layerNormBackward(
+        rms ? "rms_norm bf16" : "layer_norm bf16", 32768, 4096,
+        DataType::BFloat16, {}, false, rms);
+    Fusion copy(*c.fusion);
+    std::vector<c10::IValue> inputs(c.inputs.begin(), c.inputs.end());
+    RuntimeInfo info = makeRuntimeInfo(&copy, inputs, /*require_cuda=*/false);
+    info.setMultiprocessors(132);
+    auto& scheduler = schedulerFor(SchedulerType::InnerOuterPersistent);
+    auto params = scheduler.computeHeuristics(&copy, info);
+    scheduler.schedule(&copy, *params);
+    const KernelInspection inspection = inspectKernel(
+        generateCudaKernel(&copy, DataType::Int32), "fuser_kernel", 90, true);
+    EXPECT_THAT(
+        inspection.ptxas_log,
+        HasSubstr("0 bytes stack frame, 0 bytes spill stores, 0 bytes "
+                  "spill loads"))
+        << c.name << ": " << params->toString();
+  }
 }
 
 // A column reduction whose result the rows use again needs it in every

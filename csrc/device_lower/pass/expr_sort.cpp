@@ -12,8 +12,14 @@
 // their dependences, and within each the sets at depth 1 likewise, and so
 // on. So a statistic computed at depth 2 in a nest of its own closes that
 // nest before the exprs that share deeper loops with a later consumer
-// open theirs, whatever order the fusion lists them in. Scalar exprs are
-// not scheduled: codegen prints scalars inline.
+// open theirs, whatever order the fusion lists them in. Among the sets
+// ready at one depth, loads of fusion inputs into registers come first
+// and reductions across threads last: a load's latency then overlaps the
+// work before the barrier of the block's next reduction, and every
+// partial independent of a reduction is computed before that barrier (a
+// layer norm backward's two row sums read x only in the second; in fusion
+// order x would be loaded after the first sum's barrier). Scalar exprs
+// are not scheduled: codegen prints scalars inline.
 #include <device_lower/passes.h>
 
 #include <ir/all_nodes.h>
@@ -49,6 +55,29 @@ int64_t computeAt(Expr* expr) {
     }
   }
   return pos;
+}
+
+// Where a set of exprs goes among those ready with it: 0 (first) for a
+// set that loads a fusion input into registers, 2 (last) for one that
+// reduces across threads or blocks, 1 otherwise. (Copies into shared
+// memory keep their place: their pipelines order them.)
+int64_t readiness(Expr* expr) {
+  if (expr->isA<ReductionOp>()) {
+    for (IterDomain* id : expr->output(0)->as<TensorView>()->getLoopDomain()) {
+      if (id->isReduction() && id->isThread()) {
+        return 2;
+      }
+    }
+  }
+  if (expr->isA<LoadStoreOp>()) {
+    auto* in = dynamic_cast<TensorView*>(expr->input(0));
+    auto* out = dynamic_cast<TensorView*>(expr->output(0));
+    if (in != nullptr && in->isFusionInput() && out != nullptr &&
+        out->getMemoryType() == MemoryType::Local) {
+      return 0;
+    }
+  }
+  return 1;
 }
 
 class LoopOrder {
@@ -128,8 +157,8 @@ class LoopOrder {
       order(members, depth + 1);
       return;
     }
-    // Components in dependence order; among ready ones, the one whose
-    // first expr comes first in the fusion's order.
+    // Components in dependence order; among ready ones, by readiness,
+    // then the one whose first expr comes first in the fusion's order.
     std::unordered_map<size_t, std::unordered_set<size_t>> successors;
     std::unordered_map<size_t, int64_t> waiting;
     for (auto [p, c] : dependences) {
@@ -139,8 +168,15 @@ class LoopOrder {
         ++waiting[b];
       }
     }
+    std::unordered_map<size_t, int64_t> place;
+    for (size_t root : roots) {
+      place[root] = placeOf(components.at(root));
+    }
     auto first = [&](size_t root) { return components.at(root).front(); };
-    auto later = [&](size_t a, size_t b) { return first(a) > first(b); };
+    auto later = [&](size_t a, size_t b) {
+      return std::make_pair(place.at(a), first(a)) >
+             std::make_pair(place.at(b), first(b));
+    };
     std::priority_queue<size_t, std::vector<size_t>, decltype(later)> ready(
         later);
     for (size_t root : roots) {
@@ -167,6 +203,20 @@ class LoopOrder {
         depth,
         " each need the other's results first. Inline the producers that "
         "one of them reads less deeply.");
+  }
+
+  // A set's place among those ready with it: last when one of its exprs
+  // reduces across threads, else first when one loads an input.
+  int64_t placeOf(const std::vector<size_t>& members) const {
+    int64_t place = 1;
+    for (size_t member : members) {
+      const int64_t r = readiness(exprs_[member]);
+      if (r == 2) {
+        return 2;
+      }
+      place = std::min(place, r);
+    }
+    return place;
   }
 
   const std::vector<Expr*>& exprs_;

@@ -10,6 +10,7 @@
 #include <ir/all_nodes.h>
 
 #include <algorithm>
+#include <functional>
 #include <unordered_map>
 
 namespace fuser {
@@ -162,28 +163,133 @@ struct NestScan {
   }
 };
 
-// `exprs` with every branch replaced by its body (the nest's copy for
-// when every predicate holds).
-std::vector<Expr*> withoutBranches(const std::vector<Expr*>& exprs) {
+// A copy of the nest `exprs` with each branch's predicate rewritten by
+// `rewrite`: a branch whose predicate becomes true is replaced by its body.
+// Loops are copied; other exprs are shared with the original.
+std::vector<Expr*> copyNest(
+    const std::vector<Expr*>& exprs, const std::function<Val*(Val*)>& rewrite) {
   std::vector<Expr*> out;
   for (Expr* expr : exprs) {
     if (auto* loop = dynamic_cast<kir::ForLoop*>(expr)) {
       auto* copy = IrBuilder::create<kir::ForLoop>(
           loop->iterDomain(), loop->parallelType(), loop->index(),
           loop->start(), loop->stop());
-      for (Expr* e : withoutBranches(loop->body().exprs())) {
+      for (Expr* e : copyNest(loop->body().exprs(), rewrite)) {
         copy->body().push_back(e);
       }
       out.push_back(copy);
     } else if (auto* branch = dynamic_cast<kir::IfThenElse*>(expr)) {
-      for (Expr* e : withoutBranches(branch->thenBody().exprs())) {
-        out.push_back(e);
+      Val* predicate = rewrite(branch->predicate());
+      std::vector<Expr*> body = copyNest(branch->thenBody().exprs(), rewrite);
+      if (predicate->isConst() && predicate->value().asBool()) {
+        out.insert(out.end(), body.begin(), body.end());
+        continue;
       }
+      auto* copy = IrBuilder::create<kir::IfThenElse>(predicate);
+      for (Expr* e : body) {
+        copy->thenBody().push_back(e);
+      }
+      out.push_back(copy);
     } else {
       out.push_back(expr);
     }
   }
   return out;
+}
+
+// `exprs` with every branch replaced by its body (the nest's copy for
+// when every predicate holds).
+std::vector<Expr*> withoutBranches(const std::vector<Expr*>& exprs) {
+  return copyNest(exprs, [](Val*) {
+    return IrBuilder::create<Val>(ScalarValue(true), DataType::Bool);
+  });
+}
+
+// The conjuncts of a predicate (its tree of logical ands, flattened).
+void conjunctsOf(Val* predicate, std::vector<Val*>* out) {
+  auto* bop = dynamic_cast<BinaryOp*>(predicate->definition());
+  if (bop != nullptr && bop->opType() == BinaryOpType::LogicalAnd) {
+    conjunctsOf(bop->lhs(), out);
+    conjunctsOf(bop->rhs(), out);
+    return;
+  }
+  out->push_back(predicate);
+}
+
+// `predicate` with each conjunct the same as `conjunct` set to `value`.
+Val* withConjunct(Val* predicate, Val* conjunct, bool value) {
+  if (predicate->sameAs(conjunct)) {
+    return IrBuilder::create<Val>(ScalarValue(value), DataType::Bool);
+  }
+  auto* bop = dynamic_cast<BinaryOp*>(predicate->definition());
+  if (bop == nullptr || bop->opType() != BinaryOpType::LogicalAnd) {
+    return predicate;
+  }
+  return IrBuilder::binaryExpr(
+      BinaryOpType::LogicalAnd, withConjunct(bop->lhs(), conjunct, value),
+      withConjunct(bop->rhs(), conjunct, value));
+}
+
+// A copy of `exprs` for when `conjunct` is `value`: the branches it
+// decides become unconditional (true) or keep a false predicate (so that
+// the writes they skip stay visible to whoever reads the kernel IR; the
+// CUDA compiler removes them).
+std::vector<Expr*> assuming(
+    const std::vector<Expr*>& exprs, Val* conjunct, bool value) {
+  return copyNest(exprs, [&](Val* predicate) {
+    return simplifyExpr(withConjunct(predicate, conjunct, value));
+  });
+}
+
+// The predicated nest, split on each conjunct that no loop of the nest
+// changes (a row of a persistent kernel past the last row): each copy
+// tests only what varies within it. One predicated copy with every
+// conjunct per element needs registers for the values of each
+// combination (ptxas allocated 203 where the unpredicated copy takes 127,
+// for a layer norm backward; doc/indexing.md §6).
+std::vector<Expr*> splitOnInvariants(
+    const std::vector<Expr*>& nest, const std::vector<Val*>& invariants,
+    size_t first) {
+  if (first == invariants.size() || nest.empty()) {
+    return nest;
+  }
+  Val* conjunct = invariants[first];
+  auto* branch = IrBuilder::create<kir::IfThenElse>(conjunct);
+  for (Expr* e : splitOnInvariants(
+           assuming(nest, conjunct, true), invariants, first + 1)) {
+    branch->thenBody().push_back(e);
+  }
+  for (Expr* e : assuming(nest, conjunct, false)) {
+    branch->elseBody().push_back(e);
+  }
+  return {branch};
+}
+
+// The conjuncts of `predicates` that depend on no loop of `last`, each
+// once; none when no conjunct depends on one (then the unswitched test
+// is the conjunction of them all, and the predicated copy runs when one
+// fails: splitting it would only copy it).
+std::vector<Val*> invariantConjuncts(
+    const std::vector<Val*>& predicates, const LastValues& last) {
+  std::vector<Val*> invariants;
+  bool varying = false;
+  for (Val* predicate : predicates) {
+    std::vector<Val*> conjuncts;
+    conjunctsOf(predicate, &conjuncts);
+    for (Val* c : conjuncts) {
+      if (dependsOn(c, last)) {
+        varying = true;
+        continue;
+      }
+      if (c->isConst() || std::any_of(
+                              invariants.begin(), invariants.end(),
+                              [&](Val* seen) { return seen->sameAs(c); })) {
+        continue;
+      }
+      invariants.push_back(c);
+    }
+  }
+  return varying ? invariants : std::vector<Val*>{};
 }
 
 // `loop`'s unswitched form, or nullptr when it keeps its predicates.
@@ -219,7 +325,10 @@ Expr* unswitch(kir::ForLoop* loop) {
   for (Expr* e : withoutBranches({loop})) {
     branch->thenBody().push_back(e);
   }
-  branch->elseBody().push_back(loop);
+  for (Expr* e : splitOnInvariants(
+           {loop}, invariantConjuncts(scan.predicates, scan.last), 0)) {
+    branch->elseBody().push_back(e);
+  }
   return branch;
 }
 
