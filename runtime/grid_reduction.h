@@ -143,6 +143,49 @@ __device__ bool gridReduceGroup(
   return last;
 }
 
+// The first half of a reduction across a resident grid: this block's
+// partials of the N values (its segments' leaders write value k of
+// segment s at slot (s * grid.size + grid.index) * N + k), then a wait
+// until every block of the segment of blocks has written its own. The
+// semaphore counts two arrivals per block (leaveResidentGrid makes the
+// second).
+template <int N, bool X, bool Y, bool Z, typename T, typename Func>
+__device__ void writePartialsAndWaitForGrid(
+    T* slots, const T* in, Func op, T* smem, bool read_pred, T init,
+    unsigned grid_index, unsigned grid_size,
+    unsigned long long* counter) {
+  const BlockSegment<X, Y, Z> seg;
+  T partials[N];
+  blockPartials<N, X, Y, Z>(partials, in, op, smem, read_pred, init);
+  if (seg.index == 0) {
+    for (int k = 0; k < N; ++k) {
+      slots[(seg.segment * grid_size + grid_index) * N + k] = partials[k];
+    }
+  }
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+    atomicAdd(counter, 1ull);
+    while (atomicAdd(counter, 0ull) < grid_size) {
+    }
+  }
+  __syncthreads();
+  __threadfence();
+}
+
+// The second arrival: the last block of the segment of blocks resets the
+// semaphore (every block has left the first wait by then).
+__device__ inline void leaveResidentGrid(
+    unsigned grid_size, unsigned long long* counter) {
+  __syncthreads();
+  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+    const unsigned long long arrived = atomicAdd(counter, 1ull);
+    if (arrived == 2ull * grid_size - 1) {
+      atomicExch(counter, 0ull);
+    }
+  }
+}
+
 // gridReduceGroup for a grid whose blocks are all resident at once (a
 // cooperative launch: the inner-outer persistent grid,
 // doc/normalization.md §9). The last block alone would read every block's
@@ -168,24 +211,10 @@ __device__ bool gridReduceGroupResident(
       threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
   // Slot of value k of segment s from block b: (s * grid.size + b) * N + k.
   T* slots = work + grid.segment * grid.size * segments * N;
-  T partials[N];
-  blockPartials<N, X, Y, Z>(partials, in, op, smem, read_pred, init);
-  if (seg.index == 0) {
-    for (int k = 0; k < N; ++k) {
-      slots[(seg.segment * grid.size + grid.index) * N + k] = partials[k];
-    }
-  }
-  __threadfence();
-  __syncthreads();
   unsigned long long* counter =
       reinterpret_cast<unsigned long long*>(&semaphores[grid.segment]);
-  if (tid == 0) {
-    atomicAdd(counter, 1ull);
-    while (atomicAdd(counter, 0ull) < grid.size) {
-    }
-  }
-  __syncthreads();
-  __threadfence();
+  writePartialsAndWaitForGrid<N, X, Y, Z>(
+      slots, in, op, smem, read_pred, init, grid.index, grid.size, counter);
   // Rows of N threads, thread (row, k) reading value k of blocks row,
   // row + rows, ...
   const unsigned rows = threads / N;
@@ -219,14 +248,54 @@ __device__ bool gridReduceGroupResident(
       }
     }
   }
-  __syncthreads();
-  if (tid == 0) {
-    const unsigned long long arrived = atomicAdd(counter, 1ull);
-    if (arrived == 2ull * grid.size - 1) {
-      atomicExch(counter, 0ull);
+  leaveResidentGrid(grid.size, counter);
+  return combined;
+}
+
+// The reduction of N values over the threads `X, Y, Z` and the blocks
+// `BX, BY, BZ` of a grid whose blocks are all resident at once (a
+// cooperative launch: the outer persistent grid, doc/normalization.md
+// §10), valid in every thread with `write_pred`: out[k] = op(out[k],
+// total). Each block writes its partials, waits until every block of its
+// segment has, then reads them all for its own segments of threads (the
+// threads of a segment share out the blocks' partials and combine them
+// in shared memory). The semaphore counts two arrivals per block, and the
+// last one resets it (no block can still be waiting on the first count).
+template <
+    int N, bool BX, bool BY, bool BZ, bool X, bool Y, bool Z, typename T,
+    typename Func>
+__device__ void gridAllReduceResident(
+    T* out, const T* in, Func op, T* smem, T* work, long long* semaphores,
+    bool read_pred, bool write_pred, T init) {
+  const BlockSegment<X, Y, Z> seg;
+  const GridSegment<BX, BY, BZ> grid;
+  const unsigned segments = blockDim.x * blockDim.y * blockDim.z / seg.size;
+  // Slot of value k of segment s from block b: (s * grid.size + b) * N + k.
+  T* slots = work + grid.segment * grid.size * segments * N;
+  unsigned long long* counter =
+      reinterpret_cast<unsigned long long*>(&semaphores[grid.segment]);
+  writePartialsAndWaitForGrid<N, X, Y, Z>(
+      slots, in, op, smem, read_pred, init, grid.index, grid.size, counter);
+  // Thread i of the segment reads the partials of blocks i, i + size, ...
+  T totals[N];
+  for (int k = 0; k < N; ++k) {
+    totals[k] = init;
+  }
+  const T* from = slots + seg.segment * grid.size * N;
+  for (unsigned b = seg.index; b < grid.size; b += seg.size) {
+    for (int k = 0; k < N; ++k) {
+      op(totals[k], loadFromOtherBlock(&from[b * N + k]));
     }
   }
-  return combined;
+  if constexpr (X || Y || Z) {
+    blockReduceValues<N, X, Y, Z, true>(totals, op, smem);
+  }
+  if (write_pred) {
+    for (int k = 0; k < N; ++k) {
+      op(out[k], totals[k]);
+    }
+  }
+  leaveResidentGrid(grid.size, counter);
 }
 
 // gridReduce is the group of one.

@@ -97,6 +97,9 @@ bool isEnabled(EnableOption option) {
     case EnableOption::InnerOuterPersistent:
       name = "inner_outer_persistent";
       break;
+    case EnableOption::OuterPersistent:
+      name = "outer_persistent";
+      break;
   }
   std::stringstream list(value);
   std::string item;

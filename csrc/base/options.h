@@ -27,7 +27,7 @@
 //                           (kernelDiskCacheDir, runtime/nvrtc_compile.h)
 //   FUSER_ENABLE            schedulers that are off by default
 //                           (comma-separated, isEnabled below):
-//                           inner_outer_persistent
+//                           inner_outer_persistent, outer_persistent
 //   FUSER_COMM_TIMEOUT_S    how long a collective of a multi-device fusion
 //                           waits for the other ranks (default 300;
 //                           multidevice/communicator.h)
@@ -74,6 +74,7 @@ const std::vector<std::string>& debugDumpOptionNames();
 // each use, so that a test can turn one on for its scope (ScopedEnv).
 enum class EnableOption {
   InnerOuterPersistent, // inner_outer_persistent
+  OuterPersistent,      // outer_persistent
 };
 bool isEnabled(EnableOption option);
 

@@ -56,10 +56,27 @@ void KernelPrinter::handle(kir::ParallelReduction* reduction) {
     in = "&" + in;
     out = "&" + out;
   }
+  if (reduction->resultInEveryThread() && dims.anyBlock()) {
+    FUSER_INTERNAL_ASSERT(
+        kernel_.cooperative_launch,
+        "every thread receives a reduction across blocks only when they are "
+        "all resident");
+    if (group == 1) {
+      in = "&" + in;
+      out = "&" + out;
+    }
+    const std::string k = std::to_string(reduction->bufferIndex());
+    line(
+        "gridAllReduceResident<" + std::to_string(group) + ", " +
+        flags(dims.blocks) + ", " + flags(dims.threads) + ">(" + out + ", " +
+        in + ", " + op + ", " + smem + ", fuser_work" + k +
+        ", fuser_semaphores" + k + ", " + pred + ", " + pred + ", " + init +
+        ");");
+    return;
+  }
   if (reduction->resultInEveryThread()) {
     FUSER_INTERNAL_ASSERT(
-        group == 1 && !dims.anyBlock(),
-        "every thread receives only ungrouped block reductions");
+        group == 1, "every thread receives only ungrouped block reductions");
     line(
         "blockAllReduce<" + flags(dims.threads) + ">(" + out + ", " + in +
         ", " + op + ", " + smem + ", " + pred + ", " + pred + ", " + init +

@@ -18,42 +18,6 @@ namespace fuser {
 
 namespace {
 
-// The rewrites before a persistent schedule (doc/normalization.md §1, §5).
-void prepareForPersistence(Fusion* fusion) {
-  scheduler_utils::removeDeadExprs(fusion);
-  broadcastSideInputsFirst(fusion);
-  welfordToTwoPasses(fusion);
-  projectPersistentBuffersToInputs(fusion);
-  multiplyByRowReciprocals(fusion);
-  scheduler_utils::removeDeadExprs(fusion);
-}
-
-// Outputs of the input's rank (written in vectors along the row).
-std::vector<TensorView*> fullRankOutputs(Fusion* fusion, int64_t rank) {
-  std::vector<TensorView*> outs;
-  for (Val* out : fusion->outputs()) {
-    auto* tv = out->as<TensorView>();
-    if (scheduler_utils::rankOf(tv) == rank) {
-      outs.push_back(tv);
-    }
-  }
-  return outs;
-}
-
-// Inputs of a lower rank than the row's (a weight or a bias, broadcast
-// along the kept axes; a statistic per row, broadcast along the reduced
-// ones): the vector width counts those read along the row, and their
-// broadcasts are vectorized (schedule()).
-std::vector<TensorView*> lowerRankInputs(Fusion* fusion, int64_t rank) {
-  std::vector<TensorView*> ins;
-  for (TensorView* tv : scheduler_utils::tensorInputs(fusion)) {
-    if (!tv->uses().empty() && scheduler_utils::rankOf(tv) < rank) {
-      ins.push_back(tv);
-    }
-  }
-  return ins;
-}
-
 // A row's threads launch in whole warps, or in the power of two above
 // their count below a warp (doc/normalization.md §3).
 int64_t paddedMultipleOf(int64_t threads) {
@@ -162,8 +126,9 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
   InnerPersistentParams params;
   auto* reduced = rows.inner.front()->out()->as<TensorView>();
   const int64_t rank = static_cast<int64_t>(reduced->getLogicalDomain().size());
-  std::vector<TensorView*> vectorized = fullRankOutputs(fusion, rank);
-  for (TensorView* tv : lowerRankInputs(fusion, rank)) {
+  std::vector<TensorView*> vectorized =
+      scheduler_utils::outputsOfRank(fusion, rank);
+  for (TensorView* tv : scheduler_utils::inputsBelowRank(fusion, rank)) {
     vectorized.push_back(tv);
   }
   const ReductionLayout layout =
@@ -529,48 +494,16 @@ void schedulePersistentRows(
   const auto row_rank =
       static_cast<int64_t>(references.front()->getLogicalDomain().size());
 
-  // Vector loads of the inputs and stores of the outputs of the row's
-  // shape (copies only), and of a weight read along the row by its
-  // broadcast (which lowers to a copy: 64 scalar loads of a bf16 layer
-  // norm's weight and bias per thread become 8).
-  if (params.vectorize > 1) {
-    auto vectorize_last = [&](TensorView* tv) {
-      IterDomain* last = tv->axis(-1);
-      if (tv->nDims() == n_dims && last->isIteration() &&
-          last->extent()->isConstInt() &&
-          last->extent()->constIntValue() == params.vectorize) {
-        last->parallelize(ParallelType::Vectorize);
-      }
-    };
-    for (TensorView* cache : input_caches) {
-      vectorize_last(cache);
-    }
-    for (Val* out : fusion->outputs()) {
-      vectorize_last(out->as<TensorView>());
-    }
-    for (TensorView* in : lowerRankInputs(fusion, row_rank)) {
-      for (Expr* use : in->uses()) {
-        if (use->isA<BroadcastOp>()) {
-          vectorize_last(use->output(0)->as<TensorView>());
-        }
-      }
-    }
-  }
+  // A weight read along the row by its broadcast lowers to a copy too: 64
+  // scalar loads of a bf16 layer norm's weight and bias per thread become
+  // 8.
+  scheduler_utils::vectorizeLastAxes(
+      fusion, input_caches, n_dims, row_rank, params.vectorize);
   // One value per row (a statistic's broadcast, rsqrt(var + eps), a
   // reciprocal) is computed once per row, at the row's loops, not for
   // each element the loops below it visit.
-  std::vector<TensorView*> per_element;
-  std::vector<TensorView*> per_row;
-  for (TensorView* tv : fusion->allTvs()) {
-    const auto& loop = tv->getLoopDomain();
-    const bool row_value =
-        !tv->isFusionInput() && !tv->isFusionOutput() &&
-        static_cast<int64_t>(loop.size()) == n_dims &&
-        std::all_of(loop.begin() + batch_axis, loop.end(), [](IterDomain* id) {
-          return id->isBroadcast();
-        });
-    (row_value ? per_row : per_element).push_back(tv);
-  }
+  auto [per_row, per_element] =
+      scheduler_utils::splitByBroadcastAxes(fusion, n_dims, batch_axis, n_dims);
   // Inner-outer: the inputs' caches are buffers of the row, loaded above
   // the batch loop. An input read towards a row's reduction and a
   // column's (dy in dy * w and in sum(dy, 0)) inlined deeper would make

@@ -393,4 +393,13 @@ void broadcastSideInputsFirst(Fusion* fusion) {
   }
 }
 
+void prepareForPersistence(Fusion* fusion) {
+  scheduler_utils::removeDeadExprs(fusion);
+  broadcastSideInputsFirst(fusion);
+  welfordToTwoPasses(fusion);
+  projectPersistentBuffersToInputs(fusion);
+  multiplyByRowReciprocals(fusion);
+  scheduler_utils::removeDeadExprs(fusion);
+}
+
 } // namespace fuser

@@ -57,4 +57,10 @@ void broadcastSideInputsFirst(Fusion* fusion);
 void recomputeColumnInputs(
     Fusion* fusion, const std::vector<ReductionOp*>& columns);
 
+// The rewrites before a persistent schedule, in order
+// (doc/normalization.md §1, §5): dead exprs removed, side inputs broadcast
+// first, Welford as two sums, buffers projected to inputs, divisions by a
+// row's value as products.
+void prepareForPersistence(Fusion* fusion);
+
 } // namespace fuser

@@ -5,6 +5,7 @@
 #include <scheduler/no_op.h>
 #include <scheduler/normalization_inner.h>
 #include <scheduler/normalization_inner_outer.h>
+#include <scheduler/normalization_outer.h>
 #include <scheduler/pointwise.h>
 #include <scheduler/reduction.h>
 
@@ -22,6 +23,8 @@ std::string toString(SchedulerType type) {
       return "InnerPersistent";
     case SchedulerType::InnerOuterPersistent:
       return "InnerOuterPersistent";
+    case SchedulerType::OuterPersistent:
+      return "OuterPersistent";
     case SchedulerType::Matmul:
       return "Matmul";
     case SchedulerType::ExprEval:
@@ -44,6 +47,7 @@ const std::vector<std::unique_ptr<Scheduler>>& registeredSchedulers() {
     list.push_back(std::make_unique<ReductionScheduler>());
     list.push_back(std::make_unique<InnerPersistentScheduler>());
     list.push_back(std::make_unique<InnerOuterPersistentScheduler>());
+    list.push_back(std::make_unique<OuterPersistentScheduler>());
     list.push_back(std::make_unique<MatmulScheduler>());
     list.push_back(std::make_unique<ExprEvalScheduler>());
     return list;
@@ -60,7 +64,8 @@ Scheduler& schedulerFor(SchedulerType type) {
   FUSER_CHECK(
       false, "No scheduler of type ", type,
       " is implemented; the registered ones are NoOp, PointWise, Reduction, "
-      "InnerPersistent, InnerOuterPersistent, Matmul and ExprEval.");
+      "InnerPersistent, InnerOuterPersistent, OuterPersistent, Matmul and "
+      "ExprEval.");
   FUSER_ERROR("unreachable");
 }
 

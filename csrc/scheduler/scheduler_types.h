@@ -12,6 +12,7 @@ enum class SchedulerType {
   Reduction,
   InnerPersistent,
   InnerOuterPersistent,
+  OuterPersistent,
   Matmul,
   ExprEval,
   // A collective between devices (multidevice/communication.h): chosen by

@@ -214,4 +214,71 @@ void parallelizeAllLike(
   }
 }
 
+std::vector<TensorView*> outputsOfRank(Fusion* fusion, int64_t rank) {
+  std::vector<TensorView*> outs;
+  for (Val* out : fusion->outputs()) {
+    auto* tv = out->as<TensorView>();
+    if (rankOf(tv) == rank) {
+      outs.push_back(tv);
+    }
+  }
+  return outs;
+}
+
+std::vector<TensorView*> inputsBelowRank(Fusion* fusion, int64_t rank) {
+  std::vector<TensorView*> ins;
+  for (TensorView* tv : tensorInputs(fusion)) {
+    if (!tv->uses().empty() && rankOf(tv) < rank) {
+      ins.push_back(tv);
+    }
+  }
+  return ins;
+}
+
+void vectorizeLastAxes(
+    Fusion* fusion, const std::vector<TensorView*>& input_caches,
+    int64_t n_dims, int64_t rank, int64_t vectorize) {
+  if (vectorize == 1) {
+    return;
+  }
+  auto vectorize_last = [&](TensorView* tv) {
+    IterDomain* last = tv->axis(-1);
+    if (tv->nDims() == n_dims && last->isIteration() &&
+        last->extent()->isConstInt() &&
+        last->extent()->constIntValue() == vectorize) {
+      last->parallelize(ParallelType::Vectorize);
+    }
+  };
+  for (TensorView* cache : input_caches) {
+    vectorize_last(cache);
+  }
+  for (Val* out : fusion->outputs()) {
+    vectorize_last(out->as<TensorView>());
+  }
+  for (TensorView* in : inputsBelowRank(fusion, rank)) {
+    for (Expr* use : in->uses()) {
+      if (use->isA<BroadcastOp>()) {
+        vectorize_last(use->output(0)->as<TensorView>());
+      }
+    }
+  }
+}
+
+std::pair<std::vector<TensorView*>, std::vector<TensorView*>>
+splitByBroadcastAxes(
+    Fusion* fusion, int64_t n_dims, int64_t first, int64_t last) {
+  std::pair<std::vector<TensorView*>, std::vector<TensorView*>> groups;
+  for (TensorView* tv : fusion->allTvs()) {
+    const auto& loop = tv->getLoopDomain();
+    const bool broadcast =
+        !tv->isFusionInput() && !tv->isFusionOutput() &&
+        static_cast<int64_t>(loop.size()) == n_dims &&
+        std::all_of(
+            loop.begin() + first, loop.begin() + last,
+            [](IterDomain* id) { return id->isBroadcast(); });
+    (broadcast ? groups.first : groups.second).push_back(tv);
+  }
+  return groups;
+}
+
 } // namespace fuser::scheduler_utils

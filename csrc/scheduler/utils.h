@@ -36,6 +36,31 @@ std::vector<ReductionOp*> reductionsOf(Fusion* fusion);
 // The fusion's tensor inputs, in input order.
 std::vector<TensorView*> tensorInputs(Fusion* fusion);
 
+// The fusion outputs of rank `rank` (reductions left out): those of a
+// persistent kernel's full shape, written in vectors.
+std::vector<TensorView*> outputsOfRank(Fusion* fusion, int64_t rank);
+
+// The tensor inputs with uses and a rank below `rank` (a weight or a bias
+// broadcast along some axes; a statistic): a persistent kernel reads those
+// along the vectorized axis by their broadcasts.
+std::vector<TensorView*> inputsBelowRank(Fusion* fusion, int64_t rank);
+
+// Vectorizes the last axis, when it is `vectorize` long, of the copies a
+// persistent kernel's loop domains of `n_dims` axes make: the input
+// caches' loads, the outputs' stores, and the broadcasts of inputs of a
+// rank below `rank` (a weight read along the vectorized axis).
+void vectorizeLastAxes(
+    Fusion* fusion, const std::vector<TensorView*>& input_caches,
+    int64_t n_dims, int64_t rank, int64_t vectorize);
+
+// The fusion's tensors in two groups: those, neither inputs nor outputs,
+// whose loop domain has `n_dims` axes and is broadcast at every position
+// in [first, last) (one value per row or column of a persistent kernel,
+// computed once at the loops above `first`), and the others.
+std::pair<std::vector<TensorView*>, std::vector<TensorView*>>
+splitByBroadcastAxes(
+    Fusion* fusion, int64_t n_dims, int64_t first, int64_t last);
+
 // Whether no tensor but the inputs has a loop domain other than its logical
 // one (schedulers start from unscheduled fusions); otherwise `reason` names
 // the first that has.

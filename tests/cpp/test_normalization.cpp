@@ -643,7 +643,7 @@ TEST_F(NormalizationTest, BackwardKernelsLoadRowsFirstAndDoNotSpill) {
     const std::string kernel = code.substr(code.find("__global__"));
     const size_t first_barrier = kernel.find("blockAllReduce<");
     ASSERT_NE(first_barrier, std::string::npos);
-    for (const std::string& input : {"&T0[", "&T1["}) {
+    for (const char* input : {"&T0[", "&T1["}) {
       const size_t load = kernel.find(input);
       ASSERT_NE(load, std::string::npos) << input;
       EXPECT_LT(load, first_barrier) << input << "\n" << kernel;

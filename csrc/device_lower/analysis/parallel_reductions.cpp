@@ -90,11 +90,14 @@ ParallelReductions::ParallelReductions(Fusion* fusion, LoweredKernel& kernel) {
       continue;
     }
     info.result_in_every_thread = usedAgainByReducingThreads(out, info.dims);
+    // Across blocks, only a grid whose blocks are all resident can give
+    // every thread the result (runtime gridAllReduceResident).
     FUSER_INTERNAL_ASSERT(
-        !info.result_in_every_thread || !info.dims.anyBlock(),
+        !info.result_in_every_thread || !info.dims.anyBlock() ||
+            kernel.cooperative_launch,
         "the result of a reduction across blocks is used again by the threads "
-        "that reduced it; only reductions within a block give every thread "
-        "their result: ",
+        "that reduced it; only reductions within a block, or across the "
+        "blocks of a cooperative launch, give every thread their result: ",
         out->toString());
     // A group is reduced together: one slot per thread and value
     // (runtime/block_reduction.h, blockReduceValues).
@@ -103,8 +106,13 @@ ParallelReductions::ParallelReductions(Fusion* fusion, LoweredKernel& kernel) {
         dataTypeSize(out->dtype()) * info.group_size);
     if (info.dims.anyBlock()) {
       info.buffer_index = static_cast<int64_t>(kernel.grid_buffers.size());
-      info.last_block = IrBuilder::create<kir::NamedScalar>(
-          "last_block" + std::to_string(info.buffer_index), DataType::Bool);
+      // Every block holds an all-reduce's result: no flag.
+      info.last_block =
+          info.result_in_every_thread
+              ? nullptr
+              : IrBuilder::create<kir::NamedScalar>(
+                    "last_block" + std::to_string(info.buffer_index),
+                    DataType::Bool);
       // One work slot per thread of the grid and grouped value, one
       // semaphore per block (an upper bound on the groups of blocks).
       Val* blocks = launchProduct(kernel, kBlocks);
