@@ -2,7 +2,8 @@
 // doc/normalization.md §10): which fusions it takes and declines, its
 // kernels compiled with NVRTC and run on the kernel-IR interpreter on the
 // CPU (several blocks, whose totals every thread receives), and on the GPU
-// a batch norm in training against ATen, as one kernel.
+// a batch norm in training, forward and backward, against ATen, as one
+// kernel.
 #include <ops/normalization.h>
 #include <runtime/fusion_executor_cache.h>
 #include <runtime/nvrtc_compile.h>
@@ -72,6 +73,40 @@ BatchNormCase batchNormNhwc(
   c.fusion->addOutput(r.invstd);
   c.fusion->addOutput(r.running_mean);
   c.fusion->addOutput(r.running_var);
+  return c;
+}
+
+// Batch norm backward in training over [N, H, W, C] (channels last): the
+// input, weight and bias gradients from dy, x, the weight and the
+// forward's saved mean and invstd.
+BatchNormCase batchNormBackwardNhwc(
+    std::vector<int64_t> sizes, at::ScalarType type,
+    at::Device device = at::kCPU) {
+  BatchNormCase c;
+  c.fusion = std::make_unique<Fusion>();
+  FusionGuard fg(c.fusion.get());
+  const DataType dtype =
+      type == at::kBFloat16 ? DataType::BFloat16 : DataType::Float;
+  const int64_t channels = sizes.back();
+  const auto on = at::TensorOptions().device(device);
+  c.inputs = {
+      at::randn(sizes, on).to(type), at::randn(sizes, on).to(type),
+      at::randn({channels}, on).to(type), at::randn({channels}, on),
+      at::rand({channels}, on) + 0.5};
+  TensorView* dy = makeContigTensor(4, dtype);
+  TensorView* x = makeContigTensor(4, dtype);
+  TensorView* w = makeContigTensor(1, dtype);
+  TensorView* mean = makeContigTensor(1);
+  TensorView* invstd = makeContigTensor(1);
+  for (TensorView* tv : {dy, x, w, mean, invstd}) {
+    c.fusion->addInput(tv);
+  }
+  BackwardNormResult g = batch_norm_backward(
+      dy, x, w, nullptr, nullptr, mean, invstd, /*training=*/true,
+      IrBuilder::create<Val>(1e-5), /*channels_last=*/true);
+  c.fusion->addOutput(g.grad_input);
+  c.fusion->addOutput(g.grad_weight);
+  c.fusion->addOutput(g.grad_bias);
   return c;
 }
 
@@ -148,6 +183,24 @@ TEST_F(OuterPersistentTest, BatchNormIsOneKernel) {
                   "spill loads"))
         << choice.params;
   }
+}
+
+// Batch norm backward in training: the sums of dy and of dy * (x - mean)
+// over N, H, W, then the input gradient from the held dy and x, one
+// kernel (segmented, three).
+TEST_F(OuterPersistentTest, BatchNormBackwardIsOneKernel) {
+  BatchNormCase c = batchNormBackwardNhwc({16, 7, 7, 128}, at::kBFloat16);
+  Choice choice = choose(*c.fusion, c.inputs);
+  ASSERT_EQ(choice.type, SchedulerType::OuterPersistent) << choice.rejections;
+  const std::string kernel = choice.code.substr(choice.code.find("__global__"));
+  EXPECT_THAT(kernel, HasSubstr("gridAllReduceResident<")) << choice.params;
+  const KernelInspection inspection =
+      inspectKernel(choice.code, "fuser_kernel", 90, true);
+  EXPECT_THAT(
+      inspection.ptxas_log,
+      HasSubstr("0 bytes stack frame, 0 bytes spill stores, 0 bytes "
+                "spill loads"))
+      << choice.params;
 }
 
 TEST_F(OuterPersistentTest, TheGridFitsTheDevice) {
@@ -241,7 +294,17 @@ TEST_F(OuterPersistentTest, KernelsNormalizeEveryColumnOnTheInterpreter) {
     f->addOutput(squares);
     f->addOutput(mul(c, broadcast(squares, rows)));
   };
+  // Two sums of one input, independent of each other (batch norm
+  // backward's structure): both cross the grid before the output.
+  auto independent_sums = [](Fusion* f, TensorView* in) {
+    const std::vector<bool> rows = {true, false};
+    TensorView* total = sum(in, {0});
+    TensorView* squares = sum(mul(in, in), {0});
+    f->addOutput(
+        add(mul(in, broadcast(total, rows)), broadcast(squares, rows)));
+  };
   const std::vector<InterpretedCase> cases = {
+      {"x * sum(x, 0) + sum(x * x, 0) [90, 36]", {90, 36}, independent_sums},
       {"x - sum(x, 0) [150, 24]", {150, 24}, centered},
       {"x - sum(x, 0) [77, 5] (odd columns)", {77, 5}, centered},
       // One SM holds 4 blocks of these: each thread holds 2 rows.
@@ -262,8 +325,8 @@ TEST_F(OuterPersistentTest, KernelsNormalizeEveryColumnOnTheInterpreter) {
   }
 }
 
-// Batch norm in training against ATen, as one kernel, twice (compile, then
-// a cache hit).
+// Batch norm in training, forward and backward, against ATen, as one
+// kernel, twice (compile, then a cache hit).
 TEST_F(OuterPersistentGpuTest, BatchNormMatchesATen) {
   for (at::ScalarType type : {at::kFloat, at::kBFloat16}) {
     for (const std::vector<int64_t>& sizes :
@@ -271,15 +334,20 @@ TEST_F(OuterPersistentGpuTest, BatchNormMatchesATen) {
       SCOPED_TRACE(
           std::string(type == at::kFloat ? "float " : "bfloat16 ") +
           std::to_string(sizes.back()) + " channels");
-      BatchNormCase c = batchNormNhwc(sizes, type, at::kCUDA);
-      std::vector<c10::IValue> inputs(c.inputs.begin(), c.inputs.end());
-      FusionExecutorCache fec(std::make_unique<Fusion>(*c.fusion));
-      for (int run = 0; run < 2; ++run) {
-        std::vector<at::Tensor> outputs = fec.runFusionWithInputs(inputs);
-        const auto* runtime = fec.getMostRecentKernelRuntime();
-        EXPECT_EQ(runtime->schedulerType(), SchedulerType::OuterPersistent);
-        EXPECT_FALSE(runtime->isSegmented());
-        testValidate(fec.fusion(), outputs, inputs, __LINE__, __FILE__);
+      for (bool backward : {false, true}) {
+        SCOPED_TRACE(backward ? "backward" : "forward");
+        BatchNormCase c = backward
+                              ? batchNormBackwardNhwc(sizes, type, at::kCUDA)
+                              : batchNormNhwc(sizes, type, at::kCUDA);
+        std::vector<c10::IValue> inputs(c.inputs.begin(), c.inputs.end());
+        FusionExecutorCache fec(std::make_unique<Fusion>(*c.fusion));
+        for (int run = 0; run < 2; ++run) {
+          std::vector<at::Tensor> outputs = fec.runFusionWithInputs(inputs);
+          const auto* runtime = fec.getMostRecentKernelRuntime();
+          EXPECT_EQ(runtime->schedulerType(), SchedulerType::OuterPersistent);
+          EXPECT_FALSE(runtime->isSegmented());
+          testValidate(fec.fusion(), outputs, inputs, __LINE__, __FILE__);
+        }
       }
     }
   }
