@@ -202,9 +202,26 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
     return p;
   };
   if (rows.outer.empty()) {
+    const int64_t fewest = batch;
     while (batch * 2 * v <= 32 && threads_for(batch * 2) >= 64 &&
            fits(batch * 2)) {
       batch *= 2;
+    }
+    // A batch that divides the row's vectors leaves no thread a part of a
+    // vector past the row's end: with a remainder, the warp holding the
+    // row's end runs the predicated copy of every nest after the copy
+    // without predicates (doc/indexing.md §6), for every row, and the
+    // block waits for it. The largest such batch, when one keeps two
+    // warps per row (4097 = 17 x 241: 241 threads of 17, where doubling
+    // gives 205 of 20).
+    if (vectors % batch != 0) {
+      for (int64_t b = 32 / v; b >= fewest; --b) {
+        if (vectors % b == 0 && threads_for(b) >= 64 &&
+            threads_for(b) <= kMaxThreadsPerRow && fits(b)) {
+          batch = b;
+          break;
+        }
+      }
     }
     return with_batch(batch);
   }

@@ -703,6 +703,21 @@ TEST_F(NormalizationTest, ShortRowsShareABlockAndOddRowsPadTheWarp) {
     EXPECT_EQ(p.threads_x, 125);
     EXPECT_EQ(p.paddedMultiple(), 32);
   }
+  {
+    // 4097 = 17 x 241 elements (no vectors): 17 per thread, no thread
+    // with a part past the row's end (doubling gave 20 per thread on 205
+    // threads, the last three of them partly past it in every row).
+    NormCase c = normCase(
+        "odd, no vectors", {randn({16, 4097}, DataType::BFloat16)},
+        softmaxOf(1));
+    SchedulerType type;
+    std::string rejections;
+    const auto& p =
+        persistentParams(*scheduleAndCompile(c, &type, &rejections));
+    EXPECT_EQ(p.vectorize, 1);
+    EXPECT_EQ(p.batch, 17);
+    EXPECT_EQ(p.threads_x, 241);
+  }
 }
 
 TEST_F(NormalizationTest, OuterNormalizationsAndHugeRowsFallBackToATen) {
