@@ -303,7 +303,14 @@ TEST_F(OuterPersistentTest, KernelsNormalizeEveryColumnOnTheInterpreter) {
     f->addOutput(
         add(mul(in, broadcast(total, rows)), broadcast(squares, rows)));
   };
+  // Reduced axes apart from each other, the kept ones between and after
+  // them ([N, C, H, W] normalized over N and H).
+  auto apart = [](Fusion* f, TensorView* in) {
+    const std::vector<bool> reduced = {true, false, true, false};
+    f->addOutput(sub(in, broadcast(sum(in, {0, 2}), reduced)));
+  };
   const std::vector<InterpretedCase> cases = {
+      {"x - sum(x, {0, 2}) [6, 3, 9, 8]", {6, 3, 9, 8}, apart},
       {"x * sum(x, 0) + sum(x * x, 0) [90, 36]", {90, 36}, independent_sums},
       {"x - sum(x, 0) [150, 24]", {150, 24}, centered},
       {"x - sum(x, 0) [77, 5] (odd columns)", {77, 5}, centered},
