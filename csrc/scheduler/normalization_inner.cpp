@@ -239,24 +239,14 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
   return best;
 }
 
-std::vector<int64_t> reducedPositions(ReductionOp* rop) {
-  std::vector<int64_t> positions;
-  const auto& logical = rop->out()->as<TensorView>()->getLogicalDomain();
-  for (size_t p = 0; p < logical.size(); ++p) {
-    if (logical[p]->isReduction()) {
-      positions.push_back(static_cast<int64_t>(p));
-    }
-  }
-  return positions;
-}
-
 RowReductions rowReductions(
     Fusion* fusion, const std::vector<int64_t>& reduced_axes) {
   std::vector<int64_t> inner_positions = reduced_axes;
   std::sort(inner_positions.begin(), inner_positions.end());
   RowReductions rows;
   for (ReductionOp* rop : scheduler_utils::reductionsOf(fusion)) {
-    (reducedPositions(rop) == inner_positions ? rows.inner : rows.outer)
+    (scheduler_utils::reducedPositions(rop) == inner_positions ? rows.inner
+                                                               : rows.outer)
         .push_back(rop);
   }
   return rows;
@@ -302,7 +292,7 @@ bool persistentRowsCompileTimeCheck(
       *reason = out->toString() + " has another rank than " + first->toString();
       return false;
     }
-    const std::vector<int64_t> reduced = reducedPositions(rop);
+    const std::vector<int64_t> reduced = scheduler_utils::reducedPositions(rop);
     if (std::find(reduced_sets.begin(), reduced_sets.end(), reduced) ==
         reduced_sets.end()) {
       reduced_sets.push_back(reduced);
@@ -376,7 +366,8 @@ bool InnerPersistentScheduler::canScheduleRunTime(
   }
   return innerPersistentHeuristics(
              fusion, runtime_info,
-             rowReductions(fusion, reducedPositions(first)), reason)
+             rowReductions(fusion, scheduler_utils::reducedPositions(first)),
+             reason)
       .has_value();
 }
 
@@ -385,8 +376,8 @@ std::unique_ptr<HeuristicParams> InnerPersistentScheduler::computeHeuristics(
   std::string reason;
   ReductionOp* first = scheduler_utils::reductionsOf(fusion).front();
   auto params = innerPersistentHeuristics(
-      fusion, runtime_info, rowReductions(fusion, reducedPositions(first)),
-      &reason);
+      fusion, runtime_info,
+      rowReductions(fusion, scheduler_utils::reducedPositions(first)), &reason);
   FUSER_INTERNAL_ASSERT(
       params.has_value(),
       "computeHeuristics after the run-time check: ", reason);

@@ -61,9 +61,6 @@ class InnerPersistentScheduler : public Scheduler {
   void schedule(Fusion* fusion, const HeuristicParams& params) override;
 };
 
-// The logical positions `rop` reduces.
-std::vector<int64_t> reducedPositions(ReductionOp* rop);
-
 // The fusion's reductions by the axes they reduce: `inner` ones reduce
 // `reduced_axes` (logical positions), `outer` ones the others.
 struct RowReductions {

@@ -14,7 +14,8 @@ namespace {
 // axis in memory) and the columns'.
 RowReductions rowsAndColumns(Fusion* fusion, RuntimeInfo& runtime_info) {
   ReductionOp* first = scheduler_utils::reductionsOf(fusion).front();
-  RowReductions split = rowReductions(fusion, reducedPositions(first));
+  RowReductions split =
+      rowReductions(fusion, scheduler_utils::reducedPositions(first));
   const ReductionLayout layout =
       reductionLayout(fusion, first->out()->as<TensorView>(), runtime_info);
   if (!layout.inner) {

@@ -186,14 +186,10 @@ void OuterPersistentScheduler::schedule(
   // Every block needs the totals of all: the grid must be resident.
   fusion->setCooperativeLaunch(true);
   prepareForPersistence(fusion);
+  auto* reduced =
+      scheduler_utils::reductionsOf(fusion).front()->out()->as<TensorView>();
   const std::vector<TensorView*> input_caches =
-      scheduler_utils::cacheInputsReadOnce(
-          fusion,
-          scheduler_utils::reductionsOf(fusion)
-              .front()
-              ->out()
-              ->as<TensorView>(),
-          CacheOp::Streaming);
+      scheduler_utils::cacheInputsReadOnce(fusion, reduced, CacheOp::Streaming);
   scheduler_utils::cacheAndForkOutputs(fusion, /*unroll=*/true);
   // References: the reductions' inputs, of the input's shape with every
   // axis an iteration (normalization_inner.cpp's schedulePersistentRows

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <numeric>
 #include <sstream>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace fuser {
@@ -21,10 +22,67 @@ namespace {
 // Inputs read once of up to this many L2s of bytes are loaded evict-first.
 constexpr int64_t kStreamingL2Multiple = 5;
 
-ReductionOp* theReduction(Fusion* fusion) {
-  const std::vector<ReductionOp*> reductions =
-      scheduler_utils::reductionsOf(fusion);
-  return reductions.size() == 1 ? reductions.front() : nullptr;
+// The full-rank fusion inputs `v` is computed from.
+std::unordered_set<Val*> fullRankInputsOf(Val* v, int64_t rank) {
+  std::unordered_set<Val*> inputs;
+  for (Val* u : scheduler_utils::upstreamOf(v)) {
+    auto* tv = dynamic_cast<TensorView*>(u);
+    if (tv != nullptr && tv->isFusionInput() &&
+        scheduler_utils::rankOf(tv) == rank) {
+      inputs.insert(tv);
+    }
+  }
+  return inputs;
+}
+
+// The fusion's reductions when one kernel can compute them all, else
+// empty with `reason`: they reduce the same axes of tensors of one rank,
+// and read a common input of that rank, through which the schedule of the
+// first reaches the others (a layer norm backward's weight and bias
+// gradients, sum(dy * xhat, 0) and sum(dy, 0); batch norm backward's two
+// per-channel sums).
+std::vector<ReductionOp*> reductionsOfOneKernel(
+    Fusion* fusion, std::string* reason) {
+  std::vector<ReductionOp*> reductions = scheduler_utils::reductionsOf(fusion);
+  if (reductions.empty()) {
+    *reason = "it has no reduction (sum, prod, max or min)";
+    return {};
+  }
+  ReductionOp* first = reductions.front();
+  const std::vector<int64_t> axes = scheduler_utils::reducedPositions(first);
+  const auto rank = static_cast<int64_t>(
+      first->out()->as<TensorView>()->getLogicalDomain().size());
+  std::unordered_set<Val*> common = fullRankInputsOf(first->in(), rank);
+  for (ReductionOp* rop : reductions) {
+    auto* out = rop->out()->as<TensorView>();
+    if (static_cast<int64_t>(out->getLogicalDomain().size()) != rank ||
+        scheduler_utils::reducedPositions(rop) != axes) {
+      *reason = out->toString() + " reduces other axes than " +
+                first->out()->toString() +
+                " (one kernel reduces one set of axes)";
+      return {};
+    }
+    // Each reads the input only: a reduction of what another's result
+    // was combined with (softmax's sum of exp(x - max)) is a
+    // normalization.
+    const std::unordered_set<Val*> up = scheduler_utils::upstreamOf(rop->in());
+    for (ReductionOp* other : reductions) {
+      if (up.count(other->out())) {
+        *reason = rop->out()->toString() + " reduces what derives from " +
+                  other->out()->toString() + " (a normalization)";
+        return {};
+      }
+    }
+    const std::unordered_set<Val*> mine = fullRankInputsOf(rop->in(), rank);
+    for (auto it = common.begin(); it != common.end();) {
+      it = mine.count(*it) ? std::next(it) : common.erase(it);
+    }
+  }
+  if (reductions.size() > 1 && common.empty()) {
+    *reason = "its reductions read no common input of their rank";
+    return {};
+  }
+  return reductions;
 }
 
 } // namespace
@@ -43,19 +101,26 @@ std::string ReductionParams::toString() const {
 
 bool ReductionScheduler::canScheduleCompileTime(
     Fusion* fusion, std::string* reason) {
-  ReductionOp* rop = theReduction(fusion);
-  if (rop == nullptr) {
-    *reason = "it needs exactly one reduction (sum, prod, max or min)";
+  const std::vector<ReductionOp*> reductions =
+      reductionsOfOneKernel(fusion, reason);
+  if (reductions.empty()) {
     return false;
   }
-  auto* reduced = rop->out()->as<TensorView>();
+  auto* reduced = reductions.front()->out()->as<TensorView>();
   const auto rank = static_cast<int64_t>(reduced->getLogicalDomain().size());
   const int64_t kept_rank = scheduler_utils::rankOf(reduced);
-  const std::unordered_set<Val*> down =
-      scheduler_utils::downstreamOf(fusion, reduced);
-  const std::unordered_set<Val*> feeds = scheduler_utils::upstreamOf(rop->in());
+  std::unordered_set<Val*> down;
+  std::unordered_set<Val*> feeds;
+  for (ReductionOp* rop : reductions) {
+    for (Val* v : scheduler_utils::downstreamOf(fusion, rop->out())) {
+      down.insert(v);
+    }
+    for (Val* v : scheduler_utils::upstreamOf(rop->in())) {
+      feeds.insert(v);
+    }
+  }
   for (Expr* expr : fusion->exprs()) {
-    if (expr == rop) {
+    if (expr->isA<ReductionOp>()) {
       continue;
     }
     if (!scheduler_utils::isPointwiseExpr(expr)) {
@@ -77,10 +142,10 @@ bool ReductionScheduler::canScheduleCompileTime(
       }
       continue;
     }
-    // After the reduction, or beside it: what derives from the result,
-    // combined with tensors of the result's shape only (a running
+    // After the reductions, or beside them: what derives from the results,
+    // combined with tensors of the results' shape only (a running
     // statistic's update, mean * momentum + running * (1 - momentum)); a
-    // tensor of the input's shape joining it is a normalization.
+    // tensor of the input's shape joining them is a normalization.
     for (Val* in : expr->inputs()) {
       auto* tv = dynamic_cast<TensorView*>(in);
       if (tv != nullptr && !down.count(tv) &&
@@ -95,7 +160,7 @@ bool ReductionScheduler::canScheduleCompileTime(
   for (Val* out : fusion->outputs()) {
     if (!down.count(out)) {
       *reason =
-          "output " + out->toString() + " does not derive from the reduction";
+          "output " + out->toString() + " does not derive from a reduction";
       return false;
     }
     if (!scheduler_utils::hasDefaultLayout(out->as<TensorView>())) {
@@ -108,7 +173,8 @@ bool ReductionScheduler::canScheduleCompileTime(
 
 bool ReductionScheduler::canScheduleRunTime(
     Fusion* fusion, RuntimeInfo& runtime_info, std::string* reason) {
-  auto* in = theReduction(fusion)->in()->as<TensorView>();
+  auto* in =
+      scheduler_utils::reductionsOf(fusion).front()->in()->as<TensorView>();
   if (runtime_info.numel(in) == 0) {
     *reason = "the reduction's input is empty";
     return false;
@@ -119,7 +185,7 @@ bool ReductionScheduler::canScheduleRunTime(
 std::unique_ptr<HeuristicParams> ReductionScheduler::computeHeuristics(
     Fusion* fusion, RuntimeInfo& runtime_info) {
   auto params = std::make_unique<ReductionParams>();
-  ReductionOp* rop = theReduction(fusion);
+  ReductionOp* rop = scheduler_utils::reductionsOf(fusion).front();
   const auto& logical = rop->out()->as<TensorView>()->getLogicalDomain();
   const ReductionLayout layout =
       reductionLayout(fusion, rop->out()->as<TensorView>(), runtime_info);
@@ -285,43 +351,79 @@ std::unique_ptr<HeuristicParams> ReductionScheduler::computeHeuristics(
   return params;
 }
 
-void ReductionScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
-  const auto& params = dynamic_cast<const ReductionParams&>(hp);
-  FusionGuard fg(fusion);
-  const std::vector<TensorView*> input_caches =
-      scheduler_utils::cacheInputsReadOnce(
-          fusion, theReduction(fusion)->out()->as<TensorView>(),
-          params.stream_inputs ? CacheOp::Streaming : CacheOp::Unspecified);
-  scheduler_utils::cacheAndForkOutputs(fusion, /*unroll=*/true);
-  // The reduction computes into the output's cache now.
-  TensorView* reference = theReduction(fusion)->out()->as<TensorView>();
+namespace {
 
+// Positions of the named axes of a reduction output split by
+// splitReduction (-1 for those it lacks).
+struct ReductionAxes {
+  int64_t kept = -1, grid = -1, serial = -1, unroll = -1, ty = -1, tx = -1,
+          vec = -1;
+  // The axes each thread accumulates first (rFactor).
+  std::vector<int64_t> serial_axes;
+};
+
+// Reorders the loop domain of `tv` to `reference`'s: at each position of
+// the reference, the first axis of `tv` not yet placed with the same
+// parallel type and reduced or not (the finals of one schedule have the
+// same kinds of axes, in an order propagation may change).
+void matchLoopOrder(TensorView* tv, TensorView* reference) {
+  const auto& want = reference->getLoopDomain();
+  const auto& have = tv->getLoopDomain();
+  FUSER_INTERNAL_ASSERT(
+      want.size() == have.size(), tv->toString(), " and ",
+      reference->toString(), " differ in their loops");
+  std::unordered_map<int64_t, int64_t> old_to_new;
+  std::vector<bool> placed(have.size(), false);
+  for (size_t i = 0; i < want.size(); ++i) {
+    size_t j = 0;
+    while (j < have.size() &&
+           (placed[j] ||
+            have[j]->getParallelType() != want[i]->getParallelType() ||
+            have[j]->isReduction() != want[i]->isReduction())) {
+      ++j;
+    }
+    FUSER_INTERNAL_ASSERT(
+        j < have.size(), "the loops of ", tv->toString(),
+        " do not match those of ", reference->toString());
+    placed[j] = true;
+    old_to_new[static_cast<int64_t>(j)] = static_cast<int64_t>(i);
+  }
+  tv->reorder(old_to_new);
+}
+
+// Splits the reduction output `tv` (unscheduled) as `params` say.
+ReductionAxes splitReduction(TensorView* tv, const ReductionParams& params) {
   // [kept..., reduced...] (inner) or [reduced..., kept...] (outer), each
   // group merged into one axis.
   const auto& first = params.inner ? params.kept_axes : params.reduced_axes;
   const auto& second = params.inner ? params.reduced_axes : params.kept_axes;
-  mergeReductionAxes(reference, first, second);
+  mergeReductionAxes(tv, first, second);
   const bool has_kept = !params.kept_axes.empty();
-  // Positions of the named axes, filled below.
-  int64_t kept = -1, grid = -1, serial = -1, unroll = -1, ty = -1, tx = -1,
-          vec = -1;
+  ReductionAxes axes;
+  int64_t& kept = axes.kept;
+  int64_t& grid = axes.grid;
+  int64_t& serial = axes.serial;
+  int64_t& unroll = axes.unroll;
+  int64_t& ty = axes.ty;
+  int64_t& tx = axes.tx;
+  int64_t& vec = axes.vec;
   if (params.inner) {
     // [K, R] -> [K/ty, (gs), S, U, ty, tx, v]
     const int64_t r = has_kept ? 1 : 0;
-    reference->split(r, params.vectorize);
-    reference->split(r, params.threads_x);
+    tv->split(r, params.vectorize);
+    tv->split(r, params.threads_x);
     // [K, R/v/tx, tx, v]
     if (params.grid_split > 1) {
-      reference->split(r, params.grid_split, /*inner_split=*/false);
+      tv->split(r, params.grid_split, /*inner_split=*/false);
     }
     const int64_t sr = r + (params.grid_split > 1 ? 1 : 0);
-    reference->split(sr, params.unroll);
+    tv->split(sr, params.unroll);
     // [K, (gs), S, U, tx, v]
     if (has_kept) {
-      reference->split(0, params.threads_y);
+      tv->split(0, params.threads_y);
       // [K/ty, ty, (gs), S, U, tx, v] -> move ty before tx
-      const int64_t n = reference->nDims();
-      reference->reorder({{1, n - 3}});
+      const int64_t n = tv->nDims();
+      tv->reorder({{1, n - 3}});
       kept = 0;
       ty = n - 3;
     }
@@ -329,24 +431,24 @@ void ReductionScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
     grid = params.grid_split > 1 ? base : -1;
     serial = base + (params.grid_split > 1 ? 1 : 0);
     unroll = serial + 1;
-    tx = reference->nDims() - 2;
-    vec = reference->nDims() - 1;
+    tx = tv->nDims() - 2;
+    vec = tv->nDims() - 1;
   } else {
     // [R, K] -> [K/v/tx, (gs), S, U, ty, tx, v]
     const int64_t k = 1;
-    reference->split(k, params.vectorize);
-    reference->split(k, params.threads_x);
+    tv->split(k, params.vectorize);
+    tv->split(k, params.threads_x);
     // [R, K/v/tx, tx, v]
-    reference->split(0, params.threads_y);
+    tv->split(0, params.threads_y);
     // [R/ty, ty, K/v/tx, tx, v]
     if (params.grid_split > 1) {
-      reference->split(0, params.grid_split, /*inner_split=*/false);
+      tv->split(0, params.grid_split, /*inner_split=*/false);
     }
     const int64_t sr = params.grid_split > 1 ? 1 : 0;
-    reference->split(sr, params.unroll);
+    tv->split(sr, params.unroll);
     // [(gs), S, U, ty, K/v/tx, tx, v] -> K/v/tx first
-    const int64_t kb = reference->nDims() - 3;
-    reference->reorder({{kb, 0}});
+    const int64_t kb = tv->nDims() - 3;
+    tv->reorder({{kb, 0}});
     // [Kb, (gs), S, U, ty, tx, v]
     kept = 0;
     grid = params.grid_split > 1 ? 1 : -1;
@@ -358,26 +460,63 @@ void ReductionScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
   }
 
   // Each thread accumulates its serial part first.
-  std::vector<int64_t> serial_axes = {serial, unroll};
+  axes.serial_axes = {serial, unroll};
   if (params.inner) {
-    serial_axes.push_back(vec);
+    axes.serial_axes.push_back(vec);
   }
-  TensorView* partial = reference->rFactor(serial_axes);
+  return axes;
+}
 
-  // The partial has every axis, at the positions above.
-  if (kept >= 0) {
-    partial->axis(kept)->parallelize(
-        has_kept ? ParallelType::BIDx : ParallelType::Serial);
+} // namespace
+
+void ReductionScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
+  const auto& params = dynamic_cast<const ReductionParams&>(hp);
+  FusionGuard fg(fusion);
+  auto* reduced =
+      scheduler_utils::reductionsOf(fusion).front()->out()->as<TensorView>();
+  const std::vector<TensorView*> input_caches =
+      scheduler_utils::cacheInputsReadOnce(
+          fusion, reduced,
+          params.stream_inputs ? CacheOp::Streaming : CacheOp::Unspecified);
+  scheduler_utils::cacheAndForkOutputs(fusion, /*unroll=*/true);
+  // The reduction computes into the output's cache now.
+  const std::vector<ReductionOp*> reductions =
+      scheduler_utils::reductionsOf(fusion);
+  // Every reduction split alike (they reduce the same axes of tensors of
+  // one shape), each thread accumulating its serial part first.
+  std::vector<TensorView*> finals;
+  for (ReductionOp* rop : reductions) {
+    finals.push_back(rop->out()->as<TensorView>());
   }
-  if (grid >= 0) {
-    partial->axis(grid)->parallelize(
-        has_kept ? ParallelType::BIDy : ParallelType::BIDx);
+  ReductionAxes axes;
+  for (TensorView* out : finals) {
+    axes = splitReduction(out, params);
   }
-  if (ty >= 0) {
-    partial->axis(ty)->parallelize(ParallelType::TIDy);
+  const bool has_kept = !params.kept_axes.empty();
+  const int64_t kept = axes.kept, grid = axes.grid, unroll = axes.unroll,
+                ty = axes.ty, tx = axes.tx;
+  std::vector<TensorView*> partials;
+  for (TensorView* out : finals) {
+    partials.push_back(out->rFactor(axes.serial_axes));
   }
-  partial->axis(tx)->parallelize(ParallelType::TIDx);
-  partial->axis(unroll)->parallelize(ParallelType::Unroll);
+  TensorView* partial = partials.front();
+
+  // The partials have every axis, at the positions above.
+  for (TensorView* p : partials) {
+    if (kept >= 0) {
+      p->axis(kept)->parallelize(
+          has_kept ? ParallelType::BIDx : ParallelType::Serial);
+    }
+    if (grid >= 0) {
+      p->axis(grid)->parallelize(
+          has_kept ? ParallelType::BIDy : ParallelType::BIDx);
+    }
+    if (ty >= 0) {
+      p->axis(ty)->parallelize(ParallelType::TIDy);
+    }
+    p->axis(tx)->parallelize(ParallelType::TIDx);
+    p->axis(unroll)->parallelize(ParallelType::Unroll);
+  }
 
   TransformPropagator propagator(partial);
   MaxLogicalDomainInfoSpanningTree(partial).traverse(&propagator);
@@ -386,16 +525,26 @@ void ReductionScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
       {ParallelType::BIDx, ParallelType::BIDy, ParallelType::TIDx,
        ParallelType::TIDy, ParallelType::Unroll});
 
+  // The other reductions' loops in the first's order (propagation from
+  // the first partial may move their reduced axes last): their producers
+  // then inline into them, and the grouped axis below is innermost in
+  // each.
+  for (size_t i = 1; i < finals.size(); ++i) {
+    matchLoopOrder(partials[i], partial);
+    matchLoopOrder(finals[i], finals.front());
+  }
   // Vector loads from the input caches; vector stores of the outputs.
   // An outer grid reduction reduces a thread's vector of columns in one
-  // call: the innermost axis of the final reduction (as propagated).
+  // call: the innermost axis of each final reduction.
   if (params.grouped()) {
-    IterDomain* grouped = reference->axis(-1);
-    FUSER_INTERNAL_ASSERT(
-        !grouped->isReduction() && grouped->extent()->isConstInt() &&
-            grouped->extent()->constIntValue() == params.vectorize,
-        "the grouped axis of ", reference->toString());
-    grouped->parallelize(ParallelType::Group);
+    for (TensorView* out : finals) {
+      IterDomain* grouped = out->axis(-1);
+      FUSER_INTERNAL_ASSERT(
+          !grouped->isReduction() && grouped->extent()->isConstInt() &&
+              grouped->extent()->constIntValue() == params.vectorize,
+          "the grouped axis of ", out->toString());
+      grouped->parallelize(ParallelType::Group);
+    }
   }
   if (params.vectorize > 1) {
     // Only copies are vectorized: an input read by its broadcast directly

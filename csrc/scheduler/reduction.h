@@ -1,6 +1,7 @@
 // The reduction scheduler (doc/reduction.md): fusions with one reduction
-// (sum, prod, max, min), pointwise ops before it (on the input's shape) and
-// after it (on the output's shape).
+// (sum, prod, max, min), or several of the same axes reading a common
+// input, pointwise ops before them (on the input's shape) and after them
+// (on the output's shape).
 //
 // The kept and the reduced axes are each merged, in the memory order of
 // the largest input, into one axis; the reduction is "inner" when the

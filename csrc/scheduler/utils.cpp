@@ -281,4 +281,15 @@ splitByBroadcastAxes(
   return groups;
 }
 
+std::vector<int64_t> reducedPositions(ReductionOp* rop) {
+  std::vector<int64_t> positions;
+  const auto& logical = rop->out()->as<TensorView>()->getLogicalDomain();
+  for (size_t p = 0; p < logical.size(); ++p) {
+    if (logical[p]->isReduction()) {
+      positions.push_back(static_cast<int64_t>(p));
+    }
+  }
+  return positions;
+}
+
 } // namespace fuser::scheduler_utils

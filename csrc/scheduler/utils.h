@@ -33,6 +33,9 @@ bool isPointwiseExpr(const Expr* expr);
 // The fusion's reductions, in expr order.
 std::vector<ReductionOp*> reductionsOf(Fusion* fusion);
 
+// The logical positions `rop` reduces.
+std::vector<int64_t> reducedPositions(ReductionOp* rop);
+
 // The fusion's tensor inputs, in input order.
 std::vector<TensorView*> tensorInputs(Fusion* fusion);
 

@@ -185,7 +185,87 @@ class Segmenter {
   // together: fewer launches, and a view between them stays a view);
   // true when one was accepted.
   bool mergeOnce() {
-    return mergeOnce(/*compiled=*/true) || mergeOnce(/*compiled=*/false);
+    return mergeOnce(/*compiled=*/true) || mergeSiblings() ||
+           mergeOnce(/*compiled=*/false);
+  }
+
+  // The tensors the group reads from outside it.
+  std::set<const Val*> readsOf(size_t id) const {
+    std::set<const Val*> reads;
+    for (Expr* expr : nodes_[id].exprs) {
+      for (Val* in : expr->inputs()) {
+        Expr* def = in->definition();
+        if (in->isA<TensorView>() &&
+            (def == nullptr || !live_.count(def) || node_of_.at(def) != id)) {
+          reads.insert(in);
+        }
+      }
+    }
+    return reads;
+  }
+
+  // When no producer and consumer merge: two compiled groups that read a
+  // common tensor and lie on no path between each other, largest common
+  // read first. One kernel then reads it once (a layer norm backward's
+  // weight and bias gradients both reduce dy over the rows; batch norm
+  // backward's two per-channel sums read dy and x).
+  bool mergeSiblings() {
+    const std::vector<Edge> all = edges();
+    struct Pair {
+      size_t a = 0;
+      size_t b = 0;
+      int64_t bytes = 0;
+    };
+    std::vector<Pair> pairs;
+    std::vector<size_t> live_ids;
+    std::unordered_map<size_t, std::set<const Val*>> reads;
+    for (size_t id = 0; id < nodes_.size(); ++id) {
+      if (nodes_[id].alive && nodes_[id].compiled) {
+        live_ids.push_back(id);
+        reads[id] = readsOf(id);
+      }
+    }
+    for (size_t i = 0; i < live_ids.size(); ++i) {
+      for (size_t j = i + 1; j < live_ids.size(); ++j) {
+        const size_t a = live_ids[i];
+        const size_t b = live_ids[j];
+        int64_t bytes = 0;
+        for (const Val* v : reads[a]) {
+          if (reads[b].count(v)) {
+            bytes += scheduling_.bytes(v->as<TensorView>());
+          }
+        }
+        if (bytes > 0 && between(all, a, b).empty() &&
+            between(all, b, a).empty()) {
+          pairs.push_back({a, b, bytes});
+        }
+      }
+    }
+    std::stable_sort(
+        pairs.begin(), pairs.end(),
+        [](const Pair& x, const Pair& y) { return x.bytes > y.bytes; });
+    for (const Pair& pair : pairs) {
+      const std::vector<size_t> ids = {pair.a, pair.b};
+      if (failed_.count(ids) || !mergeable(all, ids, /*compiled=*/true)) {
+        continue;
+      }
+      std::vector<Expr*> exprs = nodes_[pair.a].exprs;
+      exprs.insert(
+          exprs.end(), nodes_[pair.b].exprs.begin(),
+          nodes_[pair.b].exprs.end());
+      std::sort(exprs.begin(), exprs.end(), [&](Expr* x, Expr* y) {
+        return position_.at(x) < position_.at(y);
+      });
+      if (!accepts(exprs)) {
+        failed_.insert(ids);
+        continue;
+      }
+      nodes_[pair.a].alive = false;
+      nodes_[pair.b].alive = false;
+      addNode(std::move(exprs), /*compiled=*/true, /*slices_only=*/false);
+      return true;
+    }
+    return false;
   }
 
   bool mergeOnce(bool compiled) {

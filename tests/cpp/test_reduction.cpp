@@ -365,6 +365,14 @@ TEST_F(ReductionTest, KernelsReduceEveryRowOnTheInterpreter) {
   auto sum_over = [](std::vector<int64_t> axes) {
     return [axes](Fusion* f, TensorView* in) { f->addOutput(sum(in, axes)); };
   };
+  // sum(x) and sum(x * x) + sum(x), over `axes`.
+  auto two_sums = [](std::vector<int64_t> axes) {
+    return [axes](Fusion* f, TensorView* in) {
+      TensorView* total = sum(in, axes);
+      f->addOutput(total);
+      f->addOutput(add(sum(mul(in, in), axes), total));
+    };
+  };
   const std::vector<std::pair<InterpretedCase, std::string>> cases = {
       {{"inner, one row per block", {9, 1000}, sum_over({1})}, "inner"},
       {{"inner, a thread per short row", {40, 8}, sum_over({1})},
@@ -401,6 +409,20 @@ TEST_F(ReductionTest, KernelsReduceEveryRowOnTheInterpreter) {
        ""},
       {{"split allocation, inner", {32, 300}, sum_over({1}), {}, true}, ""},
       {{"split allocation, outer", {32, 300}, sum_over({0}), {}, true}, ""},
+      // Several reductions of one set of axes in one kernel (a layer norm
+      // backward's weight and bias gradients; batch norm backward's sums).
+      {{"two sums, outer, grid", {600, 20}, two_sums({0})}, "grouped"},
+      {{"two sums, outer, block", {4, 2000}, two_sums({0})}, "outer"},
+      {{"two sums, inner", {9, 1000}, two_sums({1})}, "inner"},
+      {{"two sums, inner, grid", {2, 5000}, two_sums({1})}, "grid split"},
+      {{"sum and max, NHWC per channel",
+        {2, 8, 5, 6},
+        [](Fusion* f, TensorView* in) {
+          f->addOutput(sum(in, {0, 2, 3}));
+          f->addOutput(max(mul(in, in), {0, 2, 3}));
+        },
+        {0, 2, 3, 1}},
+       "outer"},
   };
   for (const auto& [ic, expected_params] : cases) {
     std::string params;

@@ -1,7 +1,8 @@
 // Property-based tests of the reduction scheduler: random shapes (rank 1
 // to 4, size-1 axes included), random memory orders of the input, random
-// reduced axes, ops, keep_dim, prologues and epilogues. On the CPU each
-// kernel runs on the kernel-IR interpreter (every output element written
+// reduced axes, ops, keep_dim, prologues and epilogues, and a second
+// reduction of the same axes in the same kernel. On the CPU each kernel
+// runs on the kernel-IR interpreter (every output element written
 // once, with the value and the input elements of its row); on the GPU,
 // with larger shapes and bf16/half inputs too, against ATen.
 //   FUSER_PROPERTY_REDUCTION_CASES      CPU cases (default 40)
@@ -46,6 +47,7 @@ struct RandomReduction {
   bool keep_dim = false;
   int prologue = 0;      // none, x * x, x + 1.5
   bool epilogue = false; // the result times 2
+  bool second = false;   // also sum(x * x) over the same axes, in one kernel
   DataType dtype = DataType::Float;
 
   std::string toString() const {
@@ -54,8 +56,9 @@ struct RandomReduction {
     std::stringstream ss;
     ss << ops[op] << "(" << prologues[prologue] << ", axes "
        << kir_test::str(axes) << (keep_dim ? ", keep_dim" : "") << ")"
-       << (epilogue ? " * 2" : "") << " of " << kir_test::str(sizes)
-       << " in memory order " << kir_test::str(order) << ", " << dtype;
+       << (epilogue ? " * 2" : "") << (second ? " and sum(x * x)" : "")
+       << " of " << kir_test::str(sizes) << " in memory order "
+       << kir_test::str(order) << ", " << dtype;
     return ss.str();
   }
 
@@ -82,6 +85,9 @@ struct RandomReduction {
         break;
     }
     fusion->addOutput(epilogue ? mul(r, IrBuilder::create<Val>(2.0)) : r);
+    if (second) {
+      fusion->addOutput(sum(mul(x, x), axes, keep_dim));
+    }
   }
 };
 
@@ -124,6 +130,7 @@ RandomReduction randomReduction(
   r.keep_dim = pick(4) == 0;
   r.prologue = static_cast<int>(pick(3));
   r.epilogue = pick(3) == 0;
+  r.second = pick(4) == 0;
   r.dtype =
       dtypes[static_cast<size_t>(pick(static_cast<int64_t>(dtypes.size())))];
   return r;

@@ -645,10 +645,11 @@ TEST_F(SegmentationTest, ExpandedStatisticsAreReadAsBroadcasts) {
 }
 
 // Its backward over a batch too large to hold: the per-channel sums of dy
-// and of dy * (x - mean) are a reduction kernel each, then grad_input is
-// one pointwise kernel. x - mean, read by the second sum and by
-// grad_input, is computed in each (transform/input_forwarding.h), not
-// written by one and read by the other.
+// and of dy * (x - mean) are one reduction kernel (two groups that read dy
+// and x merge, doc/segmentation.md §2 step 6), then grad_input is one
+// pointwise kernel. x - mean, read by the second sum and by grad_input, is
+// computed in each (transform/input_forwarding.h), not written by one and
+// read by the other.
 TEST_F(SegmentationTest, BatchNormBackwardIsTwoSumsThenTheInputGradient) {
   for (BatchNormLayout layout : kBatchNormLayouts) {
     SCOPED_TRACE(name(layout));
@@ -658,8 +659,7 @@ TEST_F(SegmentationTest, BatchNormBackwardIsTwoSumsThenTheInputGradient) {
     EXPECT_EQ(
         schedulerTypes(*segmented),
         (std::vector<SchedulerType>{
-            SchedulerType::Reduction, SchedulerType::Reduction,
-            SchedulerType::PointWise}));
+            SchedulerType::Reduction, SchedulerType::PointWise}));
     // Between the kernels pass per-channel values only.
     for (const SegmentedGroup* group : segmented->groups()) {
       for (Val* out : group->outputs()) {
@@ -673,6 +673,37 @@ TEST_F(SegmentationTest, BatchNormBackwardIsTwoSumsThenTheInputGradient) {
       }
     }
   }
+}
+
+// A layer norm backward with its weight and bias gradients, the
+// inner-outer scheduler off (its default): the input gradient is an inner
+// persistent kernel, and the two column sums, sum(dy * xhat, 0) and
+// sum(dy, 0), which read dy (and x) alike, one reduction kernel.
+TEST_F(SegmentationTest, LayerNormBackwardWeightGradientsShareAKernel) {
+  ScopedEnv off("FUSER_ENABLE", std::nullopt);
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* dy = makeContigTensor(2);
+  TensorView* x = makeContigTensor(2);
+  TensorView* mean = makeContigTensor(1);
+  TensorView* invstd = makeContigTensor(1);
+  TensorView* w = makeContigTensor(1);
+  TensorView* b = makeContigTensor(1);
+  for (TensorView* tv : {dy, x, mean, invstd, w, b}) {
+    fusion->addInput(tv);
+  }
+  BackwardNormResult g = layer_norm_backward(dy, x, {1}, mean, invstd, w, b);
+  for (TensorView* tv : {g.grad_input, g.grad_weight, g.grad_bias}) {
+    fusion->addOutput(tv);
+  }
+  auto segmented = checkedSegments(
+      fusion.get(),
+      {at::randn({2048, 1024}), at::randn({2048, 1024}), at::randn({2048}),
+       at::rand({2048}), at::randn({1024}), at::randn({1024})});
+  EXPECT_EQ(
+      schedulerTypes(*segmented),
+      (std::vector<SchedulerType>{
+          SchedulerType::InnerPersistent, SchedulerType::Reduction}));
 }
 
 TEST_F(SegmentationTest, MatmulThenLayerNorm) {
@@ -738,9 +769,9 @@ TEST_F(SegmentationTest, SliceOfAComputedTensorIsOneKernel) {
   fusion->addInput(x);
   TensorView* twice = mul(x, IrBuilder::create<Val>(2.0));
   Val* one = IrBuilder::create<Val>(int64_t{1}, DataType::Index);
-  fusion->addOutput(add(
-      slice(twice, {{one, nullptr, nullptr}, {one, nullptr, nullptr}}),
-      IrBuilder::create<Val>(1.0)));
+  fusion->addOutput(
+      add(slice(twice, {{one, nullptr, nullptr}, {one, nullptr, nullptr}}),
+          IrBuilder::create<Val>(1.0)));
   auto segmented = checkedSegments(fusion.get(), {at::randn({16, 40})});
   ASSERT_EQ(
       schedulerTypes(*segmented),
