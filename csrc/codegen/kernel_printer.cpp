@@ -80,7 +80,9 @@ std::string KernelPrinter::print() {
   }
   mmaPreamble();
   for (size_t k = 0; k < kernel_.grid_buffers.size(); ++k) {
-    os_ << "  bool last_block" << k << " = false;\n";
+    if (kernel_.grid_buffers[k].last_block_flag) {
+      os_ << "  bool last_block" << k << " = false;\n";
+    }
   }
   depth_ = 0;
   block(kernel_.exprs);

@@ -77,6 +77,9 @@ struct LoweredKernel {
     DataType work_type;
     Val* work_elements;
     Val* semaphores;
+    // Whether the last block holds the result (a flag in the kernel); an
+    // all-reduce gives it to every block.
+    bool last_block_flag = true;
   };
   std::vector<GridBuffer> grid_buffers;
   // A matrix product on the tensor cores (doc/matmul.md §3): the

@@ -175,6 +175,8 @@ TEST_F(OuterPersistentTest, BatchNormIsOneKernel) {
       ++calls;
     }
     EXPECT_EQ(calls, 2u) << kernel;
+    // Every block holds the totals: no last-block flag.
+    EXPECT_THAT(kernel, Not(HasSubstr("last_block"))) << kernel;
     const KernelInspection inspection =
         inspectKernel(choice.code, "fuser_kernel", 90, true);
     EXPECT_THAT(

@@ -122,7 +122,8 @@ ParallelReductions::ParallelReductions(Fusion* fusion, LoweredKernel& kernel) {
             slots, IrBuilder::create<Val>(
                        ScalarValue(info.group_size), DataType::Index));
       }
-      kernel.grid_buffers.push_back({out->dtype(), slots, blocks});
+      kernel.grid_buffers.push_back(
+          {out->dtype(), slots, blocks, info.last_block != nullptr});
     }
     reductions_.emplace(expr, info);
   }
