@@ -144,15 +144,10 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
   params.vectorize = layout.vectorize;
 
   // The buffers of the fusion as schedule() rewrites it.
-  Fusion rewritten(*fusion);
-  prepareForPersistence(&rewritten);
-  int64_t buffer_bytes = 0; // per element of a row
-  params.narrow_buffers = true;
-  for (TensorView* tv : persistentBuffers(&rewritten)) {
-    params.persistent_buffers.push_back(tv->toString());
-    buffer_bytes += dataTypeSize(tv->dtype());
-    params.narrow_buffers &= dataTypeSize(tv->dtype()) < 4;
-  }
+  const HeldBuffers held = heldBuffers(fusion);
+  params.persistent_buffers = held.names;
+  params.narrow_buffers = held.narrow;
+  int64_t buffer_bytes = held.bytes; // per element of a row
   // An outer reduction accumulates its thread's columns of the rows it
   // visits (doc/normalization.md §9).
   for (ReductionOp* rop : rows.outer) {
@@ -359,11 +354,10 @@ bool InnerPersistentScheduler::canScheduleCompileTime(
 
 bool InnerPersistentScheduler::canScheduleRunTime(
     Fusion* fusion, RuntimeInfo& runtime_info, std::string* reason) {
-  ReductionOp* first = scheduler_utils::reductionsOf(fusion).front();
-  if (runtime_info.numel(first->in()->as<TensorView>()) == 0) {
-    *reason = "the reduction's input is empty";
+  if (scheduler_utils::reductionInputIsEmpty(fusion, runtime_info, reason)) {
     return false;
   }
+  ReductionOp* first = scheduler_utils::reductionsOf(fusion).front();
   return innerPersistentHeuristics(
              fusion, runtime_info,
              rowReductions(fusion, scheduler_utils::reducedPositions(first)),

@@ -55,11 +55,10 @@ bool InnerOuterPersistentScheduler::canScheduleCompileTime(
 
 bool InnerOuterPersistentScheduler::canScheduleRunTime(
     Fusion* fusion, RuntimeInfo& runtime_info, std::string* reason) {
-  ReductionOp* first = scheduler_utils::reductionsOf(fusion).front();
-  if (runtime_info.numel(first->in()->as<TensorView>()) == 0) {
-    *reason = "the reductions' input is empty";
+  if (scheduler_utils::reductionInputIsEmpty(fusion, runtime_info, reason)) {
     return false;
   }
+  ReductionOp* first = scheduler_utils::reductionsOf(fusion).front();
   const RowReductions rows = rowsAndColumns(fusion, runtime_info);
   const int64_t rank = static_cast<int64_t>(
       first->out()->as<TensorView>()->getLogicalDomain().size());

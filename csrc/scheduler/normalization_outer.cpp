@@ -75,13 +75,9 @@ std::optional<OuterPersistentParams> outerPersistentHeuristics(
   params.reduced_axes = layout.reduced_axes;
   params.vectorize = layout.vectorize;
 
-  Fusion rewritten(*fusion);
-  prepareForPersistence(&rewritten);
-  int64_t buffer_bytes = 0; // per element
-  for (TensorView* tv : persistentBuffers(&rewritten)) {
-    params.persistent_buffers.push_back(tv->toString());
-    buffer_bytes += dataTypeSize(tv->dtype());
-  }
+  const HeldBuffers held = heldBuffers(fusion);
+  params.persistent_buffers = held.names;
+  const int64_t buffer_bytes = held.bytes; // per element
   if (buffer_bytes == 0) {
     *reason =
         "no reduction's result is used again on the tensor it reduces "
@@ -140,9 +136,7 @@ bool OuterPersistentScheduler::canScheduleCompileTime(
 
 bool OuterPersistentScheduler::canScheduleRunTime(
     Fusion* fusion, RuntimeInfo& runtime_info, std::string* reason) {
-  ReductionOp* first = scheduler_utils::reductionsOf(fusion).front();
-  if (runtime_info.numel(first->in()->as<TensorView>()) == 0) {
-    *reason = "the reduction's input is empty";
+  if (scheduler_utils::reductionInputIsEmpty(fusion, runtime_info, reason)) {
     return false;
   }
   return outerPersistentHeuristics(fusion, runtime_info, reason).has_value();

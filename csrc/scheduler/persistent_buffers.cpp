@@ -402,4 +402,16 @@ void prepareForPersistence(Fusion* fusion) {
   scheduler_utils::removeDeadExprs(fusion);
 }
 
+HeldBuffers heldBuffers(const Fusion* fusion) {
+  Fusion rewritten(*fusion);
+  prepareForPersistence(&rewritten);
+  HeldBuffers held;
+  for (TensorView* tv : persistentBuffers(&rewritten)) {
+    held.names.push_back(tv->toString());
+    held.bytes += dataTypeSize(tv->dtype());
+    held.narrow &= dataTypeSize(tv->dtype()) < 4;
+  }
+  return held;
+}
+
 } // namespace fuser

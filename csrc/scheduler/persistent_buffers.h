@@ -7,6 +7,7 @@
 #include <ir/interface_nodes.h>
 #include <ir/internal_nodes.h>
 
+#include <string>
 #include <vector>
 
 namespace fuser {
@@ -62,5 +63,17 @@ void recomputeColumnInputs(
 // first, Welford as two sums, buffers projected to inputs, divisions by a
 // row's value as products.
 void prepareForPersistence(Fusion* fusion);
+
+// The buffers a persistent schedule of `fusion` holds: persistentBuffers
+// of a copy after prepareForPersistence (the heuristics' view of what
+// schedule() will make of it).
+struct HeldBuffers {
+  std::vector<std::string> names;
+  // Bytes per element, summed over the buffers.
+  int64_t bytes = 0;
+  // Every buffer narrower than float (true when there is none).
+  bool narrow = true;
+};
+HeldBuffers heldBuffers(const Fusion* fusion);
 
 } // namespace fuser

@@ -173,13 +173,7 @@ bool ReductionScheduler::canScheduleCompileTime(
 
 bool ReductionScheduler::canScheduleRunTime(
     Fusion* fusion, RuntimeInfo& runtime_info, std::string* reason) {
-  auto* in =
-      scheduler_utils::reductionsOf(fusion).front()->in()->as<TensorView>();
-  if (runtime_info.numel(in) == 0) {
-    *reason = "the reduction's input is empty";
-    return false;
-  }
-  return true;
+  return !scheduler_utils::reductionInputIsEmpty(fusion, runtime_info, reason);
 }
 
 std::unique_ptr<HeuristicParams> ReductionScheduler::computeHeuristics(
@@ -400,13 +394,6 @@ ReductionAxes splitReduction(TensorView* tv, const ReductionParams& params) {
   mergeReductionAxes(tv, first, second);
   const bool has_kept = !params.kept_axes.empty();
   ReductionAxes axes;
-  int64_t& kept = axes.kept;
-  int64_t& grid = axes.grid;
-  int64_t& serial = axes.serial;
-  int64_t& unroll = axes.unroll;
-  int64_t& ty = axes.ty;
-  int64_t& tx = axes.tx;
-  int64_t& vec = axes.vec;
   if (params.inner) {
     // [K, R] -> [K/ty, (gs), S, U, ty, tx, v]
     const int64_t r = has_kept ? 1 : 0;
@@ -424,15 +411,15 @@ ReductionAxes splitReduction(TensorView* tv, const ReductionParams& params) {
       // [K/ty, ty, (gs), S, U, tx, v] -> move ty before tx
       const int64_t n = tv->nDims();
       tv->reorder({{1, n - 3}});
-      kept = 0;
-      ty = n - 3;
+      axes.kept = 0;
+      axes.ty = n - 3;
     }
     const int64_t base = has_kept ? 1 : 0;
-    grid = params.grid_split > 1 ? base : -1;
-    serial = base + (params.grid_split > 1 ? 1 : 0);
-    unroll = serial + 1;
-    tx = tv->nDims() - 2;
-    vec = tv->nDims() - 1;
+    axes.grid = params.grid_split > 1 ? base : -1;
+    axes.serial = base + (params.grid_split > 1 ? 1 : 0);
+    axes.unroll = axes.serial + 1;
+    axes.tx = tv->nDims() - 2;
+    axes.vec = tv->nDims() - 1;
   } else {
     // [R, K] -> [K/v/tx, (gs), S, U, ty, tx, v]
     const int64_t k = 1;
@@ -450,19 +437,19 @@ ReductionAxes splitReduction(TensorView* tv, const ReductionParams& params) {
     const int64_t kb = tv->nDims() - 3;
     tv->reorder({{kb, 0}});
     // [Kb, (gs), S, U, ty, tx, v]
-    kept = 0;
-    grid = params.grid_split > 1 ? 1 : -1;
-    serial = params.grid_split > 1 ? 2 : 1;
-    unroll = serial + 1;
-    ty = unroll + 1;
-    tx = ty + 1;
-    vec = tx + 1;
+    axes.kept = 0;
+    axes.grid = params.grid_split > 1 ? 1 : -1;
+    axes.serial = params.grid_split > 1 ? 2 : 1;
+    axes.unroll = axes.serial + 1;
+    axes.ty = axes.unroll + 1;
+    axes.tx = axes.ty + 1;
+    axes.vec = axes.tx + 1;
   }
 
   // Each thread accumulates its serial part first.
-  axes.serial_axes = {serial, unroll};
+  axes.serial_axes = {axes.serial, axes.unroll};
   if (params.inner) {
-    axes.serial_axes.push_back(vec);
+    axes.serial_axes.push_back(axes.vec);
   }
   return axes;
 }
@@ -501,22 +488,21 @@ void ReductionScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
   }
   TensorView* partial = partials.front();
 
-  // The partials have every axis, at the positions above.
-  for (TensorView* p : partials) {
-    if (kept >= 0) {
-      p->axis(kept)->parallelize(
-          has_kept ? ParallelType::BIDx : ParallelType::Serial);
-    }
-    if (grid >= 0) {
-      p->axis(grid)->parallelize(
-          has_kept ? ParallelType::BIDy : ParallelType::BIDx);
-    }
-    if (ty >= 0) {
-      p->axis(ty)->parallelize(ParallelType::TIDy);
-    }
-    p->axis(tx)->parallelize(ParallelType::TIDx);
-    p->axis(unroll)->parallelize(ParallelType::Unroll);
+  // The partial has every axis, at the positions above; the others take
+  // its parallel types below (parallelizeAllLike).
+  if (kept >= 0) {
+    partial->axis(kept)->parallelize(
+        has_kept ? ParallelType::BIDx : ParallelType::Serial);
   }
+  if (grid >= 0) {
+    partial->axis(grid)->parallelize(
+        has_kept ? ParallelType::BIDy : ParallelType::BIDx);
+  }
+  if (ty >= 0) {
+    partial->axis(ty)->parallelize(ParallelType::TIDy);
+  }
+  partial->axis(tx)->parallelize(ParallelType::TIDx);
+  partial->axis(unroll)->parallelize(ParallelType::Unroll);
 
   TransformPropagator propagator(partial);
   MaxLogicalDomainInfoSpanningTree(partial).traverse(&propagator);

@@ -292,4 +292,14 @@ std::vector<int64_t> reducedPositions(ReductionOp* rop) {
   return positions;
 }
 
+bool reductionInputIsEmpty(
+    Fusion* fusion, RuntimeInfo& runtime_info, std::string* reason) {
+  auto* in = reductionsOf(fusion).front()->in()->as<TensorView>();
+  if (runtime_info.numel(in) != 0) {
+    return false;
+  }
+  *reason = "the reduction's input is empty";
+  return true;
+}
+
 } // namespace fuser::scheduler_utils

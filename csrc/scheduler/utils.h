@@ -36,6 +36,11 @@ std::vector<ReductionOp*> reductionsOf(Fusion* fusion);
 // The logical positions `rop` reduces.
 std::vector<int64_t> reducedPositions(ReductionOp* rop);
 
+// Whether the first reduction's input is empty for this run (`reason`
+// says so): the schedulers that reduce decline it, and ExprEval runs it.
+bool reductionInputIsEmpty(
+    Fusion* fusion, RuntimeInfo& runtime_info, std::string* reason);
+
 // The fusion's tensor inputs, in input order.
 std::vector<TensorView*> tensorInputs(Fusion* fusion);
 

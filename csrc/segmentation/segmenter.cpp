@@ -245,25 +245,9 @@ class Segmenter {
         pairs.begin(), pairs.end(),
         [](const Pair& x, const Pair& y) { return x.bytes > y.bytes; });
     for (const Pair& pair : pairs) {
-      const std::vector<size_t> ids = {pair.a, pair.b};
-      if (failed_.count(ids) || !mergeable(all, ids, /*compiled=*/true)) {
-        continue;
+      if (tryMerge(all, {pair.a, pair.b}, /*compiled=*/true)) {
+        return true;
       }
-      std::vector<Expr*> exprs = nodes_[pair.a].exprs;
-      exprs.insert(
-          exprs.end(), nodes_[pair.b].exprs.begin(),
-          nodes_[pair.b].exprs.end());
-      std::sort(exprs.begin(), exprs.end(), [&](Expr* x, Expr* y) {
-        return position_.at(x) < position_.at(y);
-      });
-      if (!accepts(exprs)) {
-        failed_.insert(ids);
-        continue;
-      }
-      nodes_[pair.a].alive = false;
-      nodes_[pair.b].alive = false;
-      addNode(std::move(exprs), /*compiled=*/true, /*slices_only=*/false);
-      return true;
     }
     return false;
   }
@@ -289,30 +273,40 @@ class Segmenter {
                      firstPosition(b.producer), firstPosition(b.consumer));
         });
     for (const Edge& e : candidates) {
-      const std::vector<size_t> ids = between(all, e.producer, e.consumer);
-      if (failed_.count(ids) || !mergeable(all, ids, compiled)) {
-        continue;
+      if (tryMerge(all, between(all, e.producer, e.consumer), compiled)) {
+        return true;
       }
-      std::vector<Expr*> exprs;
-      for (size_t id : ids) {
-        exprs.insert(
-            exprs.end(), nodes_[id].exprs.begin(), nodes_[id].exprs.end());
-      }
-      std::sort(exprs.begin(), exprs.end(), [&](Expr* a, Expr* b) {
-        return position_.at(a) < position_.at(b);
-      });
-      if (compiled && !accepts(exprs)) {
-        failed_.insert(ids);
-        continue;
-      }
-      for (size_t id : ids) {
-        nodes_[id].alive = false;
-      }
-      const bool slices_only = !compiled && scheduler_utils::onlySlices(exprs);
-      addNode(std::move(exprs), compiled, slices_only);
-      return true;
     }
     return false;
+  }
+
+  // Merges the groups `ids` into one when they may become one and, for
+  // the `compiled` pass, a compiled scheduler takes the union (a rejected
+  // union is remembered and not tried again).
+  bool tryMerge(
+      const std::vector<Edge>& all, const std::vector<size_t>& ids,
+      bool compiled) {
+    if (failed_.count(ids) || !mergeable(all, ids, compiled)) {
+      return false;
+    }
+    std::vector<Expr*> exprs;
+    for (size_t id : ids) {
+      exprs.insert(
+          exprs.end(), nodes_[id].exprs.begin(), nodes_[id].exprs.end());
+    }
+    std::sort(exprs.begin(), exprs.end(), [&](Expr* a, Expr* b) {
+      return position_.at(a) < position_.at(b);
+    });
+    if (compiled && !accepts(exprs)) {
+      failed_.insert(ids);
+      return false;
+    }
+    for (size_t id : ids) {
+      nodes_[id].alive = false;
+    }
+    const bool slices_only = !compiled && scheduler_utils::onlySlices(exprs);
+    addNode(std::move(exprs), compiled, slices_only);
+    return true;
   }
 
   const Fusion* complete_;

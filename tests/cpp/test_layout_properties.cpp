@@ -24,6 +24,7 @@
 #include <scheduler/pointwise.h>
 #include <scheduler/registry.h>
 #include <tests/cpp/kernel_ir_interpreter.h>
+#include <tests/cpp/property_harness.h>
 #include <tests/cpp/random_fusion.h>
 #include <tests/cpp/utils.h>
 
@@ -49,19 +50,9 @@ using random_fusion::Case;
 class LayoutPropertyTest : public FuserIrTest {};
 class LayoutPropertyGpuTest : public FuserTest {};
 
-int64_t caseCount(const char* variable, int64_t fallback) {
-  const char* value = std::getenv(variable);
-  return value != nullptr ? std::atoll(value) : fallback;
-}
-
 // How many failing cases are reported in full (FUSER_PROPERTY_REPORTS).
 int64_t maxReports() {
-  return caseCount("FUSER_PROPERTY_REPORTS", 5);
-}
-
-uint64_t firstSeed() {
-  const char* value = std::getenv("FUSER_PROPERTY_SEED");
-  return value != nullptr ? std::strtoull(value, nullptr, 10) : 1;
+  return envCount("FUSER_PROPERTY_REPORTS", 5);
 }
 
 // What the unscheduled fusion computes at coordinate `c` of `v`, in double,
@@ -361,7 +352,7 @@ std::string checkCaseOnGpu(const Case& c) {
 // Every random case schedules as PointWise, lowers without an error and
 // runs correctly on the interpreter (see the top of the file).
 TEST_F(LayoutPropertyTest, RandomPointwiseFusionsOnTheInterpreter) {
-  const int64_t n = caseCount("FUSER_PROPERTY_CPU_CASES", 300);
+  const int64_t n = envCount("FUSER_PROPERTY_CPU_CASES", 300);
   const uint64_t first = firstSeed();
   random_fusion::Limits limits;
   limits.max_numel = 2048;
@@ -379,7 +370,7 @@ TEST_F(LayoutPropertyTest, RandomPointwiseFusionsOnTheInterpreter) {
 // The same cases, larger, through FusionExecutorCache on the GPU against
 // ATen; inputs are views into NaN-filled buffers.
 TEST_F(LayoutPropertyGpuTest, RandomPointwiseFusionsMatchATen) {
-  const int64_t n = caseCount("FUSER_PROPERTY_GPU_CASES", 1200);
+  const int64_t n = envCount("FUSER_PROPERTY_GPU_CASES", 1200);
   const uint64_t first = firstSeed() + 1000000;
   random_fusion::Limits limits;
   limits.max_numel = 1 << 18;

@@ -36,16 +36,19 @@ class OuterPersistentGpuTest : public FuserTest {
 
 namespace {
 
-// A batch norm in training over [N, H, W, C] (channels last): the
-// normalized input, the statistics and the updated running statistics.
+// A batch norm in training over [N, H, W, C] (channels last), as a fusion
+// and its inputs (on `device`). Forward: from x, the weight, the bias and
+// the running statistics, the normalized input, the statistics and the
+// updated running statistics. Backward: from dy, x, the weight and the
+// forward's saved mean and invstd, the input, weight and bias gradients.
 struct BatchNormCase {
   std::unique_ptr<Fusion> fusion;
-  std::vector<at::Tensor> inputs; // on `device`
+  std::vector<at::Tensor> inputs;
 };
 
 BatchNormCase batchNormNhwc(
     std::vector<int64_t> sizes, at::ScalarType type,
-    at::Device device = at::kCPU) {
+    at::Device device = at::kCPU, bool backward = false) {
   BatchNormCase c;
   c.fusion = std::make_unique<Fusion>();
   FusionGuard fg(c.fusion.get());
@@ -53,60 +56,37 @@ BatchNormCase batchNormNhwc(
       type == at::kBFloat16 ? DataType::BFloat16 : DataType::Float;
   const int64_t channels = sizes.back();
   const auto on = at::TensorOptions().device(device);
+  // Forward: x, w, b, running mean and var; backward: dy, x, w, saved mean
+  // and invstd.
+  const std::vector<int64_t> second =
+      backward ? sizes : std::vector<int64_t>{channels};
   c.inputs = {
-      at::randn(sizes, on).to(type), at::randn({channels}, on).to(type),
+      at::randn(sizes, on).to(type), at::randn(second, on).to(type),
       at::randn({channels}, on).to(type), at::randn({channels}, on),
       at::rand({channels}, on) + 0.5};
-  TensorView* x = makeContigTensor(4, dtype);
-  TensorView* w = makeContigTensor(1, dtype);
-  TensorView* b = makeContigTensor(1, dtype);
-  TensorView* rm = makeContigTensor(1);
-  TensorView* rv = makeContigTensor(1);
-  for (TensorView* tv : {x, w, b, rm, rv}) {
+  std::vector<TensorView*> in = {
+      makeContigTensor(4, dtype), makeContigTensor(backward ? 4 : 1, dtype),
+      makeContigTensor(1, dtype), makeContigTensor(1), makeContigTensor(1)};
+  for (TensorView* tv : in) {
     c.fusion->addInput(tv);
+  }
+  Val* eps = IrBuilder::create<Val>(1e-5);
+  if (backward) {
+    BackwardNormResult g = batch_norm_backward(
+        in[0], in[1], in[2], nullptr, nullptr, in[3], in[4],
+        /*training=*/true, eps, /*channels_last=*/true);
+    for (TensorView* tv : {g.grad_input, g.grad_weight, g.grad_bias}) {
+      c.fusion->addOutput(tv);
+    }
+    return c;
   }
   BatchNormResult r = batch_norm(
-      x, w, b, rm, rv, /*training=*/true, IrBuilder::create<Val>(0.1),
-      IrBuilder::create<Val>(1e-5), /*channels_last=*/true);
-  c.fusion->addOutput(r.output);
-  c.fusion->addOutput(r.mean);
-  c.fusion->addOutput(r.invstd);
-  c.fusion->addOutput(r.running_mean);
-  c.fusion->addOutput(r.running_var);
-  return c;
-}
-
-// Batch norm backward in training over [N, H, W, C] (channels last): the
-// input, weight and bias gradients from dy, x, the weight and the
-// forward's saved mean and invstd.
-BatchNormCase batchNormBackwardNhwc(
-    std::vector<int64_t> sizes, at::ScalarType type,
-    at::Device device = at::kCPU) {
-  BatchNormCase c;
-  c.fusion = std::make_unique<Fusion>();
-  FusionGuard fg(c.fusion.get());
-  const DataType dtype =
-      type == at::kBFloat16 ? DataType::BFloat16 : DataType::Float;
-  const int64_t channels = sizes.back();
-  const auto on = at::TensorOptions().device(device);
-  c.inputs = {
-      at::randn(sizes, on).to(type), at::randn(sizes, on).to(type),
-      at::randn({channels}, on).to(type), at::randn({channels}, on),
-      at::rand({channels}, on) + 0.5};
-  TensorView* dy = makeContigTensor(4, dtype);
-  TensorView* x = makeContigTensor(4, dtype);
-  TensorView* w = makeContigTensor(1, dtype);
-  TensorView* mean = makeContigTensor(1);
-  TensorView* invstd = makeContigTensor(1);
-  for (TensorView* tv : {dy, x, w, mean, invstd}) {
-    c.fusion->addInput(tv);
+      in[0], in[1], in[2], in[3], in[4], /*training=*/true,
+      IrBuilder::create<Val>(0.1), eps, /*channels_last=*/true);
+  for (TensorView* tv :
+       {r.output, r.mean, r.invstd, r.running_mean, r.running_var}) {
+    c.fusion->addOutput(tv);
   }
-  BackwardNormResult g = batch_norm_backward(
-      dy, x, w, nullptr, nullptr, mean, invstd, /*training=*/true,
-      IrBuilder::create<Val>(1e-5), /*channels_last=*/true);
-  c.fusion->addOutput(g.grad_input);
-  c.fusion->addOutput(g.grad_weight);
-  c.fusion->addOutput(g.grad_bias);
   return c;
 }
 
@@ -191,7 +171,8 @@ TEST_F(OuterPersistentTest, BatchNormIsOneKernel) {
 // over N, H, W, then the input gradient from the held dy and x, one
 // kernel (segmented, three).
 TEST_F(OuterPersistentTest, BatchNormBackwardIsOneKernel) {
-  BatchNormCase c = batchNormBackwardNhwc({16, 7, 7, 128}, at::kBFloat16);
+  BatchNormCase c = batchNormNhwc(
+      {16, 7, 7, 128}, at::kBFloat16, at::kCPU, /*backward=*/true);
   Choice choice = choose(*c.fusion, c.inputs);
   ASSERT_EQ(choice.type, SchedulerType::OuterPersistent) << choice.rejections;
   const std::string kernel = choice.code.substr(choice.code.find("__global__"));
@@ -345,9 +326,7 @@ TEST_F(OuterPersistentGpuTest, BatchNormMatchesATen) {
           std::to_string(sizes.back()) + " channels");
       for (bool backward : {false, true}) {
         SCOPED_TRACE(backward ? "backward" : "forward");
-        BatchNormCase c = backward
-                              ? batchNormBackwardNhwc(sizes, type, at::kCUDA)
-                              : batchNormNhwc(sizes, type, at::kCUDA);
+        BatchNormCase c = batchNormNhwc(sizes, type, at::kCUDA, backward);
         std::vector<c10::IValue> inputs(c.inputs.begin(), c.inputs.end());
         FusionExecutorCache fec(std::make_unique<Fusion>(*c.fusion));
         for (int run = 0; run < 2; ++run) {

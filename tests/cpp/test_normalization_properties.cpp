@@ -10,6 +10,7 @@
 //   FUSER_PROPERTY_NORMALIZATION_GPU_CASES  GPU cases (default 200)
 //   FUSER_PROPERTY_SEED                     the first case's seed (default 1)
 #include <runtime/fusion_executor_cache.h>
+#include <tests/cpp/property_harness.h>
 #include <tests/cpp/reduction_harness.h>
 
 #include <gtest/gtest.h>
@@ -35,16 +36,6 @@ class NormalizationPropertyGpuTest : public FuserTest {
 };
 
 namespace {
-
-int64_t envCount(const char* variable, int64_t fallback) {
-  const char* value = std::getenv(variable);
-  return value != nullptr ? std::atoll(value) : fallback;
-}
-
-uint64_t firstSeed() {
-  const char* value = std::getenv("FUSER_PROPERTY_SEED");
-  return value != nullptr ? std::strtoull(value, nullptr, 10) : 1;
-}
 
 struct RandomNormalization {
   std::vector<int64_t> sizes;
@@ -94,28 +85,12 @@ struct RandomNormalization {
 // At most `max_elements` elements.
 RandomNormalization randomNormalization(uint64_t seed, int64_t max_elements) {
   std::mt19937_64 rng(seed);
-  auto pick = [&](int64_t n) {
-    return static_cast<int64_t>(rng() % static_cast<uint64_t>(n));
-  };
+  auto pick = [&](int64_t n) { return fuser::pick(rng, n); };
   static const std::vector<int64_t> extents = {
       1, 2, 3, 4, 5, 7, 8, 12, 16, 31, 32, 33, 64, 100, 128, 129, 255, 1000};
   RandomNormalization r;
-  const int64_t rank = 2 + pick(3);
-  for (int64_t a = 0; a < rank; ++a) {
-    r.sizes.push_back(extents[static_cast<size_t>(
-        pick(static_cast<int64_t>(extents.size())))]);
-  }
-  auto numel = [&] {
-    return std::accumulate(
-        r.sizes.begin(), r.sizes.end(), int64_t(1), std::multiplies<>());
-  };
-  while (numel() > max_elements) {
-    auto largest = std::max_element(r.sizes.begin(), r.sizes.end());
-    *largest = (*largest + 1) / 2;
-  }
-  r.order.resize(static_cast<size_t>(rank));
-  std::iota(r.order.begin(), r.order.end(), 0);
-  std::shuffle(r.order.begin(), r.order.end(), rng);
+  r.sizes = randomSizes(rng, extents, 2, 3, max_elements, &r.order);
+  const auto rank = static_cast<int64_t>(r.sizes.size());
   // A non-empty proper subset of the axes.
   while (r.axes.empty() || static_cast<int64_t>(r.axes.size()) == rank) {
     r.axes.clear();

@@ -9,6 +9,7 @@
 //   FUSER_PROPERTY_REDUCTION_GPU_CASES  GPU cases (default 300)
 //   FUSER_PROPERTY_SEED                 the first case's seed (default 1)
 #include <runtime/fusion_executor_cache.h>
+#include <tests/cpp/property_harness.h>
 #include <tests/cpp/reduction_harness.h>
 
 #include <gtest/gtest.h>
@@ -28,16 +29,6 @@ class ReductionPropertyTest : public FuserIrTest {};
 class ReductionPropertyGpuTest : public FuserTest {};
 
 namespace {
-
-int64_t envCount(const char* variable, int64_t fallback) {
-  const char* value = std::getenv(variable);
-  return value != nullptr ? std::atoll(value) : fallback;
-}
-
-uint64_t firstSeed() {
-  const char* value = std::getenv("FUSER_PROPERTY_SEED");
-  return value != nullptr ? std::strtoull(value, nullptr, 10) : 1;
-}
 
 struct RandomReduction {
   std::vector<int64_t> sizes;
@@ -95,29 +86,13 @@ struct RandomReduction {
 RandomReduction randomReduction(
     uint64_t seed, int64_t max_elements, const std::vector<DataType>& dtypes) {
   std::mt19937_64 rng(seed);
-  auto pick = [&](int64_t n) {
-    return static_cast<int64_t>(rng() % static_cast<uint64_t>(n));
-  };
+  auto pick = [&](int64_t n) { return fuser::pick(rng, n); };
   static const std::vector<int64_t> extents = {
       1,  2,  3,   4,   5,   7,   8,   12,   16,   31,   32,
       33, 64, 100, 128, 129, 255, 256, 1000, 1024, 4096, 10000};
   RandomReduction r;
-  const int64_t rank = 1 + pick(4);
-  for (int64_t a = 0; a < rank; ++a) {
-    r.sizes.push_back(extents[static_cast<size_t>(
-        pick(static_cast<int64_t>(extents.size())))]);
-  }
-  auto numel = [&] {
-    return std::accumulate(
-        r.sizes.begin(), r.sizes.end(), int64_t(1), std::multiplies<>());
-  };
-  while (numel() > max_elements) {
-    auto largest = std::max_element(r.sizes.begin(), r.sizes.end());
-    *largest = (*largest + 1) / 2;
-  }
-  r.order.resize(static_cast<size_t>(rank));
-  std::iota(r.order.begin(), r.order.end(), 0);
-  std::shuffle(r.order.begin(), r.order.end(), rng);
+  r.sizes = randomSizes(rng, extents, 1, 4, max_elements, &r.order);
+  const auto rank = static_cast<int64_t>(r.sizes.size());
   for (int64_t a = 0; a < rank; ++a) {
     if (pick(2) == 1) {
       r.axes.push_back(a);

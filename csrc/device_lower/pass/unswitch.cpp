@@ -250,7 +250,7 @@ std::vector<Expr*> assuming(
 std::vector<Expr*> splitOnInvariants(
     const std::vector<Expr*>& nest, const std::vector<Val*>& invariants,
     size_t first) {
-  if (first == invariants.size() || nest.empty()) {
+  if (first == invariants.size()) {
     return nest;
   }
   Val* conjunct = invariants[first];
