@@ -77,63 +77,84 @@ __device__ __forceinline__ void tmaLoad(
     void* dst, const TensorMap* map, unsigned long long* barrier,
     const int (&c)[kRank]);
 
-template <>
-__device__ __forceinline__ void tmaLoad<1>(
+// The same box written at `dst`'s offset into the shared memory of every
+// block of the cluster in `cta_mask` (bit r: the block of rank r), each
+// completing the bytes on its barrier at `barrier`'s offset.
+template <int kRank>
+__device__ __forceinline__ void tmaLoadMulticast(
     void* dst, const TensorMap* map, unsigned long long* barrier,
-    const int (&c)[1]) {
-  asm volatile(
-      "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::"
-      "complete_tx::bytes [%0], [%1, {%3}], [%2];" ::"r"(smemAddress(dst)),
-      "l"(map), "r"(smemAddress(barrier)), "r"(c[0])
-      : "memory");
+    const int (&c)[kRank], unsigned short cta_mask);
+
+// The instructions per rank: COORDS and MC_COORDS name the coordinates'
+// operands (from %3 on for tmaLoad, from %4 on for tmaLoadMulticast, whose
+// %3 is the mask), the rest are the coordinates.
+#define FUSER_TMA_LOAD(RANK, COORDS, MC_COORDS, ...)                          \
+  template <>                                                                 \
+  __device__ __forceinline__ void tmaLoad<RANK>(                              \
+      void* dst, const TensorMap* map, unsigned long long* barrier,           \
+      const int(&c)[RANK]) {                                                  \
+    asm volatile(                                                             \
+        "cp.async.bulk.tensor." #RANK                                         \
+        "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], "   \
+        "[%1, {" COORDS "}], [%2];" ::"r"(smemAddress(dst)),                  \
+        "l"(map), "r"(smemAddress(barrier)), __VA_ARGS__                      \
+        : "memory");                                                          \
+  }                                                                           \
+  template <>                                                                 \
+  __device__ __forceinline__ void tmaLoadMulticast<RANK>(                     \
+      void* dst, const TensorMap* map, unsigned long long* barrier,           \
+      const int(&c)[RANK], unsigned short cta_mask) {                         \
+    asm volatile("cp.async.bulk.tensor." #RANK                                \
+                 "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes" \
+                 ".multicast::cluster [%0], [%1, {" MC_COORDS                 \
+                 "}], [%2], %3;" ::"r"(smemAddress(dst)),                     \
+                 "l"(map), "r"(smemAddress(barrier)), "h"(cta_mask),          \
+                 __VA_ARGS__                                                  \
+                 : "memory");                                                 \
+  }
+
+FUSER_TMA_LOAD(1, "%3", "%4", "r"(c[0]))
+FUSER_TMA_LOAD(2, "%3, %4", "%4, %5", "r"(c[0]), "r"(c[1]))
+FUSER_TMA_LOAD(3, "%3, %4, %5", "%4, %5, %6", "r"(c[0]), "r"(c[1]), "r"(c[2]))
+FUSER_TMA_LOAD(
+    4, "%3, %4, %5, %6", "%4, %5, %6, %7", "r"(c[0]), "r"(c[1]), "r"(c[2]),
+    "r"(c[3]))
+FUSER_TMA_LOAD(
+    5, "%3, %4, %5, %6, %7", "%4, %5, %6, %7, %8", "r"(c[0]), "r"(c[1]),
+    "r"(c[2]), "r"(c[3]), "r"(c[4]))
+#undef FUSER_TMA_LOAD
+
+// ---- Clusters: blocks that share shared memory and barriers.
+
+// This block's rank in its cluster.
+__device__ __forceinline__ unsigned clusterRank() {
+  unsigned rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  return rank;
 }
 
-template <>
-__device__ __forceinline__ void tmaLoad<2>(
-    void* dst, const TensorMap* map, unsigned long long* barrier,
-    const int (&c)[2]) {
+// Every thread of every block of the cluster arrives and waits: barrier
+// initializations before it are visible to the cluster after it, and no
+// block leaves while another may still write into its shared memory.
+__device__ __forceinline__ void clusterSync() {
   asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::"
-      "complete_tx::bytes [%0], [%1, {%3, %4}], [%2];" ::"r"(smemAddress(dst)),
-      "l"(map), "r"(smemAddress(barrier)), "r"(c[0]), "r"(c[1])
-      : "memory");
+      "barrier.cluster.arrive.release.aligned;\n"
+      "barrier.cluster.wait.acquire.aligned;" ::
+          : "memory");
 }
 
-template <>
-__device__ __forceinline__ void tmaLoad<3>(
-    void* dst, const TensorMap* map, unsigned long long* barrier,
-    const int (&c)[3]) {
+// One arrival on the barrier at `barrier`'s offset in the block of rank
+// `cta` of the cluster (this block's own included), ordered after this
+// thread's earlier memory accesses for the whole cluster.
+__device__ __forceinline__ void mbarrierArriveCluster(
+    unsigned long long* barrier, unsigned cta) {
   asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::"
-      "complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];" ::"r"(
-          smemAddress(dst)),
-      "l"(map), "r"(smemAddress(barrier)), "r"(c[0]), "r"(c[1]), "r"(c[2])
-      : "memory");
-}
-
-template <>
-__device__ __forceinline__ void tmaLoad<4>(
-    void* dst, const TensorMap* map, unsigned long long* barrier,
-    const int (&c)[4]) {
-  asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::"
-      "complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], [%2];" ::"r"(
-          smemAddress(dst)),
-      "l"(map), "r"(smemAddress(barrier)), "r"(c[0]), "r"(c[1]), "r"(c[2]),
-      "r"(c[3])
-      : "memory");
-}
-
-template <>
-__device__ __forceinline__ void tmaLoad<5>(
-    void* dst, const TensorMap* map, unsigned long long* barrier,
-    const int (&c)[5]) {
-  asm volatile(
-      "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::"
-      "complete_tx::bytes [%0], [%1, {%3, %4, %5, %6, %7}], [%2];" ::"r"(
-          smemAddress(dst)),
-      "l"(map), "r"(smemAddress(barrier)), "r"(c[0]), "r"(c[1]), "r"(c[2]),
-      "r"(c[3]), "r"(c[4])
+      "{\n"
+      ".reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
+      "}" ::"r"(smemAddress(barrier)),
+      "r"(cta)
       : "memory");
 }
 

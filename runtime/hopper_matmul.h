@@ -14,6 +14,13 @@
 // Producer and consumers step through the same k-steps of the same tiles
 // in the same order (the generated kernel runs the same tile loop in both
 // roles), each with its own State: a position in the ring and its phase.
+//
+// With kCluster = 2 the blocks come in clusters of two whose tiles share
+// their N range (two adjacent M tiles): each block's producer loads half
+// of the B tile and the copy engine writes it into both blocks' stages
+// (multicast), so each block reads a third less from L2. A stage may then
+// be refilled only when the consumers of both blocks are done with it:
+// every consumer warp arrives on the empty barrier of both blocks.
 #ifndef FUSER_RUNTIME_HOPPER_MATMUL_H
 #define FUSER_RUNTIME_HOPPER_MATMUL_H
 
@@ -48,13 +55,14 @@ struct TileCoordinates {
 // rows apart; otherwise rows of kBK elements, one per M (N) index).
 template <
     typename T, int kBM, int kBN, int kBK, int kStages, bool kAMnMajor,
-    bool kBMnMajor, int kARank, int kBRank>
+    bool kBMnMajor, int kARank, int kBRank, int kCluster = 1>
 struct Matmul {
   static_assert(sizeof(T) == 2, "16-bit operands");
   static_assert(kBM % 64 == 0 && kBM <= 128, "64 rows per warpgroup");
   static_assert(kBK % 16 == 0 && kBK * 2 <= 128, "k-steps of 16");
   static_assert(!kAMnMajor || kBM % 64 == 0, "M-major chunks of 64");
   static_assert(!kBMnMajor || kBN % 64 == 0, "N-major chunks of 64");
+  static_assert(kCluster == 1 || kCluster == 2, "clusters of one or two");
 
   static constexpr int kConsumers = kBM / 64;
   static constexpr int kThreads = 128 * (kConsumers + 1);
@@ -64,6 +72,15 @@ struct Matmul {
   // Bytes of a swizzled row: the swizzle span.
   static constexpr int kARowBytes = kAMnMajor ? 128 : kBK * 2;
   static constexpr int kBRowBytes = kBMnMajor ? 128 : kBK * 2;
+  // The part of the B tile each block of a cluster loads: rows of a
+  // K-major tile, chunks of an N-major one. Parts start on the swizzle
+  // pattern's 1024-byte period.
+  static constexpr int kBSliceRows = kBN / kCluster;
+  static constexpr int kBSliceChunks = kBN / 64 / kCluster;
+  static_assert(
+      kCluster == 1 || (kBMnMajor ? kBSliceChunks * kCluster * 64 == kBN
+                                  : (kBSliceRows * kBRowBytes) % 1024 == 0),
+      "the B tile splits into whole parts per block of the cluster");
   // The ring, its barriers, and room to start the ring at 1024 bytes.
   static constexpr int kSharedBytes =
       1024 + kStages * kStageBytes + 2 * kStages * 8;
@@ -99,14 +116,27 @@ struct Matmul {
     return fullBarriers(smem) + kStages;
   }
 
-  // By every thread, followed by a __syncthreads().
+  // By every thread, followed by a __syncthreads(). In a cluster the
+  // other block's copies and arrivals may reach this block's barriers
+  // only after they are initialized: the whole cluster waits here.
   static __device__ __forceinline__ void init(char* smem) {
     if (threadIdx.x == 0 && threadIdx.y == 0) {
       for (int s = 0; s < kStages; ++s) {
         mbarrierInit(&fullBarriers(smem)[s], 1);
-        mbarrierInit(&emptyBarriers(smem)[s], 4 * kConsumers);
+        mbarrierInit(&emptyBarriers(smem)[s], 4 * kConsumers * kCluster);
       }
       fenceBarrierInit();
+    }
+    if (kCluster > 1) {
+      clusterSync();
+    }
+  }
+
+  // By every thread at the end of the kernel: in a cluster, no block
+  // leaves while the other may still arrive on its barriers.
+  static __device__ __forceinline__ void finish() {
+    if (kCluster > 1) {
+      clusterSync();
     }
   }
 
@@ -129,7 +159,11 @@ struct Matmul {
       char* b_tile = a_tile + kABytes;
       const int k0 = kt * kBK;
       loadTile<kAMnMajor, kBM>(a_tile, map_a, tile_a, m0, k0, batch, barrier);
-      loadTile<kBMnMajor, kBN>(b_tile, map_b, tile_b, n0, k0, batch, barrier);
+      if (kCluster == 1) {
+        loadTile<kBMnMajor, kBN>(b_tile, map_b, tile_b, n0, k0, batch, barrier);
+      } else {
+        loadBSlice(b_tile, map_b, tile_b, n0, k0, batch, barrier);
+      }
       state.advance();
     }
   }
@@ -180,10 +214,38 @@ struct Matmul {
     }
   }
 
-  // One arrival per consumer warp.
+  // One arrival per consumer warp, on the barrier of each block of the
+  // cluster.
   static __device__ __forceinline__ void release(unsigned long long* empty) {
-    if (threadIdx.x % 32 == 0) {
-      mbarrierArrive(empty);
+    if (kCluster == 1) {
+      if (threadIdx.x % 32 == 0) {
+        mbarrierArrive(empty);
+      }
+    } else if (threadIdx.x % 32 < kCluster) {
+      mbarrierArriveCluster(empty, threadIdx.x % 32);
+    }
+  }
+
+  // This block's part of the B tile, into the same place of every block
+  // of the cluster.
+  template <int kRank>
+  static __device__ __forceinline__ void loadBSlice(
+      char* tile, const TensorMap* map, const TileCoordinates<kRank>& where,
+      int n0, int k0, const int* batch, unsigned long long* barrier) {
+    constexpr unsigned short kAll = (1 << kCluster) - 1;
+    const int rank = static_cast<int>(clusterRank());
+    int c[kRank];
+    if (!kBMnMajor) {
+      where.at(c, n0 + rank * kBSliceRows, k0, batch);
+      tmaLoadMulticast<kRank>(
+          tile + rank * kBSliceRows * kBRowBytes, map, barrier, c, kAll);
+    } else {
+#pragma unroll
+      for (int i = 0; i < kBSliceChunks; ++i) {
+        const int j = rank * kBSliceChunks + i;
+        where.at(c, n0 + 64 * j, k0, batch);
+        tmaLoadMulticast<kRank>(tile + j * kBK * 128, map, barrier, c, kAll);
+      }
     }
   }
 

@@ -100,6 +100,9 @@ bool isEnabled(EnableOption option) {
     case EnableOption::OuterPersistent:
       name = "outer_persistent";
       break;
+    case EnableOption::MatmulCluster:
+      name = "matmul_cluster";
+      break;
   }
   std::stringstream list(value);
   std::string item;

@@ -69,12 +69,14 @@ const std::vector<std::string>& debugDumpArguments(DebugDumpOption option);
 // The option names, in enum order (for help messages and tests).
 const std::vector<std::string>& debugDumpOptionNames();
 
-// Schedulers built and tested but slower than what runs without them
-// (doc/normalization.md §9), off unless FUSER_ENABLE names them. Read at
-// each use, so that a test can turn one on for its scope (ScopedEnv).
+// Schedules built and tested but not yet measured faster than what runs
+// without them (doc/normalization.md §9, doc/matmul.md §3), off unless
+// FUSER_ENABLE names them. Read at each use, so that a test can turn one
+// on for its scope (ScopedEnv).
 enum class EnableOption {
   InnerOuterPersistent, // inner_outer_persistent
   OuterPersistent,      // outer_persistent
+  MatmulCluster,        // matmul_cluster
 };
 bool isEnabled(EnableOption option);
 

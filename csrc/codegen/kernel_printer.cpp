@@ -30,7 +30,13 @@ std::string parameter(Val* param) {
 // the bound also names the blocks per SM that its budget allows.
 std::string launchBounds(const LoweredKernel& kernel) {
   if (kernel.mma) {
-    return "__launch_bounds__(FuserMatmul::kThreads, 1) ";
+    // Blocks of a cluster are launched together; the grid is a multiple.
+    const std::string cluster = kernel.mma->cluster > 1
+                                    ? "__cluster_dims__(" +
+                                          std::to_string(kernel.mma->cluster) +
+                                          ", 1, 1) "
+                                    : "";
+    return cluster + "__launch_bounds__(FuserMatmul::kThreads, 1) ";
   }
   int64_t threads = 1;
   for (ParallelType pt :
@@ -86,6 +92,10 @@ std::string KernelPrinter::print() {
   }
   depth_ = 0;
   block(kernel_.exprs);
+  if (kernel_.mma) {
+    // Both roles end here (runtime/hopper_matmul.h, Matmul::finish).
+    os_ << "  FuserMatmul::finish();\n";
+  }
   os_ << "}\n";
   return os_.str();
 }

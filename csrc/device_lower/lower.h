@@ -89,6 +89,8 @@ struct LoweredKernel {
     std::string pipeline_type;
     int64_t consumers = 2;
     int64_t shared_bytes = 0;
+    // Blocks per cluster (MmaTileConfig::cluster): the kernel declares it.
+    int64_t cluster = 1;
   };
   std::optional<MmaKernel> mma;
   // Tensor maps the runtime encodes for a tensor parameter

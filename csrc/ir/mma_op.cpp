@@ -27,6 +27,9 @@ std::string toString(MmaRole role) {
 std::string MmaTileConfig::toString() const {
   std::stringstream ss;
   ss << m << " x " << n << " x " << k << ", " << stages << " stages";
+  if (cluster > 1) {
+    ss << ", clusters of " << cluster << " sharing B";
+  }
   return ss.str();
 }
 

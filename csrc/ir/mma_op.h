@@ -27,9 +27,12 @@ struct MmaTileConfig {
   int64_t n = 256;
   int64_t k = 64;
   int64_t stages = 4;
+  // Blocks per cluster along M: 2 share each B tile, loading half each and
+  // multicasting it to both (runtime/hopper_matmul.h).
+  int64_t cluster = 1;
   bool operator==(const MmaTileConfig& other) const {
     return m == other.m && n == other.n && k == other.k &&
-           stages == other.stages;
+           stages == other.stages && cluster == other.cluster;
   }
   std::string toString() const;
 };

@@ -97,7 +97,7 @@ std::string tensorMapViolation(
 
 std::optional<TmaOperandLayout> describeTmaOperand(
     const TensorView* operand, const std::vector<MmaRole>& roles,
-    int64_t tile_mn, int64_t tile_k, std::string* reason) {
+    int64_t tile_mn, int64_t tile_k, std::string* reason, int64_t slices) {
   const MemoryAxes memory = memoryAxes(operand);
   const std::string name = operand->toString();
   if (memory.axes.empty() || memory.axes.back().contiguous != true) {
@@ -140,8 +140,9 @@ std::optional<TmaOperandLayout> describeTmaOperand(
       boxed[origin->logical_position] = true;
       layout.mn_major =
           layout.dims.empty() ? dim.role == kTmaRoleMn : layout.mn_major;
-      dim.box =
-          dim.role == kTmaRoleK ? tile_k : (layout.mn_major ? 64 : tile_mn);
+      dim.box = dim.role == kTmaRoleK
+                    ? tile_k
+                    : (layout.mn_major ? 64 : tile_mn / slices);
       if (origin->part == Part::Inner) {
         layout.divisible.emplace_back(dim.mod, dim.box);
       }
@@ -167,6 +168,18 @@ std::optional<TmaOperandLayout> describeTmaOperand(
       layout.swizzle_bytes != 32) {
     *reason = "a K-major row of " + std::to_string(layout.swizzle_bytes) +
               " bytes has no swizzle mode";
+    return std::nullopt;
+  }
+  // Each slice starts on the swizzle pattern's period of 1024 bytes.
+  const bool whole_slices =
+      layout.mn_major
+          ? tile_mn % (64 * slices) == 0
+          : tile_mn % slices == 0 &&
+                (tile_mn / slices * layout.swizzle_bytes) % 1024 == 0;
+  if (!whole_slices) {
+    *reason = "a tile of " + std::to_string(tile_mn) + " rows of " + name +
+              " does not split into " + std::to_string(slices) +
+              " parts of whole swizzle periods";
     return std::nullopt;
   }
   return layout;

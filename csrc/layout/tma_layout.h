@@ -77,10 +77,12 @@ struct TmaOperandLayout {
 // How the copy engine reads `tile_mn` x `tile_k` tiles of `operand`, whose
 // logical axes have `roles` in a matrix product, or nullopt with `reason`.
 // `operand` may also be a shared-memory cache of one: its allocation then
-// says how the tile lies in shared memory.
+// says how the tile lies in shared memory. With `slices` > 1 the blocks of
+// a cluster each load 1 / `slices` of the tile along M (N) and multicast
+// it (runtime/hopper_matmul.h): a K-major box spans one slice's rows.
 std::optional<TmaOperandLayout> describeTmaOperand(
     const TensorView* operand, const std::vector<MmaRole>& roles,
-    int64_t tile_mn, int64_t tile_k, std::string* reason);
+    int64_t tile_mn, int64_t tile_k, std::string* reason, int64_t slices = 1);
 
 // Whether two descriptions put a tile in shared memory the same way (the
 // same roles, parts and boxes per dimension).

@@ -1,9 +1,12 @@
 #include <scheduler/matmul.h>
 
+#include <base/options.h>
 #include <base/strings_and_math.h>
 #include <ir/all_nodes.h>
 #include <layout/tma_layout.h>
+#include <layout/vectorization.h>
 #include <scheduler/utils.h>
+#include <scheduler/vectorize_helper.h>
 #include <transform/inlining.h>
 #include <transform/propagator.h>
 
@@ -44,6 +47,37 @@ IterDomain* operandAxis(
     }
   }
   return nullptr;
+}
+
+// The outputs laid out along N in memory (N their innermost allocation
+// axis, contiguous): the epilogue may store each thread's column pair of
+// them as one vector (doc/matmul.md §2).
+std::vector<TensorView*> outputsAlongN(Fusion* fusion) {
+  std::vector<TensorView*> along;
+  for (Val* value : fusion->outputs()) {
+    auto* out = value->as<TensorView>();
+    const auto logical = TensorDomain::noReductions(out->getLogicalDomain());
+    const MemoryAxes memory = memoryAxes(out);
+    if (memory.contiguous_suffix > 0 && !logical.empty() &&
+        memory.axes.back().id == logical.back()) {
+      along.push_back(out);
+    }
+  }
+  return along;
+}
+
+// 2 when every output along N may be written in column pairs for this run
+// (N even, rows and data aligned to a pair), else 1.
+int64_t epilogueVectorWidth(
+    Fusion* fusion, int64_t n, RuntimeInfo& runtime_info) {
+  std::vector<std::pair<TensorView*, InnerRun>> runs;
+  for (TensorView* out : outputsAlongN(fusion)) {
+    runs.emplace_back(
+        out, contiguousInnerRun(
+                 out, TensorDomain::noReductions(out->getLogicalDomain()),
+                 runtime_info));
+  }
+  return runs.empty() ? 1 : widestVectorWidth(2, n, runs, runtime_info);
 }
 
 // Block tiles, largest first, with their throughput relative to the largest
@@ -89,6 +123,28 @@ std::string runtimeViolation(
   return violation.empty() ? violation
                            : operand->toString() + " (" + geometry.toString() +
                                  "): " + violation;
+}
+
+// Clusters of two blocks on adjacent M tiles of one N range, sharing the B
+// tile (doc/matmul.md §3), where the walk of the tiles pairs them: an even
+// number of M tiles, walked in groups of an even count, and an even grid,
+// so that the blocks of a cluster always hold both tiles of a pair (or
+// neither) and step through the same k-steps. Only when the copy engine
+// can load B in halves.
+void pairBlocks(
+    MatmulParams& params, MmaOp* mma, int64_t m, RuntimeInfo& runtime_info) {
+  const int64_t m_tiles = ceilDiv(m, params.tile.m);
+  if (m_tiles % 2 != 0 || params.grid < 2 || params.grid % 2 != 0) {
+    return;
+  }
+  std::string why;
+  auto halves = describeTmaOperand(
+      mma->b(), mma->bRoles(), params.tile.n, params.tile.k, &why, 2);
+  if (!halves || !runtimeViolation(mma->b(), *halves, runtime_info).empty()) {
+    return;
+  }
+  params.tile.cluster = 2;
+  params.m_group = std::max<int64_t>(params.m_group, 2);
 }
 
 // The parameters for this run, or nullopt with the reason.
@@ -171,7 +227,12 @@ std::optional<MatmulParams> chooseParams(
   }
   if (!best) {
     *reason = "the bulk copy engine cannot read the operands' tiles: " + why;
+    return best;
   }
+  if (isEnabled(EnableOption::MatmulCluster)) {
+    pairBlocks(*best, mma, m, runtime_info);
+  }
+  best->vectorize = epilogueVectorWidth(fusion, n, runtime_info);
   return best;
 }
 
@@ -185,6 +246,9 @@ std::string MatmulParams::toString() const {
   std::stringstream ss;
   ss << "Matmul: tile " << tile.toString() << ", " << grid
      << " persistent blocks, M-tiles in groups of " << m_group;
+  if (vectorize > 1) {
+    ss << ", outputs in vectors of " << vectorize;
+  }
   return ss.str();
 }
 
@@ -279,6 +343,7 @@ void MatmulScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
   const auto& params = dynamic_cast<const MatmulParams&>(hp);
   FusionGuard fg(fusion);
   MmaOp* mma = theMma(fusion);
+  const std::vector<TensorView*> vectorized_outputs = outputsAlongN(fusion);
   // The operand caches take the operands' layouts: the bulk copy engine
   // writes each tile into shared memory in the order it lies in global
   // memory (doc/matmul.md §4). The only scheduler that asks for it.
@@ -357,6 +422,18 @@ void MatmulScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
   scheduler_utils::parallelizeAllLike(
       acc, epilogue_tvs,
       {ParallelType::BIDx, ParallelType::TIDy, ParallelType::TIDx});
+  // A thread's two adjacent columns (the pair axis, innermost) in one store.
+  if (params.vectorize > 1) {
+    for (TensorView* out : vectorized_outputs) {
+      IterDomain* pair = out->axis(-1);
+      FUSER_INTERNAL_ASSERT(
+          pair->extent()->isConstInt() &&
+              pair->extent()->constIntValue() == params.vectorize,
+          "the epilogue output ", out->toString(),
+          " does not end in the column pair");
+      pair->parallelize(ParallelType::Vectorize);
+    }
+  }
   inlineMost(epilogue_tvs);
   // The product fills every register of a tile at once: computed in the
   // tile's loops, read inside its consumers' register loops.

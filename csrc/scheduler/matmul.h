@@ -28,6 +28,9 @@ class MatmulParams : public HeuristicParams {
   // group before the next), so that the tiles of one wave share operand
   // panels in L2. 1: row by row.
   int64_t m_group = 1;
+  // Elements per store of the outputs laid out along N: a thread's two
+  // adjacent columns of the accumulator (doc/matmul.md §2), or 1.
+  int64_t vectorize = 1;
 
   std::string toString() const override;
 };

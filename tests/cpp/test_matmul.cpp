@@ -327,12 +327,12 @@ TEST_F(MatmulSchedulerTest, EveryLayoutIsAMatmulKernelForSm90a) {
     EXPECT_EQ(
         s.params,
         "Matmul: tile 128 x 256 x 64, 4 stages, 132 persistent "
-        "blocks, M-tiles in groups of 16");
+        "blocks, M-tiles in groups of 16, outputs in vectors of 2");
     // The pipeline's layout flags follow the operands' memory.
     const std::string type =
         std::string("fuser_mma::Matmul<__nv_bfloat16, 128, 256, 64, 4, ") +
         (layout.a_m_major ? "true" : "false") + ", " +
-        (layout.b_n_major ? "true" : "false") + ", 2, 2>";
+        (layout.b_n_major ? "true" : "false") + ", 2, 2, 1>";
     EXPECT_THAT(s.code, HasSubstr(type)) << c.name;
     EXPECT_THAT(
         s.code, HasSubstr("__launch_bounds__(FuserMatmul::kThreads, 1)"));
@@ -575,6 +575,73 @@ TEST_F(MatmulSchedulerTest, BiasIsLoadedByEveryThreadForItsColumns) {
       bias_load.substr(0, bias_load.find(';')), HasSubstr("(threadIdx.x % 4)"));
 }
 
+TEST_F(MatmulSchedulerTest, EpilogueStoresColumnPairsWhereItMay) {
+  // Row-major with N even: each thread's two adjacent columns in one store.
+  Scheduled even = scheduleOnCpu(layoutCase(kLayouts[1], 512, 384, 256));
+  EXPECT_THAT(even.params, HasSubstr("outputs in vectors of 2"));
+  EXPECT_THAT(even.code, HasSubstr("vectorizedCopy<__nv_bfloat16, 2>(&T"));
+  // N odd: a pair would cross from one row into the next.
+  Scheduled odd = scheduleOnCpu(layoutCase(kLayouts[1], 512, 385, 256));
+  EXPECT_THAT(odd.params, ::testing::Not(HasSubstr("vectors")));
+  EXPECT_THAT(odd.code, ::testing::Not(HasSubstr("vectorizedCopy")));
+  // Column-major output: the pair's columns are a row apart in memory.
+  MatmulCase c = layoutCase(kLayouts[1], 512, 384, 256);
+  TensorView* out = c.fusion->outputs()[0]->as<TensorView>();
+  out->setAllocationDomain({out->axis(1), out->axis(0)}, true);
+  Scheduled column_major = scheduleOnCpu(c);
+  ASSERT_EQ(column_major.type, SchedulerType::Matmul);
+  EXPECT_THAT(column_major.params, ::testing::Not(HasSubstr("vectors")));
+  EXPECT_THAT(column_major.code, ::testing::Not(HasSubstr("vectorizedCopy")));
+}
+
+TEST_F(MatmulSchedulerTest, ClustersShareBWhereTheTilesPair) {
+  {
+    // Off by default.
+    Scheduled s = scheduleOnCpu(layoutCase(kLayouts[1], 4096, 4096, 4096));
+    EXPECT_THAT(s.params, ::testing::Not(HasSubstr("clusters")));
+    EXPECT_THAT(s.code, ::testing::Not(HasSubstr("__cluster_dims__")));
+  }
+  ScopedEnv enable("FUSER_ENABLE", "matmul_cluster");
+  for (const Layout& layout : kLayouts) {
+    Scheduled s = scheduleOnCpu(layoutCase(layout, 4096, 4096, 4096));
+    EXPECT_THAT(s.params, HasSubstr("4 stages, clusters of 2 sharing B"))
+        << layout.name;
+    EXPECT_THAT(s.code, HasSubstr("__cluster_dims__(2, 1, 1)"));
+    EXPECT_THAT(s.code, HasSubstr(", 2, 2, 2>;"));
+    EXPECT_THAT(s.code, HasSubstr("FuserMatmul::finish();"));
+  }
+  // 2048^2 walks its 128 tiles row by row unpaired; paired, in groups of 2.
+  EXPECT_THAT(
+      scheduleOnCpu(layoutCase(kLayouts[1], 2048, 2048, 2048)).params,
+      HasSubstr("128 persistent blocks, M-tiles in groups of 2"));
+  // Three M tiles cannot pair.
+  EXPECT_THAT(
+      scheduleOnCpu(layoutCase(kLayouts[1], 384, 4096, 4096)).params,
+      ::testing::Not(HasSubstr("clusters")));
+}
+
+TEST_F(MatmulSchedulerTest, TensorMapBoxesSpanOneSliceOfTheTile) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  const std::vector<MmaRole> roles = {MmaRole::N, MmaRole::K};
+  std::string why;
+  // K-major B [N, K]: the box spans half the rows.
+  TensorView* k_major = defineOperand(&fusion, false);
+  auto halves = describeTmaOperand(k_major, roles, 256, 64, &why, 2);
+  ASSERT_TRUE(halves.has_value()) << why;
+  EXPECT_EQ(halves->dims[1].box, 128);
+  EXPECT_EQ(halves->tile_bytes, 256 * 64 * 2);
+  // N-major: boxes of 64 N either way; the tile's chunks are split.
+  TensorView* n_major = defineOperand(&fusion, true);
+  auto chunks = describeTmaOperand(n_major, roles, 128, 64, &why, 2);
+  ASSERT_TRUE(chunks.has_value()) << why;
+  EXPECT_EQ(chunks->dims[0].box, 64);
+  EXPECT_FALSE(describeTmaOperand(n_major, roles, 64, 64, &why, 2));
+  EXPECT_THAT(why, HasSubstr("does not split into 2 parts"));
+  // 16 rows of 32 bytes would not start on a 1024-byte swizzle period.
+  EXPECT_FALSE(describeTmaOperand(k_major, roles, 64, 16, &why, 4));
+}
+
 TEST_F(MatmulSchedulerTest, EpiloguesAreInTheKernel) {
   // gelu(linear(x, w, bias)) + residual, written column-major.
   MatmulCase c;
@@ -614,7 +681,8 @@ class MatmulGpuTest : public FuserTest {
   // Runs `c` twice through a FusionExecutorCache (the second run is a
   // cache hit) and checks the scheduler and the outputs against ATen and,
   // for bfloat16 products, the relative error against float64.
-  void check(MatmulCase& c, int line) {
+  // `params` (when not empty) must be part of the schedule's parameters.
+  void check(MatmulCase& c, int line, const std::string& params = "") {
     std::vector<c10::IValue> inputs;
     for (const at::Tensor& t : c.inputs) {
       inputs.emplace_back(t.cuda());
@@ -626,6 +694,11 @@ class MatmulGpuTest : public FuserTest {
       EXPECT_EQ(runtime->schedulerType(), c.expected)
           << c.name << "\n"
           << joined(runtime->segments()[0].rejections);
+      if (!params.empty()) {
+        EXPECT_THAT(
+            runtime->segments()[0].params->toString(), HasSubstr(params))
+            << c.name;
+      }
       testValidate(fec.fusion(), outputs, inputs, line, __FILE__, c.name);
       if (run == 0 && outputs[0].scalar_type() == at::kBFloat16) {
         EXPECT_LT(relativeError(c.fusion.get(), outputs[0], inputs), 1e-2)
@@ -753,6 +826,22 @@ TEST_F(MatmulGpuTest, Epilogues) {
       c.inputs.push_back(extra_input);
     }
     check(c, __LINE__);
+  }
+}
+
+TEST_F(MatmulGpuTest, ClustersSharingB) {
+  ScopedEnv enable("FUSER_ENABLE", "matmul_cluster");
+  std::vector<MatmulCase> cases;
+  for (const Layout& layout : kLayouts) {
+    cases.push_back(layoutCase(layout, 2048, 1024, 512));
+  }
+  // Partial tiles in M, N and K; an N-major B split in chunks.
+  cases.push_back(layoutCase(kLayouts[1], 4095, 4097, 1000));
+  cases.push_back(layoutCase(kLayouts[0], 4095, 4104, 1000));
+  // More tiles than blocks: pairs walk several tiles.
+  cases.push_back(layoutCase(kLayouts[1], 8192, 4096, 1024));
+  for (MatmulCase& c : cases) {
+    check(c, __LINE__, "clusters of 2 sharing B");
   }
 }
 

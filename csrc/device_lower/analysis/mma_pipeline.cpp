@@ -48,13 +48,14 @@ MmaPipeline::MmaPipeline(Fusion* fusion, LoweredKernel& kernel) {
   tiles_ = loop[1]->definition()->as<Split>()->in();
 
   const size_t first_map = kernel.tensor_maps.size();
-  bookOperand(mma_->a(), tile.m, kernel);
-  bookOperand(mma_->b(), tile.n, kernel);
+  bookOperand(mma_->a(), tile.m, 1, kernel);
+  bookOperand(mma_->b(), tile.n, tile.cluster, kernel);
   const TmaOperandLayout& a = kernel.tensor_maps[first_map].layout;
   const TmaOperandLayout& b = kernel.tensor_maps[first_map + 1].layout;
 
   LoweredKernel::MmaKernel info;
   info.consumers = tile.m / 64;
+  info.cluster = tile.cluster;
   // runtime/hopper_matmul.h, Matmul::kSharedBytes (the kernel asserts the
   // two agree).
   info.shared_bytes =
@@ -64,7 +65,7 @@ MmaPipeline::MmaPipeline(Fusion* fusion, LoweredKernel& kernel) {
        << tile.m << ", " << tile.n << ", " << tile.k << ", " << tile.stages
        << ", " << (a.mn_major ? "true" : "false") << ", "
        << (b.mn_major ? "true" : "false") << ", " << a.dims.size() << ", "
-       << b.dims.size() << ">";
+       << b.dims.size() << ", " << tile.cluster << ">";
   info.pipeline_type = type.str();
   kernel.mma = info;
   // One more warpgroup than multiply: the producer (threadIdx.y ==
@@ -88,7 +89,7 @@ IterDomain* MmaPipeline::outerOfSplit(IterDomain* logical) const {
 }
 
 void MmaPipeline::bookOperand(
-    TensorView* cache, int64_t tile_mn, LoweredKernel& kernel) {
+    TensorView* cache, int64_t tile_mn, int64_t slices, LoweredKernel& kernel) {
   GpuLower* lower = GpuLower::current();
   auto* copy = dynamic_cast<LoadStoreOp*>(cache->definition());
   FUSER_CHECK(
@@ -102,11 +103,12 @@ void MmaPipeline::bookOperand(
   const std::vector<MmaRole>& roles = mma_->roles(cache);
   const int64_t tile_k = mma_->tileConfig()->k;
   std::string why;
-  auto global = describeTmaOperand(operand, roles, tile_mn, tile_k, &why);
+  auto global =
+      describeTmaOperand(operand, roles, tile_mn, tile_k, &why, slices);
   FUSER_CHECK(
       global.has_value(), "The bulk copy engine cannot read tiles of ",
       operand->toString(), ": ", why, ".");
-  auto shared = describeTmaOperand(cache, roles, tile_mn, tile_k, &why);
+  auto shared = describeTmaOperand(cache, roles, tile_mn, tile_k, &why, slices);
   FUSER_CHECK(
       shared.has_value() && sameTileLayout(*global, *shared),
       "The shared-memory cache ", cache->toString(), " is laid out as ",

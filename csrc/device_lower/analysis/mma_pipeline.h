@@ -52,8 +52,11 @@ class MmaPipeline {
   // The split of `logical` in the accumulator's loop transforms: its
   // outer output.
   IterDomain* outerOfSplit(IterDomain* logical) const;
-  // The shared-memory cache `cache` of a global operand: its tensor map.
-  void bookOperand(TensorView* cache, int64_t tile_mn, LoweredKernel& kernel);
+  // The shared-memory cache `cache` of a global operand: its tensor map,
+  // whose box is 1 / `slices` of the tile (MmaTileConfig::cluster).
+  void bookOperand(
+      TensorView* cache, int64_t tile_mn, int64_t slices,
+      LoweredKernel& kernel);
 
   MmaOp* mma_ = nullptr;
   std::unordered_set<const Expr*> bulk_copies_;

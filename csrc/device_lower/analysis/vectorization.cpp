@@ -76,11 +76,14 @@ std::optional<VectorRun> vectorRun(TensorView* tv, IterDomain* id) {
   }
   IdModel& id_model = GpuLower::current()->idModel();
   const MemoryAxes memory = memoryAxes(tv);
-  // The lanes are consecutive indices of `id`, and of the input of the
-  // inner split that made it.
+  // The lanes are consecutive indices of `id`, and of the input of each
+  // inner split up the chain that made it the inner part (the matmul
+  // epilogue's column pair is the innermost of three splits of N).
   std::vector<IterDomain*> walked = {id};
-  if (auto* split = dynamic_cast<Split*>(id->definition());
-      split != nullptr && split->inner() == id && split->innerSplit()) {
+  for (auto* split = dynamic_cast<Split*>(id->definition());
+       split != nullptr && split->inner() == walked.back() &&
+       split->innerSplit();
+       split = dynamic_cast<Split*>(split->in()->definition())) {
     walked.push_back(split->in());
   }
   for (IterDomain* start : walked) {
