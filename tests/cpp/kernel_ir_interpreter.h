@@ -36,8 +36,13 @@
 //
 // Everything questionable is recorded as an error: accesses outside a
 // tensor's elements (past the end or into the gaps of a strided layout),
-// reads of local buffer elements never written, values that cannot be
-// evaluated, unsupported kernel IR.
+// values computed from local buffer elements never written that reach
+// global memory, values that cannot be evaluated, unsupported kernel IR.
+// A read of a local element never written gives a poisoned value, and
+// what is computed from it is poisoned too: register-only exprs run
+// unpredicated (device_lower/pass/predicate_placement.cpp), also where
+// their tensor has no element, and that is right as long as nothing
+// poisoned is stored.
 #pragma once
 
 #include <device_lower/analysis/vectorization.h>
@@ -91,9 +96,12 @@ inline std::string str(const Provenance& p) {
 struct Value {
   double number = 0.0;
   Provenance sources;
+  // Computed from a local buffer element never written.
+  bool poisoned = false;
 
   bool operator==(const Value& other) const {
-    return number == other.number && sources == other.sources;
+    return number == other.number && sources == other.sources &&
+           poisoned == other.poisoned;
   }
   bool operator!=(const Value& other) const {
     return !(*this == other);
@@ -849,6 +857,7 @@ class KernelInterpreter {
     result.number = number;
     for (const Value& operand : operands) {
       result.sources.insert(operand.sources.begin(), operand.sources.end());
+      result.poisoned |= operand.poisoned;
     }
     return result;
   }
@@ -922,10 +931,9 @@ class KernelInterpreter {
     }
     const auto& value = it->second[static_cast<size_t>(offset)];
     if (!value.has_value()) {
-      error(
-          "read of T" + std::to_string(tv->name()) + "[" +
-          std::to_string(offset) + "], which was never written");
-      return {};
+      Value poison;
+      poison.poisoned = true;
+      return poison;
     }
     return *value;
   }
@@ -954,6 +962,12 @@ class KernelInterpreter {
             "write of T" + std::to_string(tv->name()) + " at offset " +
             std::to_string(offset) + ", which holds no element");
         return;
+      }
+      if (value.poisoned) {
+        error(
+            "write of T" + std::to_string(tv->name()) + "[" +
+            std::to_string(offset) +
+            "] computed from a register never written");
       }
       global.values[static_cast<size_t>(offset)] = std::move(value);
       ++global.write_counts[static_cast<size_t>(offset)];

@@ -112,6 +112,51 @@ TEST_F(LoweringPassTest, PlacePredicates) {
       << after_pass;
 }
 
+// An expr computing registers from registers (the relu between a cached
+// load and the store) goes without a predicate: lanes past the tensor's
+// end compute values that nothing stores. The load and the store keep
+// theirs.
+TEST_F(LoweringPassTest, PlacePredicatesLeavesRegisterOnlyExprsBare) {
+  auto fusion = std::make_unique<Fusion>();
+  {
+    FusionGuard fg(fusion.get());
+    TensorView* in = makeContigConcreteTensor({6});
+    fusion->addInput(in);
+    TensorView* cached = set(in);
+    TensorView* r = relu(cached);
+    TensorView* out = set(r);
+    fusion->addOutput(out);
+    out->split(0, 4);
+    TransformPropagator propagator(out);
+    MaxLogicalDomainInfoSpanningTree(out).traverse(&propagator);
+    cached->inlineAt(1);
+    r->inlineAt(1);
+  }
+  GpuLower lower(fusion.get());
+  FusionGuard fg(lower.fusion());
+  std::vector<Expr*> exprs = lower.fusion()->exprs();
+  after({sortExprsForInlining, generateLoopNests, insertAllocations}, exprs);
+  const std::string after_pass = after({placePredicates}, exprs);
+  EXPECT_EQ(
+      after_pass,
+      "FOR i10 in iS8{2}:\n"
+      "  ALLOCATE T1 Local float[4]\n"
+      "  FOR i11 in iS9{4}:\n"
+      "    IF <pending>:\n"
+      "      T1_l_float[iS8{2}, iS9{4}] ca_pos( 1 )\n"
+      "         = Set(T0_g_float[iS10{2}, iS11{4}])\n"
+      "  ALLOCATE T2 Local float[4]\n"
+      "  FOR i12 in iS9{4}:\n"
+      "    T2_l_float[iS6{2}, iS7{4}] ca_pos( 1 ) produce_pos( 1 )\n"
+      "       = relu(T1_l_float[iS8{2}, iS9{4}] ca_pos( 1 ))\n"
+      "  FOR i13 in iS9{4}:\n"
+      "    IF <pending>:\n"
+      "      T3_g_float[iS4{2}, iS5{4}] produce_pos( 1 )\n"
+      "         = Set(T2_l_float[iS6{2}, iS7{4}] ca_pos( 1 ) produce_pos( "
+      "1 ))\n")
+      << after_pass;
+}
+
 // cleanUpKernel lifts the bodies of branches that are always true and
 // drops loops and branches left empty. The input is written by hand.
 TEST_F(LoweringPassTest, CleanUpKernel) {
