@@ -133,7 +133,7 @@ struct Scheduled {
   // The kernel function and the pipeline's type, without the headers.
   std::string code;
   // What ptxas reported compiling it for sm_90a.
-  std::string ptxas_log;
+  KernelInspection inspection;
 };
 
 // Schedules a copy of `c` as the runtime would for its inputs on an H200
@@ -154,8 +154,7 @@ Scheduled scheduleOnCpu(const MatmulCase& c) {
   if (s.type == SchedulerType::Matmul) {
     const std::string source =
         generateCudaKernel(s.fusion.get(), DataType::Int32);
-    EXPECT_NO_THROW(
-        s.ptxas_log = inspectKernel(source, "fuser_kernel", 90, true).ptxas_log)
+    EXPECT_NO_THROW(s.inspection = inspectForSm90a(source))
         << c.name << ": " << s.params;
     // The generated part (the runtime headers come before it).
     s.code = source.substr(source.find("// ---- kernel"));
@@ -344,8 +343,9 @@ TEST_F(MatmulSchedulerTest, EveryLayoutIsAMatmulKernelForSm90a) {
     // but wgmma touches it inside the mainloop (before: the epilogue's
     // predicated writes into a register array kept a loop rolled, the
     // array went to the stack and ptxas serialized the wgmmas).
-    EXPECT_THAT(s.ptxas_log, HasSubstr(" 0 bytes stack frame")) << c.name;
-    EXPECT_THAT(s.ptxas_log, ::testing::Not(HasSubstr("serialized"))) << c.name;
+    EXPECT_TRUE(keepsEverythingInRegisters(s.inspection)) << c.name;
+    EXPECT_THAT(s.inspection.ptxas_log, ::testing::Not(HasSubstr("serialized")))
+        << c.name;
   }
 }
 

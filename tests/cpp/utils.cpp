@@ -45,6 +45,29 @@ ScopedEnv::~ScopedEnv() {
   }
 }
 
+KernelInspection inspectForSm90a(const std::string& source) {
+  KernelInspection inspection;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    inspection = inspectKernel(source, "fuser_kernel", 90, true);
+    if (inspection.ptxas_log.find("bytes stack frame") != std::string::npos) {
+      break;
+    }
+  }
+  return inspection;
+}
+
+::testing::AssertionResult keepsEverythingInRegisters(
+    const KernelInspection& inspection) {
+  if (inspection.ptxas_log.find(
+          "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads") !=
+      std::string::npos) {
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure()
+         << "ptxas reports a stack frame or spills (or no report):\n"
+         << inspection.ptxas_log;
+}
+
 CompiledSchedule scheduleAndCompile(
     const Fusion& fusion, const std::vector<c10::IValue>& inputs) {
   Fusion copy(fusion);

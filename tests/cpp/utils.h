@@ -4,6 +4,7 @@
 
 #include <fusion.h>
 #include <ir/all_nodes.h>
+#include <runtime/nvrtc_compile.h>
 #include <scheduler/scheduler_types.h>
 
 #include <ATen/core/Tensor.h>
@@ -44,6 +45,17 @@ struct CompiledSchedule {
 };
 CompiledSchedule scheduleAndCompile(
     const Fusion& fusion, const std::vector<c10::IValue>& inputs);
+
+// `source` compiled with NVRTC for sm_90a with ptxas's report (registers,
+// stack frame, spills) and its PTX. On the GPU machine, with several test
+// processes compiling at once, NVRTC has returned an empty report now and
+// then; the compile is then repeated (at most three times).
+KernelInspection inspectForSm90a(const std::string& source);
+
+// Passes when the report of inspectForSm90a says no stack frame and no
+// spills; else fails with the report.
+::testing::AssertionResult keepsEverythingInRegisters(
+    const KernelInspection& inspection);
 
 // Sets (or, with nullopt, unsets) an environment variable for its scope.
 // The test binary starts with FUSER_KERNEL_CACHE_DIR=off unless the caller
