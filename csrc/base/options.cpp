@@ -87,22 +87,14 @@ const std::vector<std::string>& debugDumpArguments(DebugDumpOption option) {
   return it == dumpOptions().end() ? none : it->second;
 }
 
-bool isEnabled(EnableOption option) {
-  const char* value = std::getenv("FUSER_ENABLE");
+namespace {
+
+// Whether the comma-separated list in environment variable `variable`
+// names `name`.
+bool listedIn(const char* variable, const char* name) {
+  const char* value = std::getenv(variable);
   if (value == nullptr) {
     return false;
-  }
-  const char* name = nullptr;
-  switch (option) {
-    case EnableOption::InnerOuterPersistent:
-      name = "inner_outer_persistent";
-      break;
-    case EnableOption::OuterPersistent:
-      name = "outer_persistent";
-      break;
-    case EnableOption::MatmulCluster:
-      name = "matmul_cluster";
-      break;
   }
   std::stringstream list(value);
   std::string item;
@@ -112,6 +104,31 @@ bool isEnabled(EnableOption option) {
     }
   }
   return false;
+}
+
+} // namespace
+
+bool isEnabled(EnableOption option) {
+  const char* name = nullptr;
+  switch (option) {
+    case EnableOption::OuterPersistent:
+      name = "outer_persistent";
+      break;
+    case EnableOption::MatmulCluster:
+      name = "matmul_cluster";
+      break;
+  }
+  return listedIn("FUSER_ENABLE", name);
+}
+
+bool isDisabled(DisableOption option) {
+  const char* name = nullptr;
+  switch (option) {
+    case DisableOption::InnerOuterPersistent:
+      name = "inner_outer_persistent";
+      break;
+  }
+  return listedIn("FUSER_DISABLE", name);
 }
 
 } // namespace fuser

@@ -25,9 +25,12 @@
 //                           outlives the process; unset: the per-user cache
 //                           folder; "off": memory cache only
 //                           (kernelDiskCacheDir, runtime/nvrtc_compile.h)
-//   FUSER_ENABLE            schedulers that are off by default
+//   FUSER_ENABLE            schedules that are off by default
 //                           (comma-separated, isEnabled below):
-//                           inner_outer_persistent, outer_persistent
+//                           outer_persistent, matmul_cluster
+//   FUSER_DISABLE           schedulers that are on by default
+//                           (comma-separated, isDisabled below):
+//                           inner_outer_persistent
 //   FUSER_COMM_TIMEOUT_S    how long a collective of a multi-device fusion
 //                           waits for the other ranks (default 300;
 //                           multidevice/communicator.h)
@@ -69,15 +72,21 @@ const std::vector<std::string>& debugDumpArguments(DebugDumpOption option);
 // The option names, in enum order (for help messages and tests).
 const std::vector<std::string>& debugDumpOptionNames();
 
-// Schedules built and tested but not yet measured faster than what runs
-// without them (doc/normalization.md §9, doc/matmul.md §3), off unless
+// Schedules built and tested but measured slower than what runs without
+// them (doc/normalization.md §10, doc/matmul.md §3), off unless
 // FUSER_ENABLE names them. Read at each use, so that a test can turn one
 // on for its scope (ScopedEnv).
 enum class EnableOption {
-  InnerOuterPersistent, // inner_outer_persistent
-  OuterPersistent,      // outer_persistent
-  MatmulCluster,        // matmul_cluster
+  OuterPersistent, // outer_persistent
+  MatmulCluster,   // matmul_cluster
 };
 bool isEnabled(EnableOption option);
+
+// Schedulers on by default that FUSER_DISABLE turns off (to measure what
+// runs without them: doc/normalization.md §9). Read at each use.
+enum class DisableOption {
+  InnerOuterPersistent, // inner_outer_persistent
+};
+bool isDisabled(DisableOption option);
 
 } // namespace fuser

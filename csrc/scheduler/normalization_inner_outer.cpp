@@ -28,13 +28,11 @@ RowReductions rowsAndColumns(Fusion* fusion, RuntimeInfo& runtime_info) {
 
 bool InnerOuterPersistentScheduler::canScheduleCompileTime(
     Fusion* fusion, std::string* reason) {
-  // Off by default: on the H200 its kernels still run slower than the
-  // segments that serve these fusions without it (doc/normalization.md
-  // §9).
-  if (!isEnabled(EnableOption::InnerOuterPersistent)) {
-    *reason =
-        "off by default (FUSER_ENABLE=inner_outer_persistent turns it "
-        "on; its kernels are slower than segments yet)";
+  // On by default: on the H200 its kernels run 1.4 to 1.8 times as fast
+  // as the segments that serve these fusions without it
+  // (doc/normalization.md §9).
+  if (isDisabled(DisableOption::InnerOuterPersistent)) {
+    *reason = "turned off (FUSER_DISABLE=inner_outer_persistent)";
     return false;
   }
   if (!persistentRowsCompileTimeCheck(fusion, /*with_outer=*/true, reason)) {

@@ -16,13 +16,11 @@ namespace fuser {
 
 using ::testing::HasSubstr;
 
-// The scheduler is off by default (base/options.h): each test turns it on.
 class InnerOuterTest : public FuserIrTest {
  protected:
   void SetUp() override {
     at::manual_seed(0);
   }
-  ScopedEnv enable_{"FUSER_ENABLE", "inner_outer_persistent"};
 };
 class InnerOuterGpuTest : public FuserTest {
  protected:
@@ -30,7 +28,6 @@ class InnerOuterGpuTest : public FuserTest {
     FuserTest::SetUp();
     at::manual_seed(0);
   }
-  ScopedEnv enable_{"FUSER_ENABLE", "inner_outer_persistent"};
 };
 
 namespace {
@@ -234,13 +231,19 @@ TEST_F(InnerOuterTest, ColumnResultsUsedOnTheRowsAreDeclined) {
   EXPECT_THAT(reason, HasSubstr("uses the column reduction"));
 }
 
-TEST(InnerOuterDefaultTest, OffUnlessEnabled) {
-  ScopedEnv off("FUSER_ENABLE", std::nullopt);
+TEST(InnerOuterDefaultTest, OnUnlessDisabled) {
   GradCase c = layerNormBackward("layer_norm", 64, 1024, DataType::Float);
   std::string reason;
+  {
+    ScopedEnv on("FUSER_DISABLE", std::nullopt);
+    EXPECT_TRUE(schedulerFor(SchedulerType::InnerOuterPersistent)
+                    .canScheduleCompileTime(c.fusion.get(), &reason))
+        << reason;
+  }
+  ScopedEnv off("FUSER_DISABLE", "inner_outer_persistent");
   EXPECT_FALSE(schedulerFor(SchedulerType::InnerOuterPersistent)
                    .canScheduleCompileTime(c.fusion.get(), &reason));
-  EXPECT_THAT(reason, HasSubstr("FUSER_ENABLE=inner_outer_persistent"));
+  EXPECT_THAT(reason, HasSubstr("FUSER_DISABLE=inner_outer_persistent"));
 }
 
 // Reductions along both axes with nothing held across them: separate

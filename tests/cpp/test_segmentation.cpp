@@ -452,9 +452,19 @@ TEST_F(SegmentationTest, OneSchedulerTakesTheWholeFusion) {
 TEST_F(SegmentationTest, TwoNormalizationsAlongDifferentAxes) {
   std::unique_ptr<Fusion> fusion = softmaxTwiceFusion();
   auto segmented = checkedSegments(fusion.get(), {at::randn({64, 96})});
-  // The columns' max; their exponentials; their sums; the division.
+  // The rows' softmax with the columns' max (its partials per block,
+  // finished across blocks); the exponentials; their column sums; the
+  // division.
   EXPECT_EQ(
       schedulerTypes(*segmented),
+      (std::vector<SchedulerType>{
+          SchedulerType::InnerOuterPersistent, SchedulerType::PointWise,
+          SchedulerType::Reduction, SchedulerType::PointWise}));
+  // Without the inner-outer scheduler the columns' max is a kernel of its
+  // own.
+  ScopedEnv off("FUSER_DISABLE", "inner_outer_persistent");
+  EXPECT_EQ(
+      schedulerTypes(*checkedSegments(fusion.get(), {at::randn({64, 96})})),
       (std::vector<SchedulerType>{
           SchedulerType::InnerPersistent, SchedulerType::Reduction,
           SchedulerType::PointWise, SchedulerType::Reduction,
@@ -680,7 +690,8 @@ TEST_F(SegmentationTest, BatchNormBackwardIsTwoSumsThenTheInputGradient) {
 // persistent kernel, and the two column sums, sum(dy * xhat, 0) and
 // sum(dy, 0), which read dy (and x) alike, one reduction kernel.
 TEST_F(SegmentationTest, LayerNormBackwardWeightGradientsShareAKernel) {
-  ScopedEnv off("FUSER_ENABLE", std::nullopt);
+  // Without the inner-outer scheduler, which takes all of it in one.
+  ScopedEnv off("FUSER_DISABLE", "inner_outer_persistent");
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());
   TensorView* dy = makeContigTensor(2);
@@ -1015,7 +1026,12 @@ TEST_F(SegmentationGpuTest, TwoNormalizationsAlongDifferentAxes) {
   FusionExecutorCache fec(softmaxTwiceFusion());
   const std::vector<SchedulerType> types =
       runOnGpu(fec, {cudaRandn({512, 1000})}, __LINE__);
-  EXPECT_EQ(types.front(), SchedulerType::InnerPersistent);
+  // The rows' softmax is held in one persistent kernel (with the columns'
+  // max when the inner-outer scheduler takes it).
+  EXPECT_THAT(
+      types.front(),
+      ::testing::AnyOf(
+          SchedulerType::InnerPersistent, SchedulerType::InnerOuterPersistent));
   EXPECT_THAT(
       types, ::testing::Not(::testing::Contains(SchedulerType::ExprEval)));
 }
