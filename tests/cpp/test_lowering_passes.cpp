@@ -25,18 +25,24 @@ class LoweringPassTest : public FuserIrTest {};
 namespace {
 
 // T2 = set(relu(T0)) over [8], split by 4, the relu inlined at 1: its
-// buffer spans the inner 4.
-std::unique_ptr<Fusion> splitReluCopy() {
+// buffer spans the inner 4. With `cached_input`, over [6] (the split
+// leaves 2 lanes past the end), the relu reads a register copy of T0
+// (inlined at 1 too): T3 = set(relu(set(T0))).
+std::unique_ptr<Fusion> splitReluCopy(bool cached_input = false) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());
-  TensorView* in = makeContigConcreteTensor({8});
+  TensorView* in = makeContigConcreteTensor({cached_input ? 6 : 8});
   fusion->addInput(in);
-  TensorView* r = relu(in);
+  TensorView* cached = cached_input ? set(in) : in;
+  TensorView* r = relu(cached);
   TensorView* out = set(r);
   fusion->addOutput(out);
   out->split(0, 4);
   TransformPropagator propagator(out);
   MaxLogicalDomainInfoSpanningTree(out).traverse(&propagator);
+  if (cached_input) {
+    cached->inlineAt(1);
+  }
   r->inlineAt(1);
   return fusion;
 }
@@ -117,21 +123,7 @@ TEST_F(LoweringPassTest, PlacePredicates) {
 // end compute values that nothing stores. The load and the store keep
 // theirs.
 TEST_F(LoweringPassTest, PlacePredicatesLeavesRegisterOnlyExprsBare) {
-  auto fusion = std::make_unique<Fusion>();
-  {
-    FusionGuard fg(fusion.get());
-    TensorView* in = makeContigConcreteTensor({6});
-    fusion->addInput(in);
-    TensorView* cached = set(in);
-    TensorView* r = relu(cached);
-    TensorView* out = set(r);
-    fusion->addOutput(out);
-    out->split(0, 4);
-    TransformPropagator propagator(out);
-    MaxLogicalDomainInfoSpanningTree(out).traverse(&propagator);
-    cached->inlineAt(1);
-    r->inlineAt(1);
-  }
+  std::unique_ptr<Fusion> fusion = splitReluCopy(/*cached_input=*/true);
   GpuLower lower(fusion.get());
   FusionGuard fg(lower.fusion());
   std::vector<Expr*> exprs = lower.fusion()->exprs();
