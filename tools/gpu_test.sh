@@ -60,10 +60,10 @@ shards="${FUSER_GPU_SHARDS:-1}"
 ctest_tests="$(cd "$BUILD_DIR" && ctest -N | sed -n 's/^ *Test *#[0-9]*: *//p')"
 if [ "$shards" -gt 1 ] && [ -x "$BUILD_DIR/test_fuser" ]; then
   echo "== C++ tests ($shards shards)"
-  # Each shard gets a temporary folder of its own: with shards compiling
-  # at once, NVRTC's ptxas report came back empty now and then (a shared
-  # temporary file is the suspect; tests/cpp/utils.h inspectForSm90a also
-  # retries).
+  # Each shard gets a temporary folder of its own: NVRTC's ptxas report
+  # came back empty at times on the GPU machine (cause unknown; a shared
+  # temporary file is one suspect; tests/cpp/utils.h inspectForSm90a
+  # retries, and the tests that need the report skip without one).
   for ((i = 0; i < shards; ++i)); do
     mkdir -p "$BUILD_DIR/tmp/shard$i"
     TMPDIR="$BUILD_DIR/tmp/shard$i" \

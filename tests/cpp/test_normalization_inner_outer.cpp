@@ -206,8 +206,10 @@ TEST_F(InnerOuterTest, LayerNormBackwardKernelDoesNotSpill) {
     auto& scheduler = schedulerFor(SchedulerType::InnerOuterPersistent);
     auto params = scheduler.computeHeuristics(&copy, info);
     scheduler.schedule(&copy, *params);
-    EXPECT_TRUE(keepsEverythingInRegisters(
-        inspectForSm90a(generateCudaKernel(&copy, DataType::Int32))))
+    const KernelInspection inspection =
+        inspectForSm90a(generateCudaKernel(&copy, DataType::Int32));
+    FUSER_SKIP_WITHOUT_PTXAS_REPORT(inspection);
+    EXPECT_TRUE(keepsEverythingInRegisters(inspection))
         << c.name << ": " << params->toString();
   }
 }

@@ -157,8 +157,9 @@ TEST_F(OuterPersistentTest, BatchNormIsOneKernel) {
     EXPECT_EQ(calls, 2u) << kernel;
     // Every block holds the totals: no last-block flag.
     EXPECT_THAT(kernel, Not(HasSubstr("last_block"))) << kernel;
-    EXPECT_TRUE(keepsEverythingInRegisters(inspectForSm90a(choice.code)))
-        << choice.params;
+    const KernelInspection inspection = inspectForSm90a(choice.code);
+    FUSER_SKIP_WITHOUT_PTXAS_REPORT(inspection);
+    EXPECT_TRUE(keepsEverythingInRegisters(inspection)) << choice.params;
   }
 }
 
@@ -172,8 +173,9 @@ TEST_F(OuterPersistentTest, BatchNormBackwardIsOneKernel) {
   ASSERT_EQ(choice.type, SchedulerType::OuterPersistent) << choice.rejections;
   const std::string kernel = choice.code.substr(choice.code.find("__global__"));
   EXPECT_THAT(kernel, HasSubstr("gridAllReduceResident<")) << choice.params;
-  EXPECT_TRUE(keepsEverythingInRegisters(inspectForSm90a(choice.code)))
-      << choice.params;
+  const KernelInspection inspection = inspectForSm90a(choice.code);
+  FUSER_SKIP_WITHOUT_PTXAS_REPORT(inspection);
+  EXPECT_TRUE(keepsEverythingInRegisters(inspection)) << choice.params;
 }
 
 TEST_F(OuterPersistentTest, TheGridFitsTheDevice) {

@@ -45,13 +45,14 @@ ScopedEnv::~ScopedEnv() {
   }
 }
 
+bool hasPtxasReport(const KernelInspection& inspection) {
+  return inspection.ptxas_log.find("bytes stack frame") != std::string::npos;
+}
+
 KernelInspection inspectForSm90a(const std::string& source) {
   KernelInspection inspection;
-  for (int attempt = 0; attempt < 3; ++attempt) {
+  for (int attempt = 0; attempt < 3 && !hasPtxasReport(inspection); ++attempt) {
     inspection = inspectKernel(source, "fuser_kernel", 90, true);
-    if (inspection.ptxas_log.find("bytes stack frame") != std::string::npos) {
-      break;
-    }
   }
   return inspection;
 }
