@@ -58,6 +58,15 @@ std::string after(
   return kir::toString(exprs);
 }
 
+// `fusion`'s kernel IR after placePredicates and the passes before it.
+std::string afterPlacePredicates(std::unique_ptr<Fusion> fusion) {
+  GpuLower lower(fusion.get());
+  FusionGuard fg(lower.fusion());
+  std::vector<Expr*> exprs = lower.fusion()->exprs();
+  after({sortExprsForInlining, generateLoopNests, insertAllocations}, exprs);
+  return after({placePredicates}, exprs);
+}
+
 } // namespace
 
 // insertAllocations declares the relu's buffer at its inline depth, before
@@ -97,12 +106,7 @@ TEST_F(LoweringPassTest, InsertAllocations) {
 // placePredicates puts each tensor expr under a branch whose predicate
 // comes later; buffers stay outside.
 TEST_F(LoweringPassTest, PlacePredicates) {
-  std::unique_ptr<Fusion> fusion = splitReluCopy();
-  GpuLower lower(fusion.get());
-  FusionGuard fg(lower.fusion());
-  std::vector<Expr*> exprs = lower.fusion()->exprs();
-  after({sortExprsForInlining, generateLoopNests, insertAllocations}, exprs);
-  const std::string after_pass = after({placePredicates}, exprs);
+  const std::string after_pass = afterPlacePredicates(splitReluCopy());
   EXPECT_EQ(
       after_pass,
       "FOR i8 in iS5{2}:\n"
@@ -123,12 +127,8 @@ TEST_F(LoweringPassTest, PlacePredicates) {
 // end compute values that nothing stores. The load and the store keep
 // theirs.
 TEST_F(LoweringPassTest, PlacePredicatesLeavesRegisterOnlyExprsBare) {
-  std::unique_ptr<Fusion> fusion = splitReluCopy(/*cached_input=*/true);
-  GpuLower lower(fusion.get());
-  FusionGuard fg(lower.fusion());
-  std::vector<Expr*> exprs = lower.fusion()->exprs();
-  after({sortExprsForInlining, generateLoopNests, insertAllocations}, exprs);
-  const std::string after_pass = after({placePredicates}, exprs);
+  const std::string after_pass =
+      afterPlacePredicates(splitReluCopy(/*cached_input=*/true));
   EXPECT_EQ(
       after_pass,
       "FOR i10 in iS8{2}:\n"

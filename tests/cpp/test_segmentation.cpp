@@ -686,11 +686,11 @@ TEST_F(SegmentationTest, BatchNormBackwardIsTwoSumsThenTheInputGradient) {
 }
 
 // A layer norm backward with its weight and bias gradients, the
-// inner-outer scheduler off (its default): the input gradient is an inner
+// inner-outer scheduler turned off: the input gradient is an inner
 // persistent kernel, and the two column sums, sum(dy * xhat, 0) and
 // sum(dy, 0), which read dy (and x) alike, one reduction kernel.
 TEST_F(SegmentationTest, LayerNormBackwardWeightGradientsShareAKernel) {
-  // Without the inner-outer scheduler, which takes all of it in one.
+  // (With it, on by default, the whole fusion is one kernel.)
   ScopedEnv off("FUSER_DISABLE", "inner_outer_persistent");
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());
