@@ -3,6 +3,7 @@
 #include <base/exceptions.h>
 
 #include <cstdlib>
+#include <iterator>
 #include <sstream>
 #include <unordered_map>
 
@@ -108,27 +109,22 @@ bool listedIn(const char* variable, const char* name) {
 
 } // namespace
 
+// The names FUSER_ENABLE and FUSER_DISABLE take, in enum order.
+constexpr const char* kEnableNames[] = {"outer_persistent", "matmul_cluster"};
+constexpr const char* kDisableNames[] = {"inner_outer_persistent"};
+static_assert(
+    std::size(kEnableNames) ==
+    static_cast<size_t>(EnableOption::MatmulCluster) + 1);
+static_assert(
+    std::size(kDisableNames) ==
+    static_cast<size_t>(DisableOption::InnerOuterPersistent) + 1);
+
 bool isEnabled(EnableOption option) {
-  const char* name = nullptr;
-  switch (option) {
-    case EnableOption::OuterPersistent:
-      name = "outer_persistent";
-      break;
-    case EnableOption::MatmulCluster:
-      name = "matmul_cluster";
-      break;
-  }
-  return listedIn("FUSER_ENABLE", name);
+  return listedIn("FUSER_ENABLE", kEnableNames[static_cast<size_t>(option)]);
 }
 
 bool isDisabled(DisableOption option) {
-  const char* name = nullptr;
-  switch (option) {
-    case DisableOption::InnerOuterPersistent:
-      name = "inner_outer_persistent";
-      break;
-  }
-  return listedIn("FUSER_DISABLE", name);
+  return listedIn("FUSER_DISABLE", kDisableNames[static_cast<size_t>(option)]);
 }
 
 } // namespace fuser

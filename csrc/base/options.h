@@ -76,6 +76,7 @@ const std::vector<std::string>& debugDumpOptionNames();
 // them (doc/normalization.md §10, doc/matmul.md §3), off unless
 // FUSER_ENABLE names them. Read at each use, so that a test can turn one
 // on for its scope (ScopedEnv).
+// (A new option is added last here and to kEnableNames in options.cpp.)
 enum class EnableOption {
   OuterPersistent, // outer_persistent
   MatmulCluster,   // matmul_cluster
@@ -84,6 +85,7 @@ bool isEnabled(EnableOption option);
 
 // Schedulers on by default that FUSER_DISABLE turns off (to measure what
 // runs without them: doc/normalization.md §9). Read at each use.
+// (A new option is added last here and to kDisableNames in options.cpp.)
 enum class DisableOption {
   InnerOuterPersistent, // inner_outer_persistent
 };
