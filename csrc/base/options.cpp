@@ -110,11 +110,12 @@ bool listedIn(const char* variable, const char* name) {
 } // namespace
 
 // The names FUSER_ENABLE and FUSER_DISABLE take, in enum order.
-constexpr const char* kEnableNames[] = {"outer_persistent", "matmul_cluster"};
+constexpr const char* kEnableNames[] = {
+    "outer_persistent", "matmul_cluster", "shared_buffers"};
 constexpr const char* kDisableNames[] = {"inner_outer_persistent"};
 static_assert(
     std::size(kEnableNames) ==
-    static_cast<size_t>(EnableOption::MatmulCluster) + 1);
+    static_cast<size_t>(EnableOption::SharedBuffers) + 1);
 static_assert(
     std::size(kDisableNames) ==
     static_cast<size_t>(DisableOption::InnerOuterPersistent) + 1);

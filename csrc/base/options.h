@@ -27,7 +27,8 @@
 //                           (kernelDiskCacheDir, runtime/nvrtc_compile.h)
 //   FUSER_ENABLE            schedules that are off by default
 //                           (comma-separated, isEnabled below):
-//                           outer_persistent, matmul_cluster
+//                           outer_persistent, matmul_cluster,
+//                           shared_buffers
 //   FUSER_DISABLE           schedulers that are on by default
 //                           (comma-separated, isDisabled below):
 //                           inner_outer_persistent
@@ -73,13 +74,14 @@ const std::vector<std::string>& debugDumpArguments(DebugDumpOption option);
 const std::vector<std::string>& debugDumpOptionNames();
 
 // Schedules built and tested but measured slower than what runs without
-// them (doc/normalization.md §10, doc/matmul.md §3), off unless
-// FUSER_ENABLE names them. Read at each use, so that a test can turn one
-// on for its scope (ScopedEnv).
-// (A new option is added last here and to kEnableNames in options.cpp.)
+// them (doc/normalization.md §10, doc/matmul.md §3), or not yet run on a
+// GPU (§11), off unless FUSER_ENABLE names them. Read at each use, so that a
+// test can turn one on for its scope (ScopedEnv). (A new option is added last
+// here and to kEnableNames in options.cpp.)
 enum class EnableOption {
   OuterPersistent, // outer_persistent
   MatmulCluster,   // matmul_cluster
+  SharedBuffers,   // shared_buffers
 };
 bool isEnabled(EnableOption option);
 

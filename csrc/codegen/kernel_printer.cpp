@@ -81,7 +81,7 @@ std::string KernelPrinter::print() {
         << "* fuser_work" << k << ", long long* fuser_semaphores" << k;
   }
   os_ << mmaParameters() << ") {\n";
-  if (kernel_.smem_bytes_per_thread > 0) {
+  if (kernel_.smem_bytes_per_thread > 0 || kernel_.shared_buffer_bytes > 0) {
     os_ << "  extern __shared__ __align__(16) char fuser_smem[];\n";
   }
   mmaPreamble();

@@ -63,18 +63,26 @@ void KernelPrinter::vectorizedCopy(const kir::ForLoop* loop) {
 }
 
 void KernelPrinter::handle(kir::Allocate* alloc) {
+  const std::string name = "T" + std::to_string(alloc->buffer()->name());
+  const std::string type = cudaTypeName(alloc->buffer()->dtype());
+  if (alloc->memoryType() == MemoryType::Shared) {
+    // Its part of the dynamic shared memory
+    // (device_lower/pass/allocations.cpp).
+    line(
+        type + "* " + name + " = reinterpret_cast<" + type +
+        "*>(fuser_smem + " +
+        std::to_string(
+            kernel_.shared_buffer_offsets.at(alloc->buffer()->name())) +
+        ");");
+    return;
+  }
   FUSER_CHECK(
       alloc->size()->isConstInt(), "The register buffer of ",
       alloc->buffer()->toString(), " has size ",
       alloc->size()->toInlineString(),
       ", which is not a constant. Inline it further (inlineMost) or split "
       "its non-inlined axes by constant factors.");
-  line(
-      std::string(
-          alloc->memoryType() == MemoryType::Shared ? "__shared__ " : "") +
-      "alignas(16) " + cudaTypeName(alloc->buffer()->dtype()) + " T" +
-      std::to_string(alloc->buffer()->name()) + "[" + gen(alloc->size()) +
-      "];");
+  line("alignas(16) " + type + " " + name + "[" + gen(alloc->size()) + "];");
 }
 
 } // namespace fuser::codegen

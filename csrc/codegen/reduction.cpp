@@ -40,7 +40,12 @@ void KernelPrinter::handle(kir::ParallelReduction* reduction) {
   const std::string op = "[](" + type + "& a, " + type + " b) { " +
                          reductionUpdate(reduction->opType(), "a", "b") + " }";
   const std::string pred = gen(reduction->predicate());
-  const std::string smem = "reinterpret_cast<" + type + "*>(fuser_smem)";
+  const std::string smem =
+      "reinterpret_cast<" + type + "*>(fuser_smem" +
+      (kernel_.shared_buffer_bytes > 0
+           ? " + " + std::to_string(kernel_.shared_buffer_bytes)
+           : std::string()) +
+      ")";
   // Typed, so that the helpers' T deduces from every argument (a literal
   // such as -CUDART_INF is a double).
   const std::string init =

@@ -226,7 +226,7 @@ Val* GpuLower::predicateOf(const Expr* lowered) const {
 
 void GpuLower::analyze() {
   FusionGuard fg(fusion());
-  validateRegisterThreadMapping(fusion(), *id_model_);
+  validateThreadMapping(fusion(), *id_model_);
   loop_promotion_ = std::make_unique<LoopPromotion>(fusion(), *id_model_);
   kernel_->launch_extents = computeLaunchExtents(fusion(), *loop_promotion_);
   kernel_->launch_bounds = computeLaunchBounds(fusion());

@@ -68,8 +68,13 @@ struct LoweredKernel {
   DataType index_type = DataType::Int;
   std::string kernel_name = "fuser_kernel";
   // Reductions across threads: the dynamic shared memory they need per
-  // thread of a block (doc/reduction.md).
+  // thread of a block (doc/reduction.md), after the shared buffers.
   int64_t smem_bytes_per_thread = 0;
+  // Shared-memory buffers of tensors (doc/normalization.md §11): each one's
+  // byte offset in the dynamic shared memory, by tensor name, and the bytes
+  // they take together (a multiple of 16).
+  std::map<int64_t, int64_t> shared_buffer_offsets;
+  int64_t shared_buffer_bytes = 0;
   // Reductions across blocks: per reduction, a work buffer of `work_type`
   // (`work_elements` elements) and `semaphores` counters that are zero
   // before a launch and after it. Kernel parameters after the outputs.

@@ -329,10 +329,16 @@ RuntimeInfo makeRuntimeInfo(
     if (tensor.is_cuda()) {
       const auto* properties =
           at::cuda::getDeviceProperties(tensor.get_device());
-      info.setDevice(
-          {properties->multiProcessorCount,
-           properties->major * 10 + properties->minor,
-           properties->l2CacheSize});
+      RuntimeInfo::Device device;
+      device.multiprocessors = properties->multiProcessorCount;
+      device.compute_capability = properties->major * 10 + properties->minor;
+      device.l2_bytes = properties->l2CacheSize;
+      device.registers_per_sm = properties->regsPerMultiprocessor;
+      device.shared_bytes_per_sm =
+          static_cast<int64_t>(properties->sharedMemPerMultiprocessor);
+      device.shared_bytes_per_block =
+          static_cast<int64_t>(properties->sharedMemPerBlockOptin);
+      info.setDevice(device);
     }
   }
   return info;

@@ -11,10 +11,12 @@
 #include <runtime/tensor_map.h>
 
 #include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <c10/util/SmallVector.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <iostream>
@@ -111,6 +113,19 @@ void KernelExecutor::compile(
     FUSER_CUDA_SAFE_CALL(driverApi().cuFuncSetAttribute(
         function_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
         static_cast<int>(kernel_->mma->shared_bytes)));
+  } else if (kernel_->shared_buffer_bytes > 0) {
+    // Shared buffers may take more than the default 48 KiB. The most a
+    // launch asks for is theirs and the reductions' at 1024 threads, within
+    // what the device lets a block opt in to (the heuristics kept the
+    // launch's own bytes within it, doc/normalization.md §11).
+    const int64_t most =
+        kernel_->shared_buffer_bytes + kernel_->smem_bytes_per_thread * 1024;
+    const auto device_most = static_cast<int64_t>(
+        at::cuda::getDeviceProperties(static_cast<c10::DeviceIndex>(device_))
+            ->sharedMemPerBlockOptin);
+    FUSER_CUDA_SAFE_CALL(driverApi().cuFuncSetAttribute(
+        function_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        static_cast<int>(std::min(most, device_most))));
   }
   timer.stage("load");
   signature_plan_ = std::make_unique<LaunchPlan>(plan(inputs));
@@ -356,7 +371,8 @@ KernelExecutor::LaunchPlan KernelExecutor::plan(
   }
   const int64_t threads =
       plan.launch.block[0] * plan.launch.block[1] * plan.launch.block[2];
-  plan.launch.shared_memory_bytes = kernel_->smem_bytes_per_thread * threads;
+  plan.launch.shared_memory_bytes =
+      kernel_->shared_buffer_bytes + kernel_->smem_bytes_per_thread * threads;
   for (const LoweredKernel::GridBuffer& buffer : kernel_->grid_buffers) {
     const int64_t elements = ee.evaluateOrThrow(buffer.work_elements).asInt();
     const int64_t semaphores = ee.evaluateOrThrow(buffer.semaphores).asInt();

@@ -1,7 +1,9 @@
 #include <scheduler/normalization_inner.h>
 
+#include <base/options.h>
 #include <base/strings_and_math.h>
 #include <ir/all_nodes.h>
+#include <ops/arith.h>
 #include <scheduler/persistent_buffers.h>
 #include <scheduler/reduction_layout.h>
 #include <scheduler/utils.h>
@@ -36,9 +38,12 @@ constexpr int64_t kRegistersPerThread = 64;
 // Registers a thread keeps for everything but the persistent buffers.
 constexpr int64_t kOtherRegisters = 32;
 
+using Device = RuntimeInfo::Device;
+
 // The registers per thread the buffers may take at `threads` per block.
-int64_t bufferRegisterBudget(int64_t threads) {
-  return std::min<int64_t>(255, 65536 / threads) - kOtherRegisters;
+int64_t bufferRegisterBudget(int64_t threads, const Device& device) {
+  return std::min<int64_t>(255, device.registers_per_sm / threads) -
+         kOtherRegisters;
 }
 
 // Registers an inner-outer kernel keeps for everything but its buffers and
@@ -79,30 +84,72 @@ int64_t blockThreads(const InnerPersistentParams& params) {
 // blocks of 512, ran at 3817 GB/s at 64 (two blocks per SM) and 2882 at
 // 96 (one); bf16 softmax over 4096 (a float buffer) fell from 2971 to
 // 2352 GB/s at 112 (two blocks per SM instead of three at 80).
-int64_t innerRegisters(const InnerPersistentParams& params) {
+int64_t innerRegisters(
+    const InnerPersistentParams& params, const Device& device) {
   const int64_t row_values =
       params.narrow_buffers ? params.batch * params.vectorize : 0;
   const int64_t with_others = std::min<int64_t>(
       255,
       ceilDiv(params.persistent_registers + kOtherRegisters + row_values, 8) *
           8);
-  const bool add_others = params.persistent_buffers.size() > 1 &&
-                          65536 / (with_others * blockThreads(params)) >= 2;
+  const bool add_others =
+      params.persistent_buffers.size() > 1 &&
+      device.registers_per_sm / (with_others * blockThreads(params)) >= 2;
   return std::max(
       {kRegistersPerThread, params.persistent_registers,
        add_others ? with_others : int64_t{0}});
 }
 
-int64_t blocksPerSm(const InnerPersistentParams& params) {
+// The shared memory an SM reserves for each of its blocks (sm_90).
+constexpr int64_t kSharedBytesReservedPerBlock = 1024;
+
+int64_t blocksPerSm(const InnerPersistentParams& params, const Device& device) {
   const int64_t threads = blockThreads(params);
+  const int64_t shared = params.shared_bytes + params.partial_workspace_bytes +
+                         kSharedBytesReservedPerBlock;
   return std::max<int64_t>(
       1, std::min<int64_t>(
-             {65536 / (innerOuterRegisters(params) * threads), 2048 / threads,
-              32}));
+             {device.registers_per_sm / (innerOuterRegisters(params) * threads),
+              2048 / threads, device.shared_bytes_per_sm / shared, 32}));
 }
 
-int64_t residentThreads(const InnerPersistentParams& params) {
-  return blocksPerSm(params) * blockThreads(params);
+int64_t residentThreads(
+    const InnerPersistentParams& params, const Device& device) {
+  return blocksPerSm(params, device) * blockThreads(params);
+}
+
+// Where a persistent kernel keeps its buffers, per element of a row: bytes
+// in registers and in shared memory, and the inputs whose buffers are in
+// shared memory.
+struct Placement {
+  int64_t register_bytes = 0;
+  int64_t shared_bytes = 0;
+  std::vector<int64_t> inputs;
+};
+
+// Every buffer in registers first, then the inputs' buffers moved to
+// shared memory one by one, the largest first (doc/normalization.md §11).
+// Partials and computed buffers stay in registers.
+std::vector<Placement> sharedPlacements(
+    const HeldBuffers& held, int64_t buffer_bytes) {
+  std::vector<std::pair<int64_t, int64_t>> movable; // (bytes, input)
+  for (size_t i = 0; i < held.names.size(); ++i) {
+    if (held.input_positions[i] >= 0) {
+      movable.emplace_back(held.element_bytes[i], held.input_positions[i]);
+    }
+  }
+  std::stable_sort(
+      movable.begin(), movable.end(),
+      [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<Placement> placements = {{buffer_bytes, 0, {}}};
+  for (const auto& [bytes, input] : movable) {
+    Placement next = placements.back();
+    next.register_bytes -= bytes;
+    next.shared_bytes += bytes;
+    next.inputs.push_back(input);
+    placements.push_back(next);
+  }
+  return placements;
 }
 
 // Inner-outer: as many blocks as the device holds at once at the
@@ -111,10 +158,10 @@ int64_t residentThreads(const InnerPersistentParams& params) {
 // (doc/normalization.md §9).
 int64_t innerOuterGridBlocks(
     const InnerPersistentParams& params, int64_t kept_elements,
-    int64_t multiprocessors) {
+    const Device& device) {
   return std::max<int64_t>(
       1, std::min(
-             multiprocessors * blocksPerSm(params),
+             device.multiprocessors * blocksPerSm(params, device),
              ceilDiv(std::max<int64_t>(1, kept_elements), params.threads_y)));
 }
 
@@ -124,6 +171,7 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
     Fusion* fusion, RuntimeInfo& runtime_info, const RowReductions& rows,
     std::string* reason) {
   InnerPersistentParams params;
+  const Device& device = runtime_info.device();
   auto* reduced = rows.inner.front()->out()->as<TensorView>();
   const int64_t rank = static_cast<int64_t>(reduced->getLogicalDomain().size());
   std::vector<TensorView*> vectorized =
@@ -150,56 +198,103 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
   int64_t buffer_bytes = held.bytes; // per element of a row
   // An outer reduction accumulates its thread's columns of the rows it
   // visits (doc/normalization.md §9).
+  int64_t partial_bytes = 0;
   for (ReductionOp* rop : rows.outer) {
     params.persistent_buffers.push_back("partial " + rop->out()->toString());
     buffer_bytes += dataTypeSize(rop->out()->dtype());
+    partial_bytes = std::max(partial_bytes, dataTypeSize(rop->out()->dtype()));
   }
   const int64_t v = params.vectorize;
   const int64_t vectors = ceilDiv(layout.reduced_elements, v);
   auto threads_for = [&](int64_t batch) { return ceilDiv(vectors, batch); };
-  auto registers_for = [&](int64_t batch) {
-    return ceilDiv(batch * v * buffer_bytes, 4);
-  };
   auto launched_for = [&](int64_t batch) {
     return launchedThreads(threads_for(batch));
   };
-  auto fits = [&](int64_t batch) {
-    return registers_for(batch) <= bufferRegisterBudget(launched_for(batch));
+  // Short rows share a block over TIDy: about 256 threads per block.
+  auto rows_per_block = [&](int64_t batch) {
+    return std::max<int64_t>(
+        1, std::min<int64_t>(
+               256 / launched_for(batch),
+               pow2Ceil(std::max<int64_t>(1, layout.kept_elements))));
+  };
+  // Shared buffers are off by default until run on a GPU (§11).
+  const bool shared_enabled = isEnabled(EnableOption::SharedBuffers);
+  const std::vector<Placement> placements =
+      shared_enabled ? sharedPlacements(held, buffer_bytes)
+                     : std::vector<Placement>{{buffer_bytes, 0, {}}};
+  auto registers_for = [&](int64_t batch, const Placement& place) {
+    return ceilDiv(batch * v * place.register_bytes, 4);
+  };
+  auto shared_for = [&](int64_t batch, const Placement& place) {
+    return batch * v * place.shared_bytes * launched_for(batch) *
+           rows_per_block(batch);
+  };
+  // The reductions' shared memory beside the buffers: a slot per thread
+  // and value reduced together (the partials' group, or one value of up to
+  // 8 bytes).
+  auto workspace_for = [&](int64_t batch) {
+    return std::max<int64_t>(8, partial_bytes * batch * v) *
+           launched_for(batch) * rows_per_block(batch);
+  };
+  auto fits = [&](int64_t batch, const Placement& place) {
+    return registers_for(batch, place) <=
+               bufferRegisterBudget(launched_for(batch), device) &&
+           shared_for(batch, place) + workspace_for(batch) <=
+               device.shared_bytes_per_block;
   };
   // The fewest vectors per thread that a row of up to 1024 threads allows;
   // then more (up to 32 elements, loads in flight and fewer warps to
-  // combine) while at least two warps share a row.
+  // combine) while at least two warps share a row. Buffers in registers,
+  // or else the fewest inputs' buffers in shared memory that leave the
+  // rest fitting the registers (doc/normalization.md §11).
   int64_t batch = std::max<int64_t>(1, ceilDiv(vectors, kMaxThreadsPerRow));
-  if (!fits(batch)) {
+  auto placement = std::find_if(
+      placements.begin(), placements.end(),
+      [&](const Placement& place) { return fits(batch, place); });
+  if (placement == placements.end()) {
+    const Placement& most_shared = placements.back();
     std::stringstream ss;
     ss << "a row of " << layout.reduced_elements << " elements needs "
-       << registers_for(batch) << " registers per thread for its persistent "
-       << "buffers at " << threads_for(batch) << " threads (the budget is "
-       << bufferRegisterBudget(launched_for(batch))
-       << "); shared-memory persistence is not implemented";
+       << registers_for(batch, placements.front())
+       << " registers per thread for its persistent buffers at "
+       << threads_for(batch) << " threads (the budget is "
+       << bufferRegisterBudget(launched_for(batch), device) << ")";
+    if (placements.size() > 1) {
+      ss << "; with the inputs' buffers in shared memory, "
+         << registers_for(batch, most_shared) << " registers and "
+         << shared_for(batch, most_shared) + workspace_for(batch)
+         << " bytes of shared memory per block (at most "
+         << device.shared_bytes_per_block << ")";
+    } else if (!shared_enabled) {
+      ss << "; shared-memory buffers are off (FUSER_ENABLE=shared_buffers "
+            "turns them on)";
+    } else {
+      ss << "; no input's buffer can move to shared memory";
+    }
     *reason = ss.str();
     return std::nullopt;
   }
-  auto with_batch = [&](int64_t b) {
+  auto with_batch = [&](int64_t b, const Placement& place) {
     InnerPersistentParams p = params;
     p.batch = b;
     p.threads_x = threads_for(b);
-    p.persistent_registers = registers_for(b);
-    // Short rows share a block over TIDy: about 256 threads per block.
-    p.threads_y = std::max<int64_t>(
-        1, std::min<int64_t>(
-               256 / launched_for(b),
-               pow2Ceil(std::max<int64_t>(1, layout.kept_elements))));
+    p.persistent_registers = registers_for(b, place);
+    p.shared_inputs = place.inputs;
+    p.shared_bytes = shared_for(b, place);
+    p.threads_y = rows_per_block(b);
     if (!rows.outer.empty()) {
-      p.grid_blocks = innerOuterGridBlocks(
-          p, layout.kept_elements, runtime_info.multiprocessors());
+      p.partial_workspace_bytes = workspace_for(b);
+      p.grid_blocks = innerOuterGridBlocks(p, layout.kept_elements, device);
     }
+    p.registers =
+        rows.outer.empty() ? innerRegisters(p, device) : innerOuterRegisters(p);
     return p;
   };
   if (rows.outer.empty()) {
+    auto fits_here = [&](int64_t b) { return fits(b, *placement); };
     const int64_t fewest = batch;
     while (batch * 2 * v <= 32 && threads_for(batch * 2) >= 64 &&
-           fits(batch * 2)) {
+           fits_here(batch * 2)) {
       batch *= 2;
     }
     // A batch that divides the row's vectors leaves no thread a part of a
@@ -212,22 +307,22 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
     if (vectors % batch != 0) {
       for (int64_t b = 32 / v; b >= fewest; --b) {
         if (vectors % b == 0 && threads_for(b) >= 64 &&
-            threads_for(b) <= kMaxThreadsPerRow && fits(b)) {
+            threads_for(b) <= kMaxThreadsPerRow && fits_here(b)) {
           batch = b;
           break;
         }
       }
     }
-    return with_batch(batch);
+    return with_batch(batch, *placement);
   }
   // Inner-outer: each block runs its row groups one after another, a load,
   // a reduction and a store each, so the latencies are hidden only by the
   // threads resident on an SM: the batch that keeps the most resident (the
   // larger on a tie) wins (doc/normalization.md §9).
-  InnerPersistentParams best = with_batch(batch);
-  for (int64_t b = batch * 2; b * v <= 32 && fits(b); b *= 2) {
-    InnerPersistentParams candidate = with_batch(b);
-    if (residentThreads(candidate) >= residentThreads(best)) {
+  InnerPersistentParams best = with_batch(batch, *placement);
+  for (int64_t b = batch * 2; b * v <= 32 && fits(b, *placement); b *= 2) {
+    InnerPersistentParams candidate = with_batch(b, *placement);
+    if (residentThreads(candidate, device) >= residentThreads(best, device)) {
       best = candidate;
     }
   }
@@ -266,6 +361,11 @@ std::string InnerPersistentParams::toString() const {
     ss << (i ? ", " : "") << persistent_buffers[i];
   }
   ss << "} in " << persistent_registers << " registers per thread";
+  if (!shared_inputs.empty()) {
+    ss << ", the buffers of inputs [" << joinInts(shared_inputs)
+       << "] in shared memory (" << shared_bytes << " bytes per block)";
+  }
+  ss << "; the kernel capped at " << registers << " registers per thread";
   return ss.str();
 }
 
@@ -409,13 +509,18 @@ void schedulePersistentRows(
   // and keeps more blocks per SM (doc/normalization.md §4). Never below
   // the buffers themselves; with outer partials, the grid's blocks were
   // counted for the buffers and the other registers together.
-  fusion->setMaxRegistersPerThread(
-      inner_outer ? innerOuterRegisters(params) : innerRegisters(params));
+  FUSER_INTERNAL_ASSERT(params.registers > 0, "no register cap was set");
+  fusion->setMaxRegistersPerThread(params.registers);
   fusion->setCooperativeLaunch(inner_outer);
   prepareForPersistence(fusion);
   const RowReductions rows = rowReductions(fusion, params.reduced_axes);
   if (inner_outer) {
-    recomputeColumnInputs(fusion, rows.outer);
+    recomputeReductionInputs(fusion, rows.outer);
+    if (!params.shared_inputs.empty()) {
+      for (ReductionOp* rop : rows.inner) {
+        recomputeReductionInputs(fusion, {rop});
+      }
+    }
     scheduler_utils::removeDeadExprs(fusion);
   }
   const std::vector<TensorView*> input_caches =
@@ -426,6 +531,29 @@ void schedulePersistentRows(
           // §4.
           CacheOp::Streaming);
   scheduler_utils::cacheAndForkOutputs(fusion, /*unroll=*/true);
+  // Buffers in shared memory (doc/normalization.md §11): each thread
+  // writes and reads the same elements of its block's array (the loads and
+  // their consumers share the thread axes), so no barrier is needed. Each
+  // use reads through a register copy of its own, a vector at a time
+  // (element reads, 2 bytes each 16 bytes apart across the threads, would
+  // take four times the wavefronts each and eight times the instructions).
+  std::vector<TensorView*> vectorized_caches = input_caches;
+  for (int64_t position : params.shared_inputs) {
+    Val* input = fusion->inputs().at(static_cast<size_t>(position));
+    auto cache = std::find_if(
+        input_caches.begin(), input_caches.end(),
+        [&](TensorView* tv) { return tv->definition()->input(0) == input; });
+    FUSER_INTERNAL_ASSERT(
+        cache != input_caches.end(), "no cache of the held input ",
+        input->toString());
+    (*cache)->setMemoryType(MemoryType::Shared);
+    const std::vector<Expr*> uses = (*cache)->uses();
+    for (Expr* use : uses) {
+      TensorView* read = set(*cache);
+      fusion->replaceInput(use, *cache, read);
+      vectorized_caches.push_back(read);
+    }
+  }
   // A reference is a reduction's input: a tensor of the row's shape with
   // every axis an iteration, so that propagation from it reaches every
   // tensor of that shape with the whole schedule (from a reduction, the
@@ -500,7 +628,7 @@ void schedulePersistentRows(
   // scalar loads of a bf16 layer norm's weight and bias per thread become
   // 8.
   scheduler_utils::vectorizeLastAxes(
-      fusion, input_caches, n_dims, row_rank, params.vectorize);
+      fusion, vectorized_caches, n_dims, row_rank, params.vectorize);
   // One value per row (a statistic's broadcast, rsqrt(var + eps), a
   // reciprocal) is computed once per row, at the row's loops, not for
   // each element the loops below it visit.

@@ -4,8 +4,10 @@
 // input gradients). Each row is loaded once: a block's threads (TIDx) hold
 // the row in registers, `batch` vectors per thread, reduce it (every
 // thread receives the result, runtime blockAllReduce) and compute the
-// outputs from the registers, one pass over global memory. Rows that do
-// not fit the registers are declined (ExprEval runs them).
+// outputs from the registers, one pass over global memory. Inputs' rows
+// that do not fit the registers are held in shared memory
+// (doc/normalization.md §11); rows that fit neither are declined (the
+// segmenter splits the fusion).
 //
 // The inner-outer persistent scheduler (normalization_inner_outer.h)
 // shares the heuristics and the schedule of the rows declared at the end.
@@ -36,12 +38,23 @@ class InnerPersistentParams : public HeuristicParams {
   // registers they take per thread.
   std::vector<std::string> persistent_buffers;
   int64_t persistent_registers = 0;
+  // The inputs (positions among the fusion's inputs) whose buffers are in
+  // shared memory instead, and the bytes they take per block
+  // (doc/normalization.md §11).
+  std::vector<int64_t> shared_inputs;
+  int64_t shared_bytes = 0;
+  // Inner-outer: the shared memory of the partials' reduction across the
+  // block's threads (one slot per thread and column of the group).
+  int64_t partial_workspace_bytes = 0;
   // Whether every buffer is narrower than float (half or bfloat16 inputs):
   // the float values computed from them are then not held in a buffer.
   bool narrow_buffers = false;
   // Inner-outer only (0 otherwise): the blocks of the grid, each looping
   // over its share of the rows, threads_y at a time.
   int64_t grid_blocks = 0;
+  // The kernel's registers per thread (its cap, doc/normalization.md §4,
+  // §9).
+  int64_t registers = 0;
 
   // The launch multiple of TIDx.
   int64_t paddedMultiple() const;

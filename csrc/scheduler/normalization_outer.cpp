@@ -100,8 +100,9 @@ std::optional<OuterPersistentParams> outerPersistentHeuristics(
     if (cap > 255) {
       break;
     }
-    const int64_t per_sm =
-        std::min<int64_t>({65536 / (cap * threads), 2048 / threads, 32});
+    const int64_t per_sm = std::min<int64_t>(
+        {runtime_info.device().registers_per_sm / (cap * threads),
+         2048 / threads, 32});
     const int64_t blocks_x = ceilDiv(rows, params.threads_y * batch);
     if (per_sm >= 1 &&
         blocks_x * params.blocks_y <= runtime_info.multiprocessors() * per_sm) {
@@ -123,12 +124,12 @@ std::optional<OuterPersistentParams> outerPersistentHeuristics(
 
 bool OuterPersistentScheduler::canScheduleCompileTime(
     Fusion* fusion, std::string* reason) {
-  // Off by default: its kernels have not yet run on a GPU
+  // Off by default: measured slower than the segments it replaces
   // (doc/normalization.md §10).
   if (!isEnabled(EnableOption::OuterPersistent)) {
     *reason =
-        "off by default (FUSER_ENABLE=outer_persistent turns it on; its "
-        "kernels have not run on a GPU yet)";
+        "off by default (FUSER_ENABLE=outer_persistent turns it on; "
+        "measured slower than the segments that serve it otherwise)";
     return false;
   }
   return persistentRowsCompileTimeCheck(fusion, /*with_outer=*/false, reason);

@@ -319,13 +319,14 @@ void welfordToTwoPasses(Fusion* fusion) {
   }
 }
 
-void recomputeColumnInputs(
-    Fusion* fusion, const std::vector<ReductionOp*>& columns) {
+void recomputeReductionInputs(
+    Fusion* fusion, const std::vector<ReductionOp*>& reductions) {
   FusionGuard fg(fusion);
-  // Tensors computed after a reduction that is not a column's.
+  // Tensors computed after a reduction not among `reductions`.
   std::unordered_set<Val*> after_rows;
   for (ReductionOp* rop : scheduler_utils::reductionsOf(fusion)) {
-    if (std::find(columns.begin(), columns.end(), rop) == columns.end()) {
+    if (std::find(reductions.begin(), reductions.end(), rop) ==
+        reductions.end()) {
       for (Val* v : scheduler_utils::downstreamOf(fusion, rop->out())) {
         after_rows.insert(v);
       }
@@ -350,7 +351,7 @@ void recomputeColumnInputs(
     copies.emplace(v, rebuilt);
     return rebuilt;
   };
-  for (ReductionOp* rop : columns) {
+  for (ReductionOp* rop : reductions) {
     Val* in = rop->in();
     Val* rebuilt = copy(in);
     if (rebuilt != in) {
@@ -408,6 +409,11 @@ HeldBuffers heldBuffers(const Fusion* fusion) {
   HeldBuffers held;
   for (TensorView* tv : persistentBuffers(&rewritten)) {
     held.names.push_back(tv->toString());
+    held.element_bytes.push_back(dataTypeSize(tv->dtype()));
+    const auto& inputs = rewritten.inputs();
+    auto input = std::find(inputs.begin(), inputs.end(), tv);
+    held.input_positions.push_back(
+        input == inputs.end() ? -1 : std::distance(inputs.begin(), input));
     held.bytes += dataTypeSize(tv->dtype());
     held.narrow &= dataTypeSize(tv->dtype()) < 4;
   }

@@ -48,15 +48,18 @@ void welfordToTwoPasses(Fusion* fusion);
 // own into a buffer of a row's length per thread.
 void broadcastSideInputsFirst(Fusion* fusion);
 
-// Inner-outer (doc/normalization.md §9): each reduction in `columns`
-// reads its own copy of the pointwise exprs it is computed through, back
-// to the fusion inputs or to tensors computed after a reduction of the
-// rows. A tensor shared by a row's reduction and a column's would have
-// its consumers share the row's batch loop, which the row's reduction
-// ends; recomputing (a cast, x - mean, a product) costs less than holding
-// it in registers.
-void recomputeColumnInputs(
-    Fusion* fusion, const std::vector<ReductionOp*>& columns);
+// Inner-outer (doc/normalization.md §9): the reductions in `reductions`
+// read their own copy (one for all of them) of the pointwise exprs they
+// are computed through, back to the fusion inputs or to tensors computed
+// after a reduction not among them. The columns' reductions get one: a
+// tensor shared by a row's reduction and a column's would have its
+// consumers share the row's batch loop, which the row's reduction ends;
+// recomputing (a cast, x - mean, a product) costs less than holding it in
+// registers. With the rows' buffers in shared memory each row reduction
+// gets one too (§11): `dy * w`, read by both sums of a layer norm
+// backward, then is not held as floats beside the partials.
+void recomputeReductionInputs(
+    Fusion* fusion, const std::vector<ReductionOp*>& reductions);
 
 // The rewrites before a persistent schedule, in order
 // (doc/normalization.md §1, §5): dead exprs removed, side inputs broadcast
@@ -69,6 +72,11 @@ void prepareForPersistence(Fusion* fusion);
 // schedule() will make of it).
 struct HeldBuffers {
   std::vector<std::string> names;
+  // Per buffer: its bytes per element, and its position among the fusion's
+  // inputs (-1 for a computed one). An input's buffer is its cache, which
+  // may live in shared memory (doc/normalization.md §11).
+  std::vector<int64_t> element_bytes;
+  std::vector<int64_t> input_positions;
   // Bytes per element, summed over the buffers.
   int64_t bytes = 0;
   // Every buffer narrower than float (true when there is none).

@@ -44,6 +44,11 @@ class RuntimeInfo {
     // Major * 10 + minor.
     int64_t compute_capability = 90;
     int64_t l2_bytes = 60 * 1024 * 1024;
+    // What an SM gives its resident blocks, and the most shared memory one
+    // block may take (opted in above 48 KiB).
+    int64_t registers_per_sm = 65536;
+    int64_t shared_bytes_per_sm = 228 * 1024;
+    int64_t shared_bytes_per_block = 227 * 1024;
   };
   const Device& device() const {
     return device_;

@@ -38,7 +38,10 @@
 // tensor's elements (past the end or into the gaps of a strided layout),
 // values computed from local buffer elements never written that reach
 // global memory, values that cannot be evaluated, unsupported kernel IR.
-// A read of a local element never written gives a poisoned value, and
+// A shared-memory buffer lives as long as its block; each element belongs
+// to the first thread that writes it, and another thread's access is an
+// error (the kernels have no barrier between a shared buffer's writes and
+// reads). A read of a local element never written gives a poisoned value, and
 // what is computed from it is poisoned too: register-only exprs run
 // unpredicated (device_lower/pass/predicate_placement.cpp), also where
 // their tensor has no element, and that is right as long as nothing
@@ -533,6 +536,7 @@ class KernelInterpreter {
   }
 
   void runGrid() {
+    shared_.clear();
     std::vector<std::pair<std::string, int64_t>> dims(
         launch_.begin(), launch_.end());
     std::vector<int64_t> index(dims.size(), 0);
@@ -572,13 +576,22 @@ class KernelInterpreter {
       } else if (auto* branch = dynamic_cast<kir::IfThenElse*>(expr)) {
         runBranch(branch);
       } else if (auto* alloc = dynamic_cast<kir::Allocate*>(expr)) {
-        if (alloc->memoryType() != MemoryType::Local) {
-          fatal("only register buffers are interpreted: " + alloc->toString());
-        }
         const int64_t size = eval(alloc->size(), "buffer size");
-        // A fresh (unwritten) buffer at every declaration.
-        locals_[alloc->buffer()] =
-            std::vector<std::optional<Value>>(static_cast<size_t>(size));
+        if (alloc->memoryType() == MemoryType::Shared) {
+          // One buffer per block, kept across its threads' runs.
+          Shared& shared = shared_[alloc->buffer()];
+          if (shared.block != blockKey()) {
+            shared = Shared{blockKey(), {}, {}};
+            shared.values.resize(static_cast<size_t>(size));
+            shared.owners.resize(static_cast<size_t>(size));
+          }
+        } else if (alloc->memoryType() == MemoryType::Local) {
+          // A fresh (unwritten) buffer at every declaration.
+          locals_[alloc->buffer()] =
+              std::vector<std::optional<Value>>(static_cast<size_t>(size));
+        } else {
+          fatal("unexpected buffer " + alloc->toString());
+        }
       } else if (expr->isA<kir::BlockSync>()) {
         fatal("BlockSync is not interpreted");
       } else if (
@@ -917,6 +930,9 @@ class KernelInterpreter {
       }
       return *value;
     }
+    if (tv->getMemoryType() == MemoryType::Shared) {
+      return readShared(tv, offset);
+    }
     auto it = locals_.find(tv);
     if (it == locals_.end()) {
       fatal(
@@ -973,6 +989,10 @@ class KernelInterpreter {
       ++global.write_counts[static_cast<size_t>(offset)];
       return;
     }
+    if (tv->getMemoryType() == MemoryType::Shared) {
+      writeShared(tv, offset, std::move(value));
+      return;
+    }
     auto it = locals_.find(tv);
     if (it == locals_.end()) {
       fatal(
@@ -988,6 +1008,79 @@ class KernelInterpreter {
     it->second[static_cast<size_t>(offset)] = std::move(value);
   }
 
+  // Shared memory: the kernels keep no barrier between a shared buffer's
+  // writes and reads (device_lower/analysis/thread_mapping.h), so each
+  // element belongs to the first thread of the block that writes it, and
+  // a read or write of it by another thread is an error (a race on the
+  // GPU, where this one-thread-at-a-time run would see no conflict).
+  struct Shared {
+    std::string block;
+    std::vector<std::optional<Value>> values;
+    std::vector<std::string> owners;
+  };
+
+  std::string indexKey(const char* prefix) const {
+    std::string key;
+    for (const auto& [name, value] : thread_) {
+      if (name.rfind(prefix, 0) == 0) {
+        key += name + "=" + std::to_string(value) + " ";
+      }
+    }
+    return key;
+  }
+  std::string blockKey() const {
+    return indexKey("blockIdx");
+  }
+
+  Shared* sharedElement(TensorView* tv, int64_t offset, const char* access) {
+    auto it = shared_.find(tv);
+    if (it == shared_.end() || it->second.block != blockKey()) {
+      fatal(
+          std::string(access) + " of T" + std::to_string(tv->name()) +
+          " before its allocation in this block");
+    }
+    Shared& shared = it->second;
+    if (offset < 0 || offset >= static_cast<int64_t>(shared.values.size())) {
+      error(
+          std::string(access) + " of T" + std::to_string(tv->name()) + "[" +
+          std::to_string(offset) + "] outside its shared buffer of " +
+          std::to_string(shared.values.size()));
+      return nullptr;
+    }
+    std::string& owner = shared.owners[static_cast<size_t>(offset)];
+    const std::string me = indexKey("threadIdx");
+    if (owner.empty()) {
+      owner = me;
+    } else if (owner != me) {
+      error(
+          std::string(access) + " of T" + std::to_string(tv->name()) + "[" +
+          std::to_string(offset) + "] in shared memory by thread " + me +
+          "of an element thread " + owner + "wrote, without a barrier");
+      return nullptr;
+    }
+    return &shared;
+  }
+
+  Value readShared(TensorView* tv, int64_t offset) {
+    Shared* shared = sharedElement(tv, offset, "read");
+    if (shared == nullptr) {
+      return {};
+    }
+    const auto& value = shared->values[static_cast<size_t>(offset)];
+    if (!value.has_value()) {
+      Value poison;
+      poison.poisoned = true;
+      return poison;
+    }
+    return *value;
+  }
+
+  void writeShared(TensorView* tv, int64_t offset, Value value) {
+    if (Shared* shared = sharedElement(tv, offset, "write")) {
+      shared->values[static_cast<size_t>(offset)] = std::move(value);
+    }
+  }
+
   const LoweredKernel& kernel_;
   std::map<int64_t, TensorLayout> layouts_;
   ExpressionEvaluator ee_;
@@ -995,6 +1088,7 @@ class KernelInterpreter {
   std::map<std::string, int64_t> launch_;
   std::map<std::string, int64_t> thread_;
   std::map<TensorView*, std::vector<std::optional<Value>>> locals_;
+  std::map<TensorView*, Shared> shared_;
   std::vector<OpenLoop> loops_;
   // Parallel reductions: whether this is the gathering run, the totals it
   // gathered per (expr, group), and the last-block flags of the kernel.

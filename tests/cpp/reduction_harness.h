@@ -276,6 +276,9 @@ struct InterpretedCase {
   bool split_allocation = false;
   // The device's SMs the heuristics see (few: small grids).
   int64_t multiprocessors = 2;
+  // Its register file per SM: a small one sends small rows down the paths
+  // that large rows take on a real device (shared-memory buffers).
+  int64_t registers_per_sm = 65536;
 };
 
 // Schedules, lowers and interprets `ic`; "" or what went wrong. `params`
@@ -303,7 +306,10 @@ std::string interpret(
   try {
     std::vector<c10::IValue> inputs(c.inputs.begin(), c.inputs.end());
     RuntimeInfo info = makeRuntimeInfo(&scheduled, inputs, false);
-    info.setMultiprocessors(ic.multiprocessors);
+    RuntimeInfo::Device device = info.device();
+    device.multiprocessors = ic.multiprocessors;
+    device.registers_per_sm = ic.registers_per_sm;
+    info.setDevice(device);
     SchedulerChoice choice = chooseScheduler(&scheduled, info);
     if (choice.scheduler->type() != expected) {
       std::string why;

@@ -716,6 +716,83 @@ TEST_F(NormalizationTest, ShortRowsShareABlockAndOddRowsPadTheWarp) {
   }
 }
 
+// Rows that do not fit the registers keep their inputs' buffers in shared
+// memory (doc/normalization.md §11): softmax over 30000 floats holds x
+// and exp(x - max), 64 registers per thread at 938 threads (the budget is
+// 32); with x in 120 KiB of shared memory, exp(x - max) takes 32. Each use
+// reads the buffer through registers, a vector at a time, and the block
+// reduction's workspace follows the buffer.
+TEST_F(NormalizationTest, RowsBeyondTheRegistersAreHeldInSharedMemory) {
+  NormCase c =
+      normCase("softmax [2, 30000]", {at::randn({2, 30000})}, softmaxOf(1));
+  SchedulerType type;
+  std::string rejections;
+  std::string code;
+  // Off by default (until run on a GPU): declined, with how to turn it on.
+  scheduleAndCompile(c, &type, &rejections);
+  EXPECT_NE(type, SchedulerType::InnerPersistent);
+  EXPECT_THAT(
+      rejections, HasSubstr("shared-memory buffers are off "
+                            "(FUSER_ENABLE=shared_buffers turns them on)"));
+
+  ScopedEnv enable("FUSER_ENABLE", "shared_buffers");
+  rejections.clear();
+  const auto params = scheduleAndCompile(c, &type, &rejections, &code);
+  ASSERT_EQ(type, SchedulerType::InnerPersistent) << rejections;
+  const auto& p = persistentParams(*params);
+  EXPECT_EQ(p.shared_inputs, std::vector<int64_t>{0}) << p.toString();
+  EXPECT_EQ(p.persistent_registers, 32) << p.toString();
+  EXPECT_THAT(
+      p.toString(), HasSubstr("the buffers of inputs [0] in shared memory"));
+  // 8 vectors of 4 floats per thread, 960 threads launched.
+  EXPECT_EQ(p.shared_bytes, 8 * 4 * 4 * 960) << p.toString();
+  EXPECT_THAT(code, HasSubstr("reinterpret_cast<float*>(fuser_smem + 0)"));
+  EXPECT_THAT(code, HasSubstr("reinterpret_cast<float*>(fuser_smem + 122880)"));
+  // The reads from shared memory are vectors.
+  EXPECT_THAT(
+      code, ::testing::ContainsRegex(
+                "vectorizedCopy<float, 4>\\(&T[0-9]+\\[0\\], &T[0-9]+\\[\\("));
+
+  // A row too large for shared memory too is declined with both counts.
+  NormCase huge = normCase("huge row", {at::randn({2, 1 << 20})}, softmaxOf(1));
+  rejections.clear();
+  scheduleAndCompile(huge, &type, &rejections);
+  EXPECT_EQ(type, SchedulerType::ExprEval);
+  EXPECT_THAT(
+      rejections, HasSubstr("with the inputs' buffers in shared memory, "));
+}
+
+// Shared buffers on the interpreter, on a device of few registers so that
+// short rows take the shared path: every element of a shared buffer is
+// read only by the thread that wrote it (no barrier between them), and
+// every output element is right. x / sum(x) holds only its input (all of
+// it in shared memory at a budget of 0 registers: 8192 / 256 - 32);
+// softmax also holds exp(x - max), which stays in registers (a budget of
+// 4 at 256 threads: 9216 / 256 - 32) and an odd row pads its last warp.
+TEST_F(NormalizationTest, SharedBuffersOnTheInterpreter) {
+  auto normalize = [](Fusion* f, TensorView* in) {
+    f->addOutput(div(in, broadcast(sum(in, {1}), {false, true})));
+  };
+  auto softmax = [](Fusion* f, TensorView* in) {
+    TensorView* max_x = max(in, {1});
+    TensorView* e = exp(sub(in, broadcast(max_x, {false, true})));
+    f->addOutput(div(e, broadcast(sum(e, {1}), {false, true})));
+  };
+  InterpretedCase x_over_sum{"x / sum(x) [3, 1024]", {3, 1024}, normalize};
+  x_over_sum.registers_per_sm = 8192;
+  InterpretedCase odd_softmax{"softmax [2, 1000]", {2, 1000}, softmax};
+  odd_softmax.registers_per_sm = 9216;
+  ScopedEnv enable("FUSER_ENABLE", "shared_buffers");
+  for (const InterpretedCase& ic : {x_over_sum, odd_softmax}) {
+    std::string params;
+    const std::string failure =
+        interpret(ic, &params, SchedulerType::InnerPersistent);
+    EXPECT_EQ(failure, "") << ic.name << "\n" << params;
+    EXPECT_THAT(params, HasSubstr("the buffers of inputs [0] in shared memory"))
+        << ic.name;
+  }
+}
+
 TEST_F(NormalizationTest, OuterNormalizationsAndHugeRowsFallBackToATen) {
   const std::vector<std::pair<NormCase, std::string>> declined = [] {
     std::vector<std::pair<NormCase, std::string>> v;
@@ -724,7 +801,7 @@ TEST_F(NormalizationTest, OuterNormalizationsAndHugeRowsFallBackToATen) {
         "not innermost in memory");
     v.emplace_back(
         normCase("huge row", {at::randn({2, 1 << 20})}, softmaxOf(1)),
-        "shared-memory persistence is not implemented");
+        "shared-memory buffers are off");
     return v;
   }();
   for (const auto& [c, reason] : declined) {
@@ -823,6 +900,27 @@ TEST_P(NormalizationCaseGpuTest, MatchesATen) {
 INSTANTIATE_TEST_SUITE_P(
     EveryCase, NormalizationCaseGpuTest,
     ::testing::Range(size_t{0}, kNormCases));
+
+// Rows held in shared memory, on the GPU against ATen (above 48 KiB of
+// dynamic shared memory).
+TEST_F(NormalizationGpuTest, RowsHeldInSharedMemoryMatchATen) {
+  ScopedEnv enable("FUSER_ENABLE", "shared_buffers");
+  for (const int64_t width : {30000, 36001}) {
+    NormCase c = normCase(
+        "softmax [64, " + std::to_string(width) + "]", {at::randn({64, width})},
+        softmaxOf(1));
+    std::vector<c10::IValue> inputs;
+    for (const at::Tensor& t : c.inputs) {
+      inputs.push_back(t.cuda());
+    }
+    FusionExecutorCache fec(std::make_unique<Fusion>(*c.fusion));
+    std::vector<at::Tensor> outputs = fec.runFusionWithInputs(inputs);
+    const auto* runtime = fec.getMostRecentKernelRuntime();
+    EXPECT_EQ(runtime->schedulerType(), SchedulerType::InnerPersistent);
+    EXPECT_FALSE(runtime->isSegmented());
+    testValidate(fec.fusion(), outputs, inputs, __LINE__, __FILE__, c.name);
+  }
+}
 
 // 2^31 + 4096 elements: the kernel indexes in 64 bits.
 TEST_F(NormalizationGpuTest, InputAbove2To31Elements) {

@@ -36,6 +36,8 @@ struct GradCase {
   std::string name;
   std::unique_ptr<Fusion> fusion;
   std::vector<at::Tensor> inputs; // on the CPU
+  // Run with FUSER_ENABLE=shared_buffers (doc/normalization.md §11).
+  bool shared_buffers = false;
 };
 
 at::ScalarType atenOf(DataType dtype) {
@@ -110,6 +112,11 @@ std::vector<GradCase> everyCase() {
   cases.push_back(
       layerNormBackward("layer_norm f32 [77, 1000]", 77, 1000, f32));
   cases.push_back(layerNormBackward("layer_norm f32 [1, 2048]", 1, 2048, f32));
+  // Rows beyond the registers: dy and x held in shared memory
+  // (doc/normalization.md §11).
+  cases.push_back(layerNormBackward(
+      "layer_norm bf16 [64, 16384]", 64, 16384, DataType::BFloat16));
+  cases.back().shared_buffers = true;
   // Many rows per block.
   cases.push_back(
       layerNormBackward("layer_norm bf16 [20000, 768]", 20000, 768, bf16));
@@ -123,7 +130,7 @@ std::vector<GradCase> everyCase() {
   return cases;
 }
 
-constexpr size_t kGradCases = 8; // one GPU test each (below)
+constexpr size_t kGradCases = 9; // one GPU test each (below)
 
 // The scheduler chosen for `c`, its parameters and kernel (compiled with
 // NVRTC for sm_90).
@@ -156,6 +163,10 @@ TEST_F(InnerOuterTest, EveryCaseIsOneInnerOuterKernel) {
       << "update kGradCases, the count of GPU tests";
   for (const GradCase& c : cases) {
     SCOPED_TRACE(c.name);
+    std::optional<ScopedEnv> env;
+    if (c.shared_buffers) {
+      env.emplace("FUSER_ENABLE", "shared_buffers");
+    }
     SchedulerType type = SchedulerType::ExprEval;
     std::string params;
     std::string code;
@@ -168,6 +179,31 @@ TEST_F(InnerOuterTest, EveryCaseIsOneInnerOuterKernel) {
     EXPECT_THAT(code, HasSubstr("blockAllReduce"));
     EXPECT_THAT(code, HasSubstr("gridReduceGroupResident<"));
   }
+}
+
+// A bf16 layer norm backward over 16384 columns: dy, x and two float
+// partials need 48 registers per thread at 1024 threads (the budget is 32);
+// with dy and x in shared memory (64 KiB per block) the partials take 32.
+// Off by default: the rows are segmented, and the reason says how to turn
+// shared buffers on.
+TEST_F(InnerOuterTest, RowsBeyondTheRegistersHoldTheirInputsInSharedMemory) {
+  GradCase c = layerNormBackward(
+      "layer_norm bf16 [64, 16384]", 64, 16384, DataType::BFloat16);
+  SchedulerType type = SchedulerType::ExprEval;
+  std::string params;
+  scheduleAndCompileCase(c, &type, &params);
+  EXPECT_NE(type, SchedulerType::InnerOuterPersistent) << params;
+  EXPECT_THAT(params, HasSubstr("FUSER_ENABLE=shared_buffers turns them on"));
+
+  ScopedEnv enable("FUSER_ENABLE", "shared_buffers");
+  params.clear();
+  const std::string code = scheduleAndCompileCase(c, &type, &params);
+  ASSERT_EQ(type, SchedulerType::InnerOuterPersistent) << params;
+  EXPECT_THAT(
+      params,
+      HasSubstr("in 32 registers per thread, the buffers of inputs [0 1] in "
+                "shared memory (65536 bytes per block)"));
+  EXPECT_THAT(code, HasSubstr("fuser_smem + 32768"));
 }
 
 TEST_F(InnerOuterTest, ThePartialsCountAsBuffersAndSetTheGrid) {
@@ -295,6 +331,10 @@ TEST_P(InnerOuterCaseGpuTest, MatchesATen) {
   std::vector<GradCase> cases = everyCase();
   const GradCase& c = cases.at(GetParam());
   SCOPED_TRACE(c.name);
+  std::optional<ScopedEnv> env;
+  if (c.shared_buffers) {
+    env.emplace("FUSER_ENABLE", "shared_buffers");
+  }
   std::vector<c10::IValue> inputs;
   for (const at::Tensor& t : c.inputs) {
     inputs.push_back(onDevice(t));

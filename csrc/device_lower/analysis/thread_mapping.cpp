@@ -4,14 +4,20 @@
 
 namespace fuser {
 
-void validateRegisterThreadMapping(Fusion* fusion, IdModel& id_model) {
+void validateThreadMapping(Fusion* fusion, IdModel& id_model) {
   for (TensorView* producer : fusion->allTvs()) {
-    if (producer->getMemoryType() != MemoryType::Local ||
-        producer->definition() == nullptr) {
+    const MemoryType memory = producer->getMemoryType();
+    if (memory == MemoryType::Global || producer->definition() == nullptr) {
       continue;
     }
+    // A shared tensor is written and read without a barrier between
+    // (nothing inserts one): each thread reads only what it wrote, on every
+    // thread axis (the matrix product's operand tiles are the pipeline's,
+    // with its own barriers).
+    const bool shared = memory == MemoryType::Shared;
     const auto& loop = producer->getLoopDomain();
-    for (size_t i = static_cast<size_t>(producer->getComputeAtPosition());
+    for (size_t i =
+             shared ? 0 : static_cast<size_t>(producer->getComputeAtPosition());
          i < loop.size(); ++i) {
       IterDomain* id = loop[i];
       // Along a broadcast axis every thread computes the one element; a
@@ -21,6 +27,9 @@ void validateRegisterThreadMapping(Fusion* fusion, IdModel& id_model) {
         continue;
       }
       for (Expr* use : producer->uses()) {
+        if (use->isA<MmaOp>()) {
+          continue;
+        }
         for (Val* out : use->outputs()) {
           auto* consumer = dynamic_cast<TensorView*>(out);
           if (consumer == nullptr) {
@@ -30,16 +39,19 @@ void validateRegisterThreadMapping(Fusion* fusion, IdModel& id_model) {
             FUSER_CHECK(
                 other->getParallelType() != id->getParallelType() ||
                     id_model.exactMapped(id, other),
-                producer->toString(), " (a register tensor) is computed on ",
-                id->getParallelType(), " over ", id->toString(),
-                " outside its inline position (",
+                producer->toString(), " (a ",
+                shared ? "shared-memory" : "register",
+                " tensor) is computed on ", id->getParallelType(), " over ",
+                id->toString(), " outside its inline position (",
                 producer->getComputeAtPosition(), "), and ",
                 consumer->toString(), " reads it on ", other->getParallelType(),
                 " over ", other->toString(),
-                ", another axis: a thread would read registers that another "
-                "thread computed. Inline ",
-                producer->toString(),
-                " past that axis, or give both the same axis.");
+                ", another axis: a thread would read ",
+                shared ? "shared memory" : "registers",
+                " that another thread computed. ",
+                shared ? "Give both the same axis."
+                       : "Inline " + producer->toString() +
+                             " past that axis, or give both the same axis.");
           }
         }
       }

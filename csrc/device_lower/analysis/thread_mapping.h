@@ -4,8 +4,10 @@
 // consumer does not run inside that loop), the consumer's axis of the same
 // thread index must be the same axis (exact-mapped), or a thread would read
 // registers that another thread holds: values it never computed
-// (doc/indexing.md §1). Checked in the analysis phase; a user error, since
-// a schedule by hand can do it.
+// (doc/indexing.md §1). A shared-memory tensor is read without a barrier
+// after its writes (no pass inserts one), so the same holds for all its
+// thread axes. Checked in the analysis phase; a user error, since a
+// schedule by hand can do it.
 #pragma once
 
 #include <fusion.h>
@@ -13,6 +15,6 @@
 
 namespace fuser {
 
-void validateRegisterThreadMapping(Fusion* fusion, IdModel& id_model);
+void validateThreadMapping(Fusion* fusion, IdModel& id_model);
 
 } // namespace fuser

@@ -1,7 +1,7 @@
 #include <device_lower/analysis/vectorization.h>
 
+#include <device_lower/analysis/buffer_shape.h>
 #include <device_lower/lower.h>
-#include <layout/buffer_axes.h>
 #include <layout/vectorization.h>
 
 #include <algorithm>
@@ -49,22 +49,19 @@ void appendLeaves(IterDomain* id, std::vector<IterDomain*>& leaves) {
   leaves.push_back(id);
 }
 
-// Whether `id` is the innermost axis of `tv`'s register or shared buffer.
+// Whether `id` is the innermost axis of `tv`'s register or shared buffer
+// (the buffer is indexed by the enclosing loop mapped to it,
+// Indexer::bufferIndex).
 bool isInnermostBufferAxis(TensorView* tv, IterDomain* id) {
-  const auto& loop = tv->getLoopDomain();
-  for (size_t i = loop.size(); i-- > 0;) {
-    IterDomain* axis = loop[i];
-    if (!occupiesBuffer(axis, tv->getMemoryType())) {
-      continue;
-    }
-    // The buffer is indexed by the enclosing loop mapped to its axis
-    // (Indexer::bufferIndex).
-    GpuLower* lower = GpuLower::current();
-    return i >= static_cast<size_t>(tv->getComputeAtPosition()) &&
-           lower->idModel().loopMapped(axis, id) &&
-           lower->loopExtent(axis)->sameAs(lower->loopExtent(id));
+  const std::vector<BufferAxis> shape = bufferShape(tv);
+  if (shape.empty()) {
+    return false;
   }
-  return false;
+  const BufferAxis& innermost = shape.back();
+  return innermost.position >=
+             static_cast<size_t>(tv->getComputeAtPosition()) &&
+         GpuLower::current()->idModel().loopMapped(innermost.id, id) &&
+         innermost.extent->sameAs(GpuLower::current()->loopExtent(id));
 }
 
 } // namespace

@@ -1,9 +1,9 @@
 #include <device_lower/index/indexer.h>
 
+#include <device_lower/analysis/buffer_shape.h>
 #include <device_lower/lower.h>
 #include <ir/domain_traversal.h>
 #include <layout/allocation_folding.h>
-#include <layout/buffer_axes.h>
 
 #include <algorithm>
 
@@ -259,20 +259,15 @@ Val* Indexer::enclosingLoopIndex(IterDomain* id, std::vector<bool>& used) {
 }
 
 Val* Indexer::bufferIndex(TensorView* tv) {
-  GpuLower* lower = GpuLower::current();
-  const auto& loop = tv->getLoopDomain();
   Val* linear = FusionGuard::getCurFusion()->zeroVal();
   Val* stride = FusionGuard::getCurFusion()->oneVal();
   // doc/indexing.md §4: a buffer position is an iteration of the loops it
   // is written and read in; a coordinate of the tensor only where no such
   // loop encloses the access.
   std::vector<bool> used(loops_.size(), false);
-  for (size_t i = loop.size();
-       i-- > static_cast<size_t>(tv->getComputeAtPosition());) {
-    IterDomain* id = loop[i];
-    if (!occupiesBuffer(id, tv->getMemoryType())) {
-      continue;
-    }
+  const std::vector<BufferAxis> shape = bufferShape(tv);
+  for (auto axis = shape.rbegin(); axis != shape.rend(); ++axis) {
+    IterDomain* id = axis->id;
     Val* idx = enclosingLoopIndex(id, used);
     if (idx == nullptr) {
       idx = indexOf(id);
@@ -281,7 +276,7 @@ Val* Indexer::bufferIndex(TensorView* tv) {
         idx != nullptr, "no path from the loops ", loopsToString(), " to ",
         id->toString(), " of ", tv->toString());
     linear = IrBuilder::addExpr(linear, IrBuilder::mulExpr(idx, stride));
-    stride = IrBuilder::mulExpr(stride, lower->loopExtent(id));
+    stride = IrBuilder::mulExpr(stride, axis->extent);
   }
   return simplifyExpr(linear, ranges_);
 }

@@ -1,28 +1,44 @@
 // Buffers for tensors that are not in global memory, and reduction
 // initializations (doc/design.md §5). A tensor inlined at position k is
 // computed inside the loops of its first k loop axes, so its buffer only
-// spans the axes right of k and is declared at depth k. Thread-parallel
-// axes take no room in a register buffer (each thread has its own),
-// block-parallel axes none in shared memory.
+// spans the axes right of k and is declared at depth k (a shared one also
+// its thread-parallel axes, device_lower/analysis/buffer_shape.h).
 #include <device_lower/passes.h>
 
+#include <device_lower/analysis/buffer_shape.h>
 #include <device_lower/kir_visitor.h>
 #include <device_lower/lower.h>
-#include <layout/buffer_axes.h>
 
 namespace fuser {
 
 namespace {
 
+// A shared buffer takes the next 16-byte-aligned part of the kernel's
+// dynamic shared memory (its axes are constant, buffer_shape.h).
+void placeSharedBuffer(TensorView* tv, const std::vector<BufferAxis>& shape) {
+  LoweredKernel& kernel = GpuLower::current()->kernel();
+  if (kernel.shared_buffer_offsets.count(tv->name()) != 0) {
+    return;
+  }
+  int64_t bytes = dataTypeSize(tv->dtype());
+  for (const BufferAxis& axis : shape) {
+    FUSER_INTERNAL_ASSERT(
+        axis.extent->isConstInt(), "the shared buffer of ", tv->toString(),
+        " has an axis of no constant extent: ", axis.id->toString());
+    bytes *= axis.extent->constIntValue();
+  }
+  kernel.shared_buffer_offsets[tv->name()] = kernel.shared_buffer_bytes;
+  kernel.shared_buffer_bytes += (bytes + 15) / 16 * 16;
+}
+
 kir::Allocate* makeAllocation(TensorView* tv) {
-  GpuLower* lower = GpuLower::current();
   Val* size = FusionGuard::getCurFusion()->oneVal();
-  const auto& loop = tv->getLoopDomain();
-  for (size_t i = static_cast<size_t>(tv->getComputeAtPosition());
-       i < loop.size(); ++i) {
-    if (occupiesBuffer(loop[i], tv->getMemoryType())) {
-      size = IrBuilder::mulExpr(size, lower->loopExtent(loop[i]));
-    }
+  const std::vector<BufferAxis> shape = bufferShape(tv);
+  for (const BufferAxis& axis : shape) {
+    size = IrBuilder::mulExpr(size, axis.extent);
+  }
+  if (tv->getMemoryType() == MemoryType::Shared) {
+    placeSharedBuffer(tv, shape);
   }
   return IrBuilder::create<kir::Allocate>(tv, tv->getMemoryType(), size);
 }
