@@ -82,7 +82,13 @@ void KernelPrinter::handle(kir::Allocate* alloc) {
       alloc->size()->toInlineString(),
       ", which is not a constant. Inline it further (inlineMost) or split "
       "its non-inlined axes by constant factors.");
-  line("alignas(16) " + type + " " + name + "[" + gen(alloc->size()) + "];");
+  // Zero-initialized: an element that a predicated write skips is otherwise
+  // an undefined register, which ptxas keeps live from the kernel's entry
+  // through every loop (doc/design.md §5). Where every element is written
+  // the stores are dead and removed.
+  line(
+      "alignas(16) " + type + " " + name + "[" + gen(alloc->size()) +
+      "] = {};");
 }
 
 } // namespace fuser::codegen

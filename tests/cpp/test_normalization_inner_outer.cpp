@@ -12,6 +12,8 @@
 
 #include <gmock/gmock.h>
 
+#include <regex>
+
 namespace fuser {
 
 using ::testing::HasSubstr;
@@ -248,6 +250,33 @@ TEST_F(InnerOuterTest, LayerNormBackwardKernelDoesNotSpill) {
     EXPECT_TRUE(keepsEverythingInRegisters(inspection))
         << c.name << ": " << params->toString();
   }
+}
+
+// Register buffers start at zero (codegen/memory.cpp): an element that a
+// predicated write skips was an undefined register, which ptxas kept live
+// from the kernel's entry through the row loop. The layer norm backward
+// over 16384 columns with dy and x in shared memory (1024 threads, so at
+// most 64 registers each) spilled 1650 bytes per thread that way, and 48
+// with the initializations (doc/design.md §5).
+TEST_F(InnerOuterTest, NoUndefinedRegisterStaysLiveThroughTheRowLoop) {
+  ScopedEnv enable("FUSER_ENABLE", "shared_buffers");
+  GradCase c = layerNormBackward(
+      "layer_norm bf16 [64, 16384]", 64, 16384, DataType::BFloat16);
+  Fusion copy(*c.fusion);
+  std::vector<c10::IValue> inputs(c.inputs.begin(), c.inputs.end());
+  RuntimeInfo info = makeRuntimeInfo(&copy, inputs, /*require_cuda=*/false);
+  auto& scheduler = schedulerFor(SchedulerType::InnerOuterPersistent);
+  auto params = scheduler.computeHeuristics(&copy, info);
+  scheduler.schedule(&copy, *params);
+  const std::string code = generateCudaKernel(&copy, DataType::Int32);
+  EXPECT_THAT(code, HasSubstr("] = {};"));
+  const KernelInspection inspection = inspectForSm90a(code);
+  FUSER_SKIP_WITHOUT_PTXAS_REPORT(inspection);
+  std::smatch spilled;
+  ASSERT_TRUE(std::regex_search(
+      inspection.ptxas_log, spilled, std::regex("([0-9]+) bytes spill stores")))
+      << inspection.ptxas_log;
+  EXPECT_LE(std::stoi(spilled[1].str()), 64) << inspection.ptxas_log;
 }
 
 // A column reduction whose result the rows use again needs it in every
