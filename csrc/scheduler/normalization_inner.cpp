@@ -236,11 +236,23 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
     return std::max<int64_t>(8, partial_bytes * batch * v) *
            launched_for(batch) * rows_per_block(batch);
   };
+  // Inner-outer with shared buffers: the kernel's register cap (the
+  // buffers and the others, innerOuterRegisters) is also one its block's
+  // threads can have (at 1024 threads, 64 each).
+  const bool inner_outer_shared = !rows.outer.empty() && shared_enabled;
+  auto cap_allowed = [&](int64_t batch, const Placement& place) {
+    const int64_t cap =
+        ceilDiv(registers_for(batch, place) + kInnerOuterOtherRegisters, 8) * 8;
+    return cap <= std::min<int64_t>(
+                      255, device.registers_per_sm /
+                               (launched_for(batch) * rows_per_block(batch)));
+  };
   auto fits = [&](int64_t batch, const Placement& place) {
     return registers_for(batch, place) <=
                bufferRegisterBudget(launched_for(batch), device) &&
            shared_for(batch, place) + workspace_for(batch) <=
-               device.shared_bytes_per_block;
+               device.shared_bytes_per_block &&
+           (!inner_outer_shared || cap_allowed(batch, place));
   };
   // The fewest vectors per thread that a row of up to 1024 threads allows;
   // then more (up to 32 elements, loads in flight and fewer warps to
@@ -248,9 +260,19 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
   // or else the fewest inputs' buffers in shared memory that leave the
   // rest fitting the registers (doc/normalization.md §11).
   int64_t batch = std::max<int64_t>(1, ceilDiv(vectors, kMaxThreadsPerRow));
-  auto placement = std::find_if(
-      placements.begin(), placements.end(),
-      [&](const Placement& place) { return fits(batch, place); });
+  auto first_fit = [&](int64_t b) {
+    return std::find_if(
+        placements.begin(), placements.end(),
+        [&](const Placement& place) { return fits(b, place); });
+  };
+  auto placement = first_fit(batch);
+  // Inner-outer with shared buffers: fewer threads, when the cap needs
+  // them.
+  while (inner_outer_shared && placement == placements.end() &&
+         batch * 2 * v <= 32) {
+    batch *= 2;
+    placement = first_fit(batch);
+  }
   if (placement == placements.end()) {
     const Placement& most_shared = placements.back();
     std::stringstream ss;
@@ -320,10 +342,29 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
   // threads resident on an SM: the batch that keeps the most resident (the
   // larger on a tie) wins (doc/normalization.md §9).
   InnerPersistentParams best = with_batch(batch, *placement);
-  for (int64_t b = batch * 2; b * v <= 32 && fits(b, *placement); b *= 2) {
-    InnerPersistentParams candidate = with_batch(b, *placement);
-    if (residentThreads(candidate, device) >= residentThreads(best, device)) {
+  auto consider = [&](const InnerPersistentParams& candidate) {
+    const int64_t resident = residentThreads(candidate, device);
+    const int64_t best_resident = residentThreads(best, device);
+    if (resident > best_resident ||
+        (resident == best_resident && candidate.batch > best.batch)) {
       best = candidate;
+    }
+  };
+  for (int64_t b = batch * 2; b * v <= 32 && fits(b, *placement); b *= 2) {
+    consider(with_batch(b, *placement));
+  }
+  // With shared buffers, every placement at every batch: dy and x of a
+  // bf16 layer norm backward over 4096 columns in shared memory leave the
+  // registers to the partials, at batch 4 (32 elements of a row per
+  // thread) 4 rows in flight per SM where the registers hold 2 at batch 2
+  // (doc/normalization.md §11).
+  if (shared_enabled) {
+    for (int64_t b = batch; b * v <= 32; b *= 2) {
+      for (const Placement& place : placements) {
+        if (fits(b, place)) {
+          consider(with_batch(b, place));
+        }
+      }
     }
   }
   return best;
