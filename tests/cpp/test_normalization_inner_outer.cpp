@@ -160,6 +160,17 @@ std::string scheduleAndCompileCase(
   return code;
 }
 
+// The inner-outer heuristics for `c` on an H200 (132 SMs), computed on
+// `copy`, a copy of its fusion.
+std::unique_ptr<HeuristicParams> innerOuterHeuristics(
+    const GradCase& c, Fusion* copy) {
+  std::vector<c10::IValue> inputs(c.inputs.begin(), c.inputs.end());
+  RuntimeInfo info = makeRuntimeInfo(copy, inputs, /*require_cuda=*/false);
+  info.setMultiprocessors(132);
+  return schedulerFor(SchedulerType::InnerOuterPersistent)
+      .computeHeuristics(copy, info);
+}
+
 } // namespace
 
 TEST_F(InnerOuterTest, EveryCaseIsOneInnerOuterKernel) {
@@ -222,11 +233,7 @@ TEST_F(InnerOuterTest, ThePartialsCountAsBuffersAndSetTheGrid) {
   GradCase c =
       layerNormBackward("layer_norm bf16", 4096, 4096, DataType::BFloat16);
   Fusion copy(*c.fusion);
-  std::vector<c10::IValue> inputs(c.inputs.begin(), c.inputs.end());
-  RuntimeInfo info = makeRuntimeInfo(&copy, inputs, /*require_cuda=*/false);
-  info.setMultiprocessors(132);
-  auto params = schedulerFor(SchedulerType::InnerOuterPersistent)
-                    .computeHeuristics(&copy, info);
+  auto params = innerOuterHeuristics(c, &copy);
   const auto& p = dynamic_cast<const InnerPersistentParams&>(*params);
   EXPECT_THAT(p.toString(), HasSubstr("partial"));
   // Two float partials (weight, bias) and the held bf16 rows: at least
@@ -254,11 +261,8 @@ TEST_F(InnerOuterTest, SharedBuffersLeaveTheRegistersToThePartials) {
       env.emplace("FUSER_ENABLE", "shared_buffers");
     }
     Fusion copy(*c.fusion);
-    std::vector<c10::IValue> inputs(c.inputs.begin(), c.inputs.end());
-    RuntimeInfo info = makeRuntimeInfo(&copy, inputs, /*require_cuda=*/false);
-    info.setMultiprocessors(132);
     auto& scheduler = schedulerFor(SchedulerType::InnerOuterPersistent);
-    auto params = scheduler.computeHeuristics(&copy, info);
+    auto params = innerOuterHeuristics(c, &copy);
     const auto& p = dynamic_cast<const InnerPersistentParams&>(*params);
     EXPECT_EQ(p.batch, shared ? 4 : 2) << p.toString();
     EXPECT_EQ(p.threads_x, shared ? 128 : 256) << p.toString();
@@ -290,11 +294,8 @@ TEST_F(InnerOuterTest, LayerNormBackwardKernelDoesNotSpill) {
         rms ? "rms_norm bf16" : "layer_norm bf16", 32768, 4096,
         DataType::BFloat16, {}, false, rms);
     Fusion copy(*c.fusion);
-    std::vector<c10::IValue> inputs(c.inputs.begin(), c.inputs.end());
-    RuntimeInfo info = makeRuntimeInfo(&copy, inputs, /*require_cuda=*/false);
-    info.setMultiprocessors(132);
     auto& scheduler = schedulerFor(SchedulerType::InnerOuterPersistent);
-    auto params = scheduler.computeHeuristics(&copy, info);
+    auto params = innerOuterHeuristics(c, &copy);
     scheduler.schedule(&copy, *params);
     const KernelInspection inspection =
         inspectForSm90a(generateCudaKernel(&copy, DataType::Int32));
@@ -316,10 +317,8 @@ TEST_F(InnerOuterTest, NoUndefinedRegisterStaysLiveThroughTheRowLoop) {
   GradCase c = layerNormBackward(
       "layer_norm bf16 [64, 16384]", 64, 16384, DataType::BFloat16);
   Fusion copy(*c.fusion);
-  std::vector<c10::IValue> inputs(c.inputs.begin(), c.inputs.end());
-  RuntimeInfo info = makeRuntimeInfo(&copy, inputs, /*require_cuda=*/false);
   auto& scheduler = schedulerFor(SchedulerType::InnerOuterPersistent);
-  auto params = scheduler.computeHeuristics(&copy, info);
+  auto params = innerOuterHeuristics(c, &copy);
   scheduler.schedule(&copy, *params);
   const std::string code = generateCudaKernel(&copy, DataType::Int32);
   EXPECT_THAT(code, HasSubstr("] = {};"));
