@@ -768,7 +768,8 @@ TEST_F(NormalizationTest, RowsBeyondTheRegistersAreHeldInSharedMemory) {
 // every output element is right. x / sum(x) holds only its input (all of
 // it in shared memory at a budget of 0 registers: 8192 / 256 - 32);
 // softmax also holds exp(x - max), which stays in registers (a budget of
-// 4 at 256 threads: 9216 / 256 - 32) and an odd row pads its last warp.
+// 4 at 256 threads: 9216 / 256 - 32) and an odd row pads its last warp;
+// several rows per block share the buffer, read from a split allocation.
 TEST_F(NormalizationTest, SharedBuffersOnTheInterpreter) {
   auto normalize = [](Fusion* f, TensorView* in) {
     f->addOutput(div(in, broadcast(sum(in, {1}), {false, true})));
@@ -782,14 +783,25 @@ TEST_F(NormalizationTest, SharedBuffersOnTheInterpreter) {
   x_over_sum.registers_per_sm = 8192;
   InterpretedCase odd_softmax{"softmax [2, 1000]", {2, 1000}, softmax};
   odd_softmax.registers_per_sm = 9216;
+  // Rows of 64 threads, 4 per block (the buffer spans TIDy too), of an
+  // input allocated as [2, 4, 1024].
+  InterpretedCase split{
+      "x / sum(x) [8, 1024], allocated [2, 4, 1024]",
+      {8, 1024},
+      normalize,
+      {},
+      /*split_allocation=*/true};
+  split.registers_per_sm = 8192;
   ScopedEnv enable("FUSER_ENABLE", "shared_buffers");
-  for (const InterpretedCase& ic : {x_over_sum, odd_softmax}) {
+  for (const InterpretedCase& ic : {x_over_sum, odd_softmax, split}) {
     std::string params;
     const std::string failure =
         interpret(ic, &params, SchedulerType::InnerPersistent);
     EXPECT_EQ(failure, "") << ic.name << "\n" << params;
     EXPECT_THAT(params, HasSubstr("the buffers of inputs [0] in shared memory"))
         << ic.name;
+    // Several rows per block (TIDy), each thread's part of its own row.
+    EXPECT_THAT(params, ::testing::ContainsRegex("\\) x [24],")) << ic.name;
   }
 }
 
