@@ -52,16 +52,15 @@ int64_t bufferRegisterBudget(int64_t threads, const Device& device) {
 // million local-memory requests on the H200 (doc/normalization.md §9).
 constexpr int64_t kInnerOuterOtherRegisters = 64;
 
-// The register cap of an inner-outer kernel: its buffers and partials
-// and the other registers, in the allocation granule of 8.
-int64_t innerOuterRegisters(const InnerPersistentParams& params) {
+// The register cap of an inner-outer kernel whose buffers and partials
+// take `buffer_registers`: those and the other registers, in the
+// allocation granule of 8.
+int64_t innerOuterRegisters(int64_t buffer_registers) {
   return std::min<int64_t>(
-      255,
-      ceilDiv(params.persistent_registers + kInnerOuterOtherRegisters, 8) * 8);
+      255, ceilDiv(buffer_registers + kInnerOuterOtherRegisters, 8) * 8);
 }
 
-// Inner-outer: the blocks of `params` an SM holds at once at the kernel's
-// register cap.
+// The threads of a block of `params`.
 int64_t blockThreads(const InnerPersistentParams& params) {
   return launchedThreads(params.threads_x) * params.threads_y;
 }
@@ -103,13 +102,15 @@ int64_t innerRegisters(
 // The shared memory an SM reserves for each of its blocks (sm_90).
 constexpr int64_t kSharedBytesReservedPerBlock = 1024;
 
+// Inner-outer: the blocks of `params` an SM holds at once at the kernel's
+// register cap and shared memory.
 int64_t blocksPerSm(const InnerPersistentParams& params, const Device& device) {
   const int64_t threads = blockThreads(params);
   const int64_t shared = params.shared_bytes + params.partial_workspace_bytes +
                          kSharedBytesReservedPerBlock;
   return std::max<int64_t>(
       1, std::min<int64_t>(
-             {device.registers_per_sm / (innerOuterRegisters(params) * threads),
+             {device.registers_per_sm / (params.registers * threads),
               2048 / threads, device.shared_bytes_per_sm / shared, 32}));
 }
 
@@ -194,8 +195,8 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
   // The buffers of the fusion as schedule() rewrites it.
   const HeldBuffers held = heldBuffers(fusion);
   params.persistent_buffers = held.names;
-  params.narrow_buffers = held.narrow;
-  int64_t buffer_bytes = held.bytes; // per element of a row
+  params.narrow_buffers = held.narrow();
+  int64_t buffer_bytes = held.bytes(); // per element of a row
   // An outer reduction accumulates its thread's columns of the rows it
   // visits (doc/normalization.md §9).
   int64_t partial_bytes = 0;
@@ -219,9 +220,10 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
   };
   // Shared buffers are off by default until run on a GPU (§11).
   const bool shared_enabled = isEnabled(EnableOption::SharedBuffers);
-  const std::vector<Placement> placements =
-      shared_enabled ? sharedPlacements(held, buffer_bytes)
-                     : std::vector<Placement>{{buffer_bytes, 0, {}}};
+  std::vector<Placement> placements = sharedPlacements(held, buffer_bytes);
+  if (!shared_enabled) {
+    placements.resize(1); // every buffer in registers
+  }
   auto registers_for = [&](int64_t batch, const Placement& place) {
     return ceilDiv(batch * v * place.register_bytes, 4);
   };
@@ -241,11 +243,10 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
   // threads can have (at 1024 threads, 64 each).
   const bool inner_outer_shared = !rows.outer.empty() && shared_enabled;
   auto cap_allowed = [&](int64_t batch, const Placement& place) {
-    const int64_t cap =
-        ceilDiv(registers_for(batch, place) + kInnerOuterOtherRegisters, 8) * 8;
-    return cap <= std::min<int64_t>(
-                      255, device.registers_per_sm /
-                               (launched_for(batch) * rows_per_block(batch)));
+    return innerOuterRegisters(registers_for(batch, place)) <=
+           std::min<int64_t>(
+               255, device.registers_per_sm /
+                        (launched_for(batch) * rows_per_block(batch)));
   };
   auto fits = [&](int64_t batch, const Placement& place) {
     return registers_for(batch, place) <=
@@ -304,19 +305,19 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
     p.shared_inputs = place.inputs;
     p.shared_bytes = shared_for(b, place);
     p.threads_y = rows_per_block(b);
-    if (!rows.outer.empty()) {
+    if (rows.outer.empty()) {
+      p.registers = innerRegisters(p, device);
+    } else {
+      p.registers = innerOuterRegisters(p.persistent_registers);
       p.partial_workspace_bytes = workspace_for(b);
       p.grid_blocks = innerOuterGridBlocks(p, layout.kept_elements, device);
     }
-    p.registers =
-        rows.outer.empty() ? innerRegisters(p, device) : innerOuterRegisters(p);
     return p;
   };
   if (rows.outer.empty()) {
-    auto fits_here = [&](int64_t b) { return fits(b, *placement); };
     const int64_t fewest = batch;
     while (batch * 2 * v <= 32 && threads_for(batch * 2) >= 64 &&
-           fits_here(batch * 2)) {
+           fits(batch * 2, *placement)) {
       batch *= 2;
     }
     // A batch that divides the row's vectors leaves no thread a part of a
@@ -329,7 +330,7 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
     if (vectors % batch != 0) {
       for (int64_t b = 32 / v; b >= fewest; --b) {
         if (vectors % b == 0 && threads_for(b) >= 64 &&
-            threads_for(b) <= kMaxThreadsPerRow && fits_here(b)) {
+            threads_for(b) <= kMaxThreadsPerRow && fits(b, *placement)) {
           batch = b;
           break;
         }
@@ -350,21 +351,21 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
       best = candidate;
     }
   };
-  for (int64_t b = batch * 2; b * v <= 32 && fits(b, *placement); b *= 2) {
-    consider(with_batch(b, *placement));
-  }
   // With shared buffers, every placement at every batch: dy and x of a
   // bf16 layer norm backward over 4096 columns in shared memory leave the
   // registers to the partials, at batch 4 (32 elements of a row per
   // thread) 4 rows in flight per SM where the registers hold 2 at batch 2
-  // (doc/normalization.md §11).
-  if (shared_enabled) {
-    for (int64_t b = batch; b * v <= 32; b *= 2) {
-      for (const Placement& place : placements) {
-        if (fits(b, place)) {
-          consider(with_batch(b, place));
+  // (doc/normalization.md §11). Registers only: the larger batches while
+  // they fit.
+  for (int64_t b = batch; b * v <= 32; b *= 2) {
+    for (const Placement& place : placements) {
+      if (!fits(b, place)) {
+        if (!shared_enabled) {
+          return best;
         }
+        continue;
       }
+      consider(with_batch(b, place));
     }
   }
   return best;

@@ -77,7 +77,7 @@ std::optional<OuterPersistentParams> outerPersistentHeuristics(
 
   const HeldBuffers held = heldBuffers(fusion);
   params.persistent_buffers = held.names;
-  const int64_t buffer_bytes = held.bytes; // per element
+  const int64_t buffer_bytes = held.bytes(); // per element
   if (buffer_bytes == 0) {
     *reason =
         "no reduction's result is used again on the tensor it reduces "

@@ -414,8 +414,6 @@ HeldBuffers heldBuffers(const Fusion* fusion) {
     auto input = std::find(inputs.begin(), inputs.end(), tv);
     held.input_positions.push_back(
         input == inputs.end() ? -1 : std::distance(inputs.begin(), input));
-    held.bytes += dataTypeSize(tv->dtype());
-    held.narrow &= dataTypeSize(tv->dtype()) < 4;
   }
   return held;
 }

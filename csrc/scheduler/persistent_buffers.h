@@ -7,6 +7,8 @@
 #include <ir/interface_nodes.h>
 #include <ir/internal_nodes.h>
 
+#include <algorithm>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -78,9 +80,16 @@ struct HeldBuffers {
   std::vector<int64_t> element_bytes;
   std::vector<int64_t> input_positions;
   // Bytes per element, summed over the buffers.
-  int64_t bytes = 0;
+  int64_t bytes() const {
+    return std::accumulate(
+        element_bytes.begin(), element_bytes.end(), int64_t{0});
+  }
   // Every buffer narrower than float (true when there is none).
-  bool narrow = true;
+  bool narrow() const {
+    return std::all_of(
+        element_bytes.begin(), element_bytes.end(),
+        [](int64_t b) { return b < 4; });
+  }
 };
 HeldBuffers heldBuffers(const Fusion* fusion);
 

@@ -666,6 +666,16 @@ class KernelInterpreter {
     return read(ti, eval(ti->index(), "an operand index"));
   }
 
+  // A buffer element's value; poisoned when never written.
+  static Value valueOrPoison(const std::optional<Value>& value) {
+    if (value.has_value()) {
+      return *value;
+    }
+    Value poison;
+    poison.poisoned = true;
+    return poison;
+  }
+
   Value read(kir::TensorIndex* ti, int64_t offset) {
     TensorView* tv = ti->view();
     if (tv->getMemoryType() == MemoryType::Global) {
@@ -708,13 +718,7 @@ class KernelInterpreter {
           std::to_string(it->second.size()));
       return {};
     }
-    const auto& value = it->second[static_cast<size_t>(offset)];
-    if (!value.has_value()) {
-      Value poison;
-      poison.poisoned = true;
-      return poison;
-    }
-    return *value;
+    return valueOrPoison(it->second[static_cast<size_t>(offset)]);
   }
 
   void write(kir::TensorIndex* ti, int64_t offset, Value value) {
@@ -829,13 +833,7 @@ class KernelInterpreter {
     if (shared == nullptr) {
       return {};
     }
-    const auto& value = shared->values[static_cast<size_t>(offset)];
-    if (!value.has_value()) {
-      Value poison;
-      poison.poisoned = true;
-      return poison;
-    }
-    return *value;
+    return valueOrPoison(shared->values[static_cast<size_t>(offset)]);
   }
 
   void writeShared(TensorView* tv, int64_t offset, Value value) {

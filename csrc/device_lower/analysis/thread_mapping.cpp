@@ -27,7 +27,7 @@ void validateThreadMapping(Fusion* fusion, IdModel& id_model) {
         continue;
       }
       for (Expr* use : producer->uses()) {
-        if (use->isA<MmaOp>()) {
+        if (shared && use->isA<MmaOp>()) {
           continue;
         }
         for (Val* out : use->outputs()) {
