@@ -12,8 +12,11 @@
 #                        nor the transformer's: "transformer:qkv_heads:0")
 #   FUSER_PROFILE_FRONTENDS  which to profile (default "fuser nvfuser compile";
 #                        "eager" profiles PyTorch's reduction kernel)
-#   FUSER_PROFILE_MORE   set to 1 to add the compute, warp-state and
-#                        instruction sections (issue-bound kernels)
+#   FUSER_PROFILE_MORE   set to 1 to add the compute, warp-state,
+#                        instruction and memory-table (bank conflicts)
+#                        sections (issue-bound kernels)
+#   FUSER_PROFILE_LAUNCHES  how many kernel launches to profile (default 1;
+#                        2 for a fusion of two kernels)
 #   FUSER_PROFILE_DIRTY  set to 1 to profile as the benchmark times: the L2
 #                        full of dirty lines from clearing it (ncu
 #                        --cache-control none, profile_case.py --dirty-l2)
@@ -38,12 +41,13 @@ for spec in ${FUSER_PROFILE_CASES:-}; do
     report="$reports/$case-$mib-$frontend$suffix.txt"
     more=()
     [ "${FUSER_PROFILE_MORE:-0}" = 1 ] && more=(--section ComputeWorkloadAnalysis
-      --section WarpStateStats --section InstructionStats --section SchedulerStats)
+      --section WarpStateStats --section InstructionStats --section SchedulerStats
+      --section MemoryWorkloadAnalysis_Tables)
     dirty=(--cache-control all)
     [ "${FUSER_PROFILE_DIRTY:-0}" = 1 ] && dirty=(--cache-control none)
     LD_PRELOAD="$preload" timeout 120 ncu --clock-control none "${dirty[@]}" \
       --profile-from-start off -k 'regex:fuser_kernel|nvfuser|nvjet|triton|reduce_kernel' \
-      --launch-count 1 \
+      --launch-count "${FUSER_PROFILE_LAUNCHES:-1}" \
       --section SpeedOfLight --section MemoryWorkloadAnalysis \
       --section Occupancy --section LaunchStats "${more[@]}" \
       --metrics dram__bytes_read.sum,dram__bytes_write.sum \

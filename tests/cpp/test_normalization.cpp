@@ -914,10 +914,14 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Range(size_t{0}, kNormCases));
 
 // Rows held in shared memory, on the GPU against ATen (above 48 KiB of
-// dynamic shared memory).
+// dynamic shared memory): x in shared memory, exp(x - max) in registers,
+// with vectors of 4 (30000) and without (30001). At 36001 the two buffers
+// fit neither way (144 KB each; 36 registers per thread at 1001 threads
+// where the budget is 32) and the fusion is segmented
+// (RowsBeyondSharedMemoryAreSegmented).
 TEST_F(NormalizationGpuTest, RowsHeldInSharedMemoryMatchATen) {
   ScopedEnv enable("FUSER_ENABLE", "shared_buffers");
-  for (const int64_t width : {30000, 36001}) {
+  for (const int64_t width : {30000, 30001}) {
     NormCase c = normCase(
         "softmax [64, " + std::to_string(width) + "]", {at::randn({64, width})},
         softmaxOf(1));
@@ -928,10 +932,22 @@ TEST_F(NormalizationGpuTest, RowsHeldInSharedMemoryMatchATen) {
     FusionExecutorCache fec(std::make_unique<Fusion>(*c.fusion));
     std::vector<at::Tensor> outputs = fec.runFusionWithInputs(inputs);
     const auto* runtime = fec.getMostRecentKernelRuntime();
-    EXPECT_EQ(runtime->schedulerType(), SchedulerType::InnerPersistent);
-    EXPECT_FALSE(runtime->isSegmented());
+    EXPECT_EQ(runtime->schedulerType(), SchedulerType::InnerPersistent)
+        << c.name;
+    EXPECT_FALSE(runtime->isSegmented()) << c.name;
     testValidate(fec.fusion(), outputs, inputs, __LINE__, __FILE__, c.name);
   }
+}
+
+TEST_F(NormalizationGpuTest, RowsBeyondSharedMemoryAreSegmented) {
+  ScopedEnv enable("FUSER_ENABLE", "shared_buffers");
+  NormCase c = normCase(
+      "softmax [64, 36001]", {at::randn({64, 36001}, at::kCUDA)}, softmaxOf(1));
+  std::vector<c10::IValue> inputs(c.inputs.begin(), c.inputs.end());
+  FusionExecutorCache fec(std::make_unique<Fusion>(*c.fusion));
+  std::vector<at::Tensor> outputs = fec.runFusionWithInputs(inputs);
+  EXPECT_TRUE(fec.getMostRecentKernelRuntime()->isSegmented());
+  testValidate(fec.fusion(), outputs, inputs, __LINE__, __FILE__, c.name);
 }
 
 // 2^31 + 4096 elements: the kernel indexes in 64 bits.
