@@ -233,6 +233,7 @@ bool PointWiseScheduler::canScheduleCompileTime(
     return false;
   }
   return scheduler_utils::resizesReadInPlace(fusion, reason) &&
+         scheduler_utils::expandsShareLoopsWithOutputs(fusion, reason) &&
          scheduler_utils::isUnscheduled(fusion, reason);
 }
 

@@ -5,6 +5,7 @@
 #include <scheduler/resize_in_place.h>
 
 #include <algorithm>
+#include <optional>
 #include <unordered_set>
 
 namespace fuser::scheduler_utils {
@@ -89,6 +90,55 @@ std::unordered_set<Val*> downstreamOf(Fusion* fusion, Val* from) {
     }
   }
   return down;
+}
+
+std::vector<int64_t> expandedPositions(const ExpandOp* expand) {
+  const auto in = TensorDomain::noReductions(
+      expand->in()->as<TensorView>()->getLogicalDomain());
+  const auto out = TensorDomain::noReductions(
+      expand->out()->as<TensorView>()->getLogicalDomain());
+  std::vector<int64_t> positions;
+  for (size_t p = 0; p < in.size() && p < out.size(); ++p) {
+    if (in[p]->isBroadcast() && !out[p]->isBroadcast()) {
+      positions.push_back(static_cast<int64_t>(p));
+    }
+  }
+  return positions;
+}
+
+bool expandsShareLoopsWithOutputs(Fusion* fusion, std::string* reason) {
+  std::optional<IdModel> ids;
+  for (Expr* expr : fusion->exprs()) {
+    auto* expand = dynamic_cast<ExpandOp*>(expr);
+    if (expand == nullptr) {
+      continue;
+    }
+    const std::unordered_set<Val*> down = downstreamOf(fusion, expand->out());
+    const auto expanded = TensorDomain::noReductions(
+        expand->out()->as<TensorView>()->getLogicalDomain());
+    for (Val* out : fusion->outputs()) {
+      if (down.count(out) != 0) {
+        continue;
+      }
+      if (!ids.has_value()) {
+        ids.emplace(fusion);
+      }
+      const auto& axes = out->as<TensorView>()->getLogicalDomain();
+      for (int64_t p : expandedPositions(expand)) {
+        IterDomain* id = expanded[static_cast<size_t>(p)];
+        if (std::none_of(axes.begin(), axes.end(), [&](IterDomain* a) {
+              return ids->exactMapped(id, a);
+            })) {
+          *reason = "axis " + std::to_string(p) + " of " +
+                    expand->out()->toString() +
+                    " (an expand) shares no loop with output " +
+                    out->toString() + "; the segments write them apart";
+          return false;
+        }
+      }
+    }
+  }
+  return true;
 }
 
 std::vector<TensorView*> cacheInputs(

@@ -77,6 +77,19 @@ bool isUnscheduled(Fusion* fusion, std::string* reason);
 // `from` and every value computed from it, in the fusion's expr order.
 std::unordered_set<Val*> downstreamOf(Fusion* fusion, Val* from);
 
+// The logical positions an ExpandOp expands: broadcast in its input, not in
+// its output (doc/ops.md "Expand").
+std::vector<int64_t> expandedPositions(const ExpandOp* expand);
+
+// Whether every axis an ExpandOp expands shares its loops with each fusion
+// output not computed from that expand: exact-mapped (IdModel) to an axis
+// of it. Through the broadcast it expands an expanded axis maps to nothing
+// exactly, and a schedule propagated from another output does not reach
+// it: lowering found no loop for it (an expand written beside x + x, and
+// beside x + broadcast(w) whose broadcast it expands). Otherwise `reason`
+// names the expand and the output.
+bool expandsShareLoopsWithOutputs(Fusion* fusion, std::string* reason);
+
 // Caches every tensor input that has uses (cacheAfter) and returns the
 // caches, in input order; slices, pads and cats read the input itself
 // (isReadOnlyThroughResize: an input only they read has no cache). `unroll`

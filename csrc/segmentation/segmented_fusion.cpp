@@ -1,5 +1,7 @@
 #include <segmentation/segmented_fusion.h>
 
+#include <scheduler/utils.h>
+
 #include <ir/all_nodes.h>
 #include <ir/cloner.h>
 #include <segmentation/segmenter.h>
@@ -47,15 +49,27 @@ void appendScalarInputs(Val* scalar, std::vector<Val*>& inputs) {
 
 // The scalars the extents of `out` are computed from, where they are not
 // another tensor's sizes: the size an expand gives (a scalar input, read by
-// no expr) must reach the group's kernel as an input of its own.
+// no expr) must reach the group's kernel as an input of its own. So must
+// an expanded axis's size that is another tensor's (x's row length, in
+// `expand(broadcast(max(x)), x.shape)`): the group may not read that
+// tensor.
 void appendExtentInputs(Val* out, std::vector<Val*>& inputs) {
   auto* tv = dynamic_cast<TensorView*>(out);
   if (tv == nullptr) {
     return;
   }
-  for (IterDomain* id : tv->getLogicalDomain()) {
-    Val* extent = id->extent();
-    if (extent->isFusionInput() || extent->definition() != nullptr) {
+  std::vector<int64_t> expanded;
+  if (auto* expand = dynamic_cast<ExpandOp*>(tv->definition())) {
+    expanded = scheduler_utils::expandedPositions(expand);
+  }
+  const auto logical = TensorDomain::noReductions(tv->getLogicalDomain());
+  for (size_t p = 0; p < logical.size(); ++p) {
+    Val* extent = logical[p]->extent();
+    const bool is_expanded =
+        std::find(expanded.begin(), expanded.end(), int64_t(p)) !=
+        expanded.end();
+    if (extent->isFusionInput() || extent->definition() != nullptr ||
+        is_expanded) {
       appendScalarInputs(extent, inputs);
     }
   }

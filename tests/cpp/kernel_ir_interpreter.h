@@ -67,6 +67,12 @@ class KernelInterpreter {
       const LoweredKernel& kernel, std::map<int64_t, TensorLayout> layouts)
       : kernel_(kernel), layouts_(std::move(layouts)) {}
 
+  // The value of a scalar kernel parameter: a size a segment takes as an
+  // input of its own (doc/segmentation.md).
+  void bindScalar(const Val* parameter, int64_t value) {
+    scalar_parameters_.emplace_back(parameter, value);
+  }
+
   // Runs every thread of every block. Returns false when the run had to
   // stop early (see errors()).
   bool run() {
@@ -235,6 +241,9 @@ class KernelInterpreter {
   }
 
   void setUp() {
+    for (const auto& [parameter, value] : scalar_parameters_) {
+      ee_.bind(parameter, ScalarValue(value));
+    }
     std::set<int64_t> inputs;
     for (Val* in : kernel_.fusion->inputs()) {
       if (auto* tv = dynamic_cast<TensorView*>(in)) {
@@ -847,6 +856,7 @@ class KernelInterpreter {
   ExpressionEvaluator ee_;
   std::map<int64_t, Global> globals_;
   std::map<std::string, int64_t> launch_;
+  std::vector<std::pair<const Val*, int64_t>> scalar_parameters_;
   std::map<std::string, int64_t> thread_;
   std::map<TensorView*, std::vector<std::optional<Value>>> locals_;
   std::map<TensorView*, Shared> shared_;

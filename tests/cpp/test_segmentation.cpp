@@ -15,8 +15,11 @@
 #include <runtime/segment_scheduling.h>
 #include <runtime/tensor_layout.h>
 #include <scheduler/registry.h>
+#include <scheduler/utils.h>
 #include <segmentation/segmented_fusion.h>
+#include <tests/cpp/kernel_ir_interpreter.h>
 #include <tests/cpp/utils.h>
+#include <transform/redundant_expands.h>
 
 #include <ATen/ATen.h>
 #include <gmock/gmock.h>
@@ -235,6 +238,24 @@ std::unique_ptr<Fusion> meanAfterCutFusion() {
   fusion->addInput(x);
   TensorView* sums = segment_set(sum(x, {1}));
   fusion->addOutput(div(sums, x->axis(1)->extent()));
+  return fusion;
+}
+
+// w expanded to x's rows, written beside x + x (joined to it only through
+// the extent the expand takes from x) or beside x + broadcast(w) (whose
+// broadcast it expands).
+std::unique_ptr<Fusion> expandBesideAnotherOutputFusion(bool joined) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* x = makeContigTensor(2);
+  TensorView* w = makeContigTensor(1);
+  fusion->addInput(x);
+  fusion->addInput(w);
+  TensorView* expanded = expand(
+      broadcast(w, {true, false}),
+      {x->getLogicalDomain()[0]->extent(), IrBuilder::indexConst(-1)});
+  fusion->addOutput(joined ? add(x, expanded) : add(x, x));
+  fusion->addOutput(expanded);
   return fusion;
 }
 
@@ -809,6 +830,99 @@ TEST_F(SegmentationTest, SizeUsedAcrossACutIsAScalarInput) {
       HasSubstr("nvfuser_index_t " + row_length->toString()));
 }
 
+namespace {
+
+// The kernel of `group` (w and the row count in, w repeated over the rows
+// out) on the kernel-IR interpreter: every element of the output written
+// once, with w's element of its column.
+void expectExpandKernelRepeatsW(
+    const SegmentedGroup& group, int64_t rows, int64_t cols) {
+  std::unique_ptr<Fusion> part = group.makeFusion();
+  ASSERT_EQ(part->inputs().size(), 2u) << group.toString();
+  auto* w = part->inputs()[0]->as<TensorView>();
+  Val* row_count = part->inputs()[1];
+  RuntimeInfo info = makeRuntimeInfo(
+      part.get(), {at::randn({cols}), c10::IValue(rows)}, false);
+  SchedulerChoice choice = chooseScheduler(part.get(), info);
+  ASSERT_EQ(choice.scheduler->type(), SchedulerType::PointWise);
+  choice.scheduler->schedule(
+      part.get(), *choice.scheduler->computeHeuristics(part.get(), info));
+  std::unique_ptr<LoweredKernel> kernel =
+      GpuLower(part.get(), DataType::Int32).run();
+  std::map<int64_t, kir_test::TensorLayout> layouts;
+  layouts[w->name()] = kir_test::plainLayout({cols});
+  ExpressionEvaluator ee;
+  ee.bind(w->getLogicalDomain()[0]->extent(), ScalarValue(cols));
+  ee.bind(row_count, ScalarValue(rows));
+  const kir_test::TensorLayout out_layout =
+      kir_test::plainOutputLayouts(*part, ee, layouts).at(0);
+  kir_test::KernelInterpreter interpreter(*kernel, layouts);
+  interpreter.bindScalar(row_count, rows);
+  ASSERT_EQ(kir_test::runReportingErrors(interpreter), "");
+  const int64_t out = part->outputs()[0]->name();
+  int64_t bad = 0;
+  for (const auto& [offset, coord] : out_layout.inverse()) {
+    const auto k = static_cast<size_t>(offset);
+    const auto& value = interpreter.storage(out)[k];
+    bad += interpreter.writeCounts(out)[k] != 1 || !value.has_value() ||
+           *value != kir_test::inputValue(w->name(), {coord[1]});
+  }
+  EXPECT_EQ(bad, 0);
+}
+
+} // namespace
+
+// One pointwise kernel took both outputs and failed to lower ("no path
+// from the loops", or a register buffer of w sized by a symbolic extent):
+// no loop of the other output reached the expanded axis. The pointwise
+// scheduler now declines an expand whose expanded axis maps to no axis of
+// another output, and each output is a kernel of its own; the expand's
+// group takes x's row count as a scalar input (it does not read x).
+TEST_F(SegmentationTest, ExpandBesideAnotherOutputIsItsOwnKernel) {
+  for (const bool joined : {false, true}) {
+    std::unique_ptr<Fusion> fusion = expandBesideAnotherOutputFusion(joined);
+    // As the runtime sees it: the add reads the broadcast, not the expand.
+    Fusion bypassed(*fusion);
+    bypassRedundantExpands(&bypassed);
+    std::string reason;
+    EXPECT_FALSE(
+        scheduler_utils::expandsShareLoopsWithOutputs(&bypassed, &reason));
+    EXPECT_THAT(reason, HasSubstr("shares no loop with output"));
+    auto segmented = checkedSegments(
+        fusion.get(), {at::randn({64, 1000}), at::randn({1000})});
+    EXPECT_EQ(
+        schedulerTypes(*segmented),
+        (std::vector<SchedulerType>{
+            SchedulerType::PointWise, SchedulerType::PointWise}));
+    Val* rows = segmented->completeFusion()
+                    ->inputs()[0]
+                    ->as<TensorView>()
+                    ->axis(0)
+                    ->extent();
+    const auto& groups = segmented->groups();
+    auto expand_group =
+        std::find_if(groups.begin(), groups.end(), [&](auto* g) {
+          const auto& ins = g->inputs();
+          return std::find(ins.begin(), ins.end(), rows) != ins.end();
+        });
+    ASSERT_NE(expand_group, groups.end());
+    expectExpandKernelRepeatsW(**expand_group, 64, 1000);
+  }
+  // Alone, the expand is the pointwise kernel's output.
+  auto alone = std::make_unique<Fusion>();
+  {
+    FusionGuard fg(alone.get());
+    TensorView* w = makeContigTensor(1);
+    alone->addInput(w);
+    alone->addOutput(expand(
+        broadcast(w, {true, false}),
+        {IrBuilder::indexConst(64), IrBuilder::indexConst(-1)}));
+  }
+  std::string reason;
+  EXPECT_TRUE(
+      scheduler_utils::expandsShareLoopsWithOutputs(alone.get(), &reason));
+}
+
 // squeeze is a reshape: a view between the kernels before and after it.
 TEST_F(SegmentationTest, SqueezeIsAViewBetweenKernels) {
   auto fusion = std::make_unique<Fusion>();
@@ -1054,6 +1168,16 @@ TEST_F(SegmentationGpuTest, RowTooLargeForOneBlockFallsToSegments) {
   fec.runFusionWithInputs({large});
   EXPECT_EQ(fec.getMostRecentKernelRuntime(), large_runtime);
   EXPECT_EQ(fec.numRuntimes(), 2u);
+}
+
+TEST_F(SegmentationGpuTest, ExpandBesideAnotherOutputIsItsOwnKernel) {
+  for (const bool joined : {false, true}) {
+    FusionExecutorCache fec(expandBesideAnotherOutputFusion(joined));
+    EXPECT_EQ(
+        runOnGpu(fec, {cudaRandn({64, 1000}), cudaRandn({1000})}, __LINE__),
+        (std::vector<SchedulerType>{
+            SchedulerType::PointWise, SchedulerType::PointWise}));
+  }
 }
 
 TEST_F(SegmentationGpuTest, MatmulThenLayerNorm) {
