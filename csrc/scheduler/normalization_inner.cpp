@@ -411,6 +411,39 @@ std::string InnerPersistentParams::toString() const {
   return ss.str();
 }
 
+namespace {
+
+// Whether an expand repeats a value along axes a reduction reduces (a
+// statistic repeated over the row and read other than beside it:
+// bypassRedundantExpands took the rest). Its expanded axis maps exactly to
+// no axis of the row, so neither the vectorization check nor the indexer
+// reaches it from the row's loops; the segments write it in a kernel of
+// its own (doc/ops.md "Expand").
+bool expandsAlongReducedAxes(
+    Fusion* fusion, const std::vector<std::vector<int64_t>>& reduced_sets,
+    std::string* reason) {
+  for (Expr* expr : fusion->exprs()) {
+    auto* expand = dynamic_cast<ExpandOp*>(expr);
+    if (expand == nullptr) {
+      continue;
+    }
+    for (int64_t p : scheduler_utils::expandedPositions(expand)) {
+      for (const std::vector<int64_t>& set : reduced_sets) {
+        if (std::find(set.begin(), set.end(), p) != set.end()) {
+          *reason = expand->out()->toString() + " expands axis " +
+                    std::to_string(p) +
+                    ", which a reduction reduces (a statistic repeated "
+                    "over the row, read other than beside it)";
+          return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
+} // namespace
+
 bool persistentRowsCompileTimeCheck(
     Fusion* fusion, bool with_outer, std::string* reason) {
   const std::vector<ReductionOp*> reductions =
@@ -456,6 +489,9 @@ bool persistentRowsCompileTimeCheck(
           "(the rows' and the columns')";
       return false;
     }
+  }
+  if (expandsAlongReducedAxes(fusion, reduced_sets, reason)) {
+    return false;
   }
   const auto n_reduced = static_cast<int64_t>(reduced_sets.front().size());
   for (Expr* expr : fusion->exprs()) {

@@ -805,6 +805,41 @@ TEST_F(NormalizationTest, SharedBuffersOnTheInterpreter) {
   }
 }
 
+// A softmax that also writes its row maxima as [rows, 1], that output
+// first: the output's copy, read by nothing, was computed past its share
+// position in loops over its own broadcast IDs, and the row's exprs after
+// it took those loops (loop-mapped to theirs) and found no index for their
+// columns ("no path from the loops"); with the output last, the row's
+// loops came first. An expr no longer shares a loop over a broadcast ID
+// where its own loop runs over a full axis
+// (device_lower/pass/loop_nests.cpp). Both orders, on the interpreter:
+// every element of both outputs written once and right.
+TEST_F(NormalizationTest, RowStatisticWrittenBeforeTheRow) {
+  for (const bool statistic_first : {true, false}) {
+    auto build = [statistic_first](Fusion* f, TensorView* in) {
+      TensorView* row_max = broadcast(max(in, {1}), {false, true});
+      TensorView* e = exp(sub(in, row_max));
+      TensorView* out = div(e, broadcast(sum(e, {1}), {false, true}));
+      if (statistic_first) {
+        f->addOutput(row_max);
+      }
+      f->addOutput(out);
+      if (!statistic_first) {
+        f->addOutput(row_max);
+      }
+    };
+    InterpretedCase ic{
+        statistic_first ? "[rows, 1] maxima, then softmax"
+                        : "softmax, then [rows, 1] maxima",
+        {2, 256},
+        build};
+    std::string params;
+    EXPECT_EQ(interpret(ic, &params, SchedulerType::InnerPersistent), "")
+        << ic.name << "\n"
+        << params;
+  }
+}
+
 TEST_F(NormalizationTest, OuterNormalizationsAndHugeRowsFallBackToATen) {
   const std::vector<std::pair<NormCase, std::string>> declined = [] {
     std::vector<std::pair<NormCase, std::string>> v;
@@ -947,6 +982,26 @@ TEST_F(NormalizationGpuTest, RowsBeyondSharedMemoryAreSegmented) {
   FusionExecutorCache fec(std::make_unique<Fusion>(*c.fusion));
   std::vector<at::Tensor> outputs = fec.runFusionWithInputs(inputs);
   EXPECT_TRUE(fec.getMostRecentKernelRuntime()->isSegmented());
+  testValidate(fec.fusion(), outputs, inputs, __LINE__, __FILE__, c.name);
+}
+
+// RowStatisticWrittenBeforeTheRow on the GPU against ATen.
+TEST_F(NormalizationGpuTest, RowStatisticWrittenBeforeTheRow) {
+  NormCase c = normCase(
+      "[rows, 1] maxima, then softmax", {at::randn({256, 1000}, at::kCUDA)},
+      [](Fusion* f, const std::vector<TensorView*>& in) {
+        TensorView* row_max = broadcast(max(in[0], {1}), {false, true});
+        TensorView* e = exp(sub(in[0], row_max));
+        f->addOutput(row_max);
+        f->addOutput(div(e, broadcast(sum(e, {1}), {false, true})));
+      });
+  std::vector<c10::IValue> inputs(c.inputs.begin(), c.inputs.end());
+  FusionExecutorCache fec(std::make_unique<Fusion>(*c.fusion));
+  std::vector<at::Tensor> outputs = fec.runFusionWithInputs(inputs);
+  EXPECT_EQ(
+      fec.getMostRecentKernelRuntime()->schedulerType(),
+      SchedulerType::InnerPersistent);
+  EXPECT_FALSE(fec.getMostRecentKernelRuntime()->isSegmented());
   testValidate(fec.fusion(), outputs, inputs, __LINE__, __FILE__, c.name);
 }
 

@@ -2,7 +2,9 @@
 // segmented runtime (csrc/runtime/fusion_kernel_runtime.h): a fusion cut by
 // segment_set runs as several segments, each with its own scheduler and
 // executor, and returns the same outputs, in the same layouts, as the
-// fusion without the cut.
+// fusion without the cut. Expands the schedulers decline are in
+// test_segmentation_expands.cpp; the shared helpers in
+// segmentation_harness.h.
 #include <codegen/codegen.h>
 #include <device_lower/lower.h>
 #include <fusion.h>
@@ -15,11 +17,9 @@
 #include <runtime/segment_scheduling.h>
 #include <runtime/tensor_layout.h>
 #include <scheduler/registry.h>
-#include <scheduler/utils.h>
 #include <segmentation/segmented_fusion.h>
-#include <tests/cpp/kernel_ir_interpreter.h>
+#include <tests/cpp/segmentation_harness.h>
 #include <tests/cpp/utils.h>
-#include <transform/redundant_expands.h>
 
 #include <ATen/ATen.h>
 #include <gmock/gmock.h>
@@ -56,61 +56,6 @@ std::unique_ptr<Fusion> cutFusion() {
   return fusion;
 }
 
-// What the runtime does on a cache miss, on the CPU: segments `fusion` for
-// `inputs`, then schedules each group for the tensors it reads (the fusion
-// inputs, and dense stand-ins for intermediates) and compiles its kernel
-// with NVRTC. The groups' scheduler types are set as the runtime sets them.
-std::unique_ptr<SegmentedFusion> segmentAndCompile(
-    const Fusion* fusion, const std::vector<c10::IValue>& inputs) {
-  auto segmented = std::make_unique<SegmentedFusion>(fusion);
-  Fusion* complete = segmented->completeFusion();
-  RuntimeInfo info = makeRuntimeInfo(complete, inputs, /*require_cuda=*/false);
-  checkJoinedInputExtents(complete, info.expressionEvaluator());
-  segmented->rewriteBeforeCut();
-  InputSegmentScheduling scheduling(complete, inputs, info);
-  segmented->segment(scheduling);
-  ExpressionEvaluator& ee = info.expressionEvaluator();
-  for (SegmentedGroup* group : segmented->groups()) {
-    std::unique_ptr<Fusion> part = group->makeFusion();
-    std::vector<c10::IValue> part_inputs;
-    for (Val* in : group->inputs()) {
-      if (auto value = groupInputValue(complete, inputs, in, ee)) {
-        part_inputs.push_back(*value);
-        continue;
-      }
-      auto* tv = in->as<TensorView>();
-      part_inputs.emplace_back(allocateTensor(
-          denseLayout(tv, ee),
-          at::TensorOptions().dtype(toAtenType(tv->dtype()))));
-    }
-    RuntimeInfo info = makeRuntimeInfo(part.get(), part_inputs, false);
-    SchedulerChoice choice = chooseScheduler(part.get(), info);
-    group->setSchedulerType(choice.scheduler->type());
-    if (choice.scheduler->type() == SchedulerType::ExprEval ||
-        choice.scheduler->type() == SchedulerType::NoOp) {
-      continue;
-    }
-    const std::string math = part->mathToString();
-    try {
-      choice.scheduler->schedule(
-          part.get(), *choice.scheduler->computeHeuristics(part.get(), info));
-      compileToCubin(generateCudaKernel(part.get()), "fuser_kernel", 90, true);
-    } catch (const std::exception& e) {
-      ADD_FAILURE() << group->toString() << "\n"
-                    << math << "\nfailed: " << e.what();
-    }
-  }
-  return segmented;
-}
-
-std::vector<SchedulerType> schedulerTypes(const SegmentedFusion& segmented) {
-  std::vector<SchedulerType> types;
-  for (const SegmentedGroup* group : segmented.groups()) {
-    types.push_back(group->schedulerType());
-  }
-  return types;
-}
-
 // x [L, M, N] -> s1 = sum over N; y = x * s1 broadcast over N; s2 = sum
 // of y over L: two reductions along different axes, not complementary (M
 // is kept by both), which no one kernel takes (the inner-outer scheduler
@@ -124,46 +69,6 @@ std::unique_ptr<Fusion> twoAxesFusion() {
   TensorView* y = mul(x, broadcast(s1, {false, false, true}));
   fusion->addOutput(sum(y, {0}));
   return fusion;
-}
-
-// Every tensor expr of the complete fusion lies in exactly one group; a
-// group reads only fusion inputs and outputs of earlier groups (so the
-// groups form no cycle); every fusion output is computed by some group.
-void expectValidSegmentation(const SegmentedFusion& segmented) {
-  Fusion* complete = segmented.completeFusion();
-  std::unordered_map<const Expr*, int> seen;
-  std::unordered_set<const Val*> available(
-      complete->inputs().begin(), complete->inputs().end());
-  for (const SegmentedGroup* group : segmented.groups()) {
-    for (Expr* expr : group->exprs()) {
-      ++seen[expr];
-    }
-    for (Val* in : group->inputs()) {
-      // A size the input signature fixes is given to any group.
-      const bool size = !in->isA<TensorView>() && in->definition() == nullptr;
-      EXPECT_TRUE(available.count(in) || size)
-          << group->toString() << " reads " << in->toString()
-          << " before a group computes it";
-    }
-    available.insert(group->outputs().begin(), group->outputs().end());
-  }
-  for (Expr* expr : complete->exprs()) {
-    if (expr->output(0)->isA<TensorView>()) {
-      EXPECT_EQ(seen[expr], 1) << expr->toString();
-    }
-  }
-  for (Val* out : complete->outputs()) {
-    EXPECT_TRUE(available.count(out)) << out->toString();
-  }
-}
-
-// The segmentation of `fusion` for `inputs`, checked as above, with each
-// group's kernel compiled.
-std::unique_ptr<SegmentedFusion> checkedSegments(
-    const Fusion* fusion, const std::vector<c10::IValue>& inputs) {
-  auto segmented = segmentAndCompile(fusion, inputs);
-  expectValidSegmentation(*segmented);
-  return segmented;
 }
 
 // softmax along axis 1, then softmax of that along axis 0.
@@ -238,24 +143,6 @@ std::unique_ptr<Fusion> meanAfterCutFusion() {
   fusion->addInput(x);
   TensorView* sums = segment_set(sum(x, {1}));
   fusion->addOutput(div(sums, x->axis(1)->extent()));
-  return fusion;
-}
-
-// w expanded to x's rows, written beside x + x (joined to it only through
-// the extent the expand takes from x) or beside x + broadcast(w) (whose
-// broadcast it expands).
-std::unique_ptr<Fusion> expandBesideAnotherOutputFusion(bool joined) {
-  auto fusion = std::make_unique<Fusion>();
-  FusionGuard fg(fusion.get());
-  TensorView* x = makeContigTensor(2);
-  TensorView* w = makeContigTensor(1);
-  fusion->addInput(x);
-  fusion->addInput(w);
-  TensorView* expanded = expand(
-      broadcast(w, {true, false}),
-      {x->getLogicalDomain()[0]->extent(), IrBuilder::indexConst(-1)});
-  fusion->addOutput(joined ? add(x, expanded) : add(x, x));
-  fusion->addOutput(expanded);
   return fusion;
 }
 
@@ -830,99 +717,6 @@ TEST_F(SegmentationTest, SizeUsedAcrossACutIsAScalarInput) {
       HasSubstr("nvfuser_index_t " + row_length->toString()));
 }
 
-namespace {
-
-// The kernel of `group` (w and the row count in, w repeated over the rows
-// out) on the kernel-IR interpreter: every element of the output written
-// once, with w's element of its column.
-void expectExpandKernelRepeatsW(
-    const SegmentedGroup& group, int64_t rows, int64_t cols) {
-  std::unique_ptr<Fusion> part = group.makeFusion();
-  ASSERT_EQ(part->inputs().size(), 2u) << group.toString();
-  auto* w = part->inputs()[0]->as<TensorView>();
-  Val* row_count = part->inputs()[1];
-  RuntimeInfo info = makeRuntimeInfo(
-      part.get(), {at::randn({cols}), c10::IValue(rows)}, false);
-  SchedulerChoice choice = chooseScheduler(part.get(), info);
-  ASSERT_EQ(choice.scheduler->type(), SchedulerType::PointWise);
-  choice.scheduler->schedule(
-      part.get(), *choice.scheduler->computeHeuristics(part.get(), info));
-  std::unique_ptr<LoweredKernel> kernel =
-      GpuLower(part.get(), DataType::Int32).run();
-  std::map<int64_t, kir_test::TensorLayout> layouts;
-  layouts[w->name()] = kir_test::plainLayout({cols});
-  ExpressionEvaluator ee;
-  ee.bind(w->getLogicalDomain()[0]->extent(), ScalarValue(cols));
-  ee.bind(row_count, ScalarValue(rows));
-  const kir_test::TensorLayout out_layout =
-      kir_test::plainOutputLayouts(*part, ee, layouts).at(0);
-  kir_test::KernelInterpreter interpreter(*kernel, layouts);
-  interpreter.bindScalar(row_count, rows);
-  ASSERT_EQ(kir_test::runReportingErrors(interpreter), "");
-  const int64_t out = part->outputs()[0]->name();
-  int64_t bad = 0;
-  for (const auto& [offset, coord] : out_layout.inverse()) {
-    const auto k = static_cast<size_t>(offset);
-    const auto& value = interpreter.storage(out)[k];
-    bad += interpreter.writeCounts(out)[k] != 1 || !value.has_value() ||
-           *value != kir_test::inputValue(w->name(), {coord[1]});
-  }
-  EXPECT_EQ(bad, 0);
-}
-
-} // namespace
-
-// One pointwise kernel took both outputs and failed to lower ("no path
-// from the loops", or a register buffer of w sized by a symbolic extent):
-// no loop of the other output reached the expanded axis. The pointwise
-// scheduler now declines an expand whose expanded axis maps to no axis of
-// another output, and each output is a kernel of its own; the expand's
-// group takes x's row count as a scalar input (it does not read x).
-TEST_F(SegmentationTest, ExpandBesideAnotherOutputIsItsOwnKernel) {
-  for (const bool joined : {false, true}) {
-    std::unique_ptr<Fusion> fusion = expandBesideAnotherOutputFusion(joined);
-    // As the runtime sees it: the add reads the broadcast, not the expand.
-    Fusion bypassed(*fusion);
-    bypassRedundantExpands(&bypassed);
-    std::string reason;
-    EXPECT_FALSE(
-        scheduler_utils::expandsShareLoopsWithOutputs(&bypassed, &reason));
-    EXPECT_THAT(reason, HasSubstr("shares no loop with output"));
-    auto segmented = checkedSegments(
-        fusion.get(), {at::randn({64, 1000}), at::randn({1000})});
-    EXPECT_EQ(
-        schedulerTypes(*segmented),
-        (std::vector<SchedulerType>{
-            SchedulerType::PointWise, SchedulerType::PointWise}));
-    Val* rows = segmented->completeFusion()
-                    ->inputs()[0]
-                    ->as<TensorView>()
-                    ->axis(0)
-                    ->extent();
-    const auto& groups = segmented->groups();
-    auto expand_group =
-        std::find_if(groups.begin(), groups.end(), [&](auto* g) {
-          const auto& ins = g->inputs();
-          return std::find(ins.begin(), ins.end(), rows) != ins.end();
-        });
-    ASSERT_NE(expand_group, groups.end());
-    expectExpandKernelRepeatsW(**expand_group, 64, 1000);
-  }
-  // Alone, the expand is the pointwise kernel's output.
-  auto alone = std::make_unique<Fusion>();
-  {
-    FusionGuard fg(alone.get());
-    TensorView* w = makeContigTensor(1);
-    alone->addInput(w);
-    alone->addOutput(expand(
-        broadcast(w, {true, false}),
-        {IrBuilder::indexConst(64), IrBuilder::indexConst(-1)}));
-  }
-  std::string reason;
-  EXPECT_TRUE(
-      scheduler_utils::expandsShareLoopsWithOutputs(alone.get(), &reason));
-}
-
 // squeeze is a reshape: a view between the kernels before and after it.
 TEST_F(SegmentationTest, SqueezeIsAViewBetweenKernels) {
   auto fusion = std::make_unique<Fusion>();
@@ -1092,36 +886,6 @@ TEST_F(SegmentationGpuTest, SegmentSetRunsAsTwoSegments) {
   EXPECT_EQ(fec.getMostRecentKernelRuntime()->runCount(), 2);
 }
 
-namespace {
-
-// Runs `fusion` twice through one FusionExecutorCache on `inputs` (CUDA),
-// checks both runs against ATen, and returns the scheduler types of the
-// segments the runtime ran.
-std::vector<SchedulerType> runOnGpu(
-    FusionExecutorCache& fec, const std::vector<c10::IValue>& inputs,
-    int line) {
-  for (int run = 0; run < 2; ++run) {
-    std::vector<at::Tensor> outputs = fec.runFusionWithInputs(inputs);
-    testValidate(fec.fusion(), outputs, inputs, line, __FILE__);
-  }
-  FusionKernelRuntime* runtime = fec.getMostRecentKernelRuntime();
-  std::vector<SchedulerType> types = schedulerTypes(*runtime->fusionSegments());
-  EXPECT_EQ(runtime->executors().size(), types.size());
-  for (size_t i = 0; i < types.size(); ++i) {
-    EXPECT_EQ(runtime->schedulerType(i), types[i]);
-    const bool kernel =
-        types[i] != SchedulerType::ExprEval && types[i] != SchedulerType::NoOp;
-    EXPECT_EQ(runtime->kernelCode(i).empty(), !kernel) << i;
-  }
-  return types;
-}
-
-at::Tensor cudaRandn(const std::vector<int64_t>& shape) {
-  return at::randn(shape, at::TensorOptions().device(at::kCUDA));
-}
-
-} // namespace
-
 // Uniform [0, 1) inputs: with randn, sum(x * rowsum(x), 0) cancels to
 // values near 0 whose float rounding (about |x * rowsum| * eps * sqrt(rows),
 // 1e-3 here) exceeds a tolerance relative to the result.
@@ -1168,16 +932,6 @@ TEST_F(SegmentationGpuTest, RowTooLargeForOneBlockFallsToSegments) {
   fec.runFusionWithInputs({large});
   EXPECT_EQ(fec.getMostRecentKernelRuntime(), large_runtime);
   EXPECT_EQ(fec.numRuntimes(), 2u);
-}
-
-TEST_F(SegmentationGpuTest, ExpandBesideAnotherOutputIsItsOwnKernel) {
-  for (const bool joined : {false, true}) {
-    FusionExecutorCache fec(expandBesideAnotherOutputFusion(joined));
-    EXPECT_EQ(
-        runOnGpu(fec, {cudaRandn({64, 1000}), cudaRandn({1000})}, __LINE__),
-        (std::vector<SchedulerType>{
-            SchedulerType::PointWise, SchedulerType::PointWise}));
-  }
 }
 
 TEST_F(SegmentationGpuTest, MatmulThenLayerNorm) {

@@ -88,11 +88,21 @@ std::vector<Expr*> generateLoopNests(const std::vector<Expr*>& exprs) {
       }
       return false;
     };
+    // A loop over a broadcast ID runs once where the expr's own loop would
+    // run over a full axis: an expr past its share position keeps loops
+    // over its own IDs (LoopPromotion::loopId), and a [rows, 1] output's
+    // copy, written first, left loops over its broadcast IDs that the row's
+    // exprs after it are loop-mapped to. Sharing them, the row's exprs
+    // found no index for their columns.
+    auto runs_over_broadcast = [&](size_t depth) {
+      return open[depth]->iterDomain()->isBroadcast() &&
+             !promotion.loopId(out, depth)->isBroadcast();
+    };
     size_t reuse = 0;
     while (reuse < open.size() && reuse < share_pos && reuse < loop.size() &&
            shareable[reuse] &&
            id_model.loopMapped(open[reuse]->iterDomain(), loop[reuse]) &&
-           !reads_unfinished(reuse)) {
+           !runs_over_broadcast(reuse) && !reads_unfinished(reuse)) {
       ++reuse;
     }
     open.resize(reuse);
