@@ -1,9 +1,8 @@
 #include <segmentation/segmented_fusion.h>
 
-#include <scheduler/utils.h>
-
 #include <ir/all_nodes.h>
 #include <ir/cloner.h>
+#include <scheduler/utils.h>
 #include <segmentation/segmenter.h>
 #include <transform/input_forwarding.h>
 #include <transform/redundant_expands.h>
