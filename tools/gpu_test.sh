@@ -68,39 +68,35 @@ if [ "$shards" -gt 1 ] && [ -x "$BUILD_DIR/test_fuser" ]; then
   # double: several at once in the shards passed the host's memory limit.
   # They run one after another in one more process beside the shards.
   heavy='*Above2To31*:*EdgeSizesEqualATens*'
-  filter_args=()
+  # One test_fuser process in the background: its own TMPDIR, log and
+  # JSON report, all named `run`; further arguments go to the binary.
+  start_run() {
+    local run="$1"
+    shift
+    mkdir -p "$BUILD_DIR/tmp/$run"
+    TMPDIR="$BUILD_DIR/tmp/$run" "$@" "$BUILD_DIR/test_fuser" --gtest_brief=1 \
+      --gtest_output="json:$RESULTS/test_fuser_$run.json" \
+      >"$LOGS/test_fuser_$run.log" 2>&1 &
+  }
+  runs=()
+  filter=()
   if [ -z "${GTEST_FILTER:-}" ]; then
-    filter_args=(--gtest_filter="-$heavy")
-    mkdir -p "$BUILD_DIR/tmp/heavy"
-    TMPDIR="$BUILD_DIR/tmp/heavy" "$BUILD_DIR/test_fuser" --gtest_brief=1 \
-      --gtest_filter="$heavy" \
-      --gtest_output="json:$RESULTS/test_fuser_heavy.json" \
-      >"$LOGS/test_fuser_heavy.log" 2>&1 &
+    filter=(GTEST_FILTER="-$heavy")
+    runs+=(heavy)
+    start_run heavy env GTEST_FILTER="$heavy"
   fi
   for ((i = 0; i < shards; ++i)); do
-    mkdir -p "$BUILD_DIR/tmp/shard$i"
-    TMPDIR="$BUILD_DIR/tmp/shard$i" \
-      GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i "$BUILD_DIR/test_fuser" \
-      --gtest_brief=1 "${filter_args[@]}" \
-      --gtest_output="json:$RESULTS/test_fuser_shard$i.json" \
-      >"$LOGS/test_fuser_shard$i.log" 2>&1 &
+    runs+=("shard$i")
+    start_run "shard$i" env "${filter[@]}" GTEST_TOTAL_SHARDS=$shards \
+      GTEST_SHARD_INDEX=$i
   done
   wait
-  if [ ${#filter_args[@]} -gt 0 ]; then
-    cat "$LOGS/test_fuser_heavy.log"
-    if [ -f "$RESULTS/test_fuser_heavy.json" ]; then
-      summary_args+=(--gtest "$RESULTS/test_fuser_heavy.json")
+  for run in "${runs[@]}"; do
+    cat "$LOGS/test_fuser_$run.log"
+    if [ -f "$RESULTS/test_fuser_$run.json" ]; then
+      summary_args+=(--gtest "$RESULTS/test_fuser_$run.json")
     else
-      summary_args+=(--missing "test_fuser heavy tests")
-      status=1
-    fi
-  fi
-  for ((i = 0; i < shards; ++i)); do
-    cat "$LOGS/test_fuser_shard$i.log"
-    if [ -f "$RESULTS/test_fuser_shard$i.json" ]; then
-      summary_args+=(--gtest "$RESULTS/test_fuser_shard$i.json")
-    else
-      summary_args+=(--missing "test_fuser shard $i")
+      summary_args+=(--missing "test_fuser $run")
       status=1
     fi
   done

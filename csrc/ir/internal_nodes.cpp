@@ -253,6 +253,20 @@ ExpandOp::ExpandOp(Val* out, Val* in) {
   addInput(in);
 }
 
+std::vector<int64_t> ExpandOp::expandedAxes() const {
+  const auto in_ids =
+      TensorDomain::noReductions(in()->as<TensorView>()->getLogicalDomain());
+  const auto out_ids =
+      TensorDomain::noReductions(out()->as<TensorView>()->getLogicalDomain());
+  std::vector<int64_t> axes;
+  for (size_t p = 0; p < in_ids.size() && p < out_ids.size(); ++p) {
+    if (in_ids[p]->isBroadcast() && !out_ids[p]->isBroadcast()) {
+      axes.push_back(static_cast<int64_t>(p));
+    }
+  }
+  return axes;
+}
+
 std::string ExpandOp::toString(int indent_size) const {
   return opLine(indent_size, this, "expand", {});
 }

@@ -179,6 +179,9 @@ class ExpandOp : public Expr {
   Val* in() const {
     return input(0);
   }
+  // The logical positions it expands: broadcast in its input, not in its
+  // output (doc/ops.md "Expand").
+  std::vector<int64_t> expandedAxes() const;
 
   std::string getOpString() const override {
     return "ExpandOp";

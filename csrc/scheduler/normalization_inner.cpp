@@ -427,7 +427,7 @@ bool expandsAlongReducedAxes(
     if (expand == nullptr) {
       continue;
     }
-    for (int64_t p : scheduler_utils::expandedPositions(expand)) {
+    for (int64_t p : expand->expandedAxes()) {
       for (const std::vector<int64_t>& set : reduced_sets) {
         if (std::find(set.begin(), set.end(), p) != set.end()) {
           *reason = expand->out()->toString() + " expands axis " +

@@ -92,20 +92,6 @@ std::unordered_set<Val*> downstreamOf(Fusion* fusion, Val* from) {
   return down;
 }
 
-std::vector<int64_t> expandedPositions(const ExpandOp* expand) {
-  const auto in = TensorDomain::noReductions(
-      expand->in()->as<TensorView>()->getLogicalDomain());
-  const auto out = TensorDomain::noReductions(
-      expand->out()->as<TensorView>()->getLogicalDomain());
-  std::vector<int64_t> positions;
-  for (size_t p = 0; p < in.size() && p < out.size(); ++p) {
-    if (in[p]->isBroadcast() && !out[p]->isBroadcast()) {
-      positions.push_back(static_cast<int64_t>(p));
-    }
-  }
-  return positions;
-}
-
 bool expandsShareLoopsWithOutputs(Fusion* fusion, std::string* reason) {
   std::optional<IdModel> ids;
   for (Expr* expr : fusion->exprs()) {
@@ -124,7 +110,7 @@ bool expandsShareLoopsWithOutputs(Fusion* fusion, std::string* reason) {
         ids.emplace(fusion);
       }
       const auto& axes = out->as<TensorView>()->getLogicalDomain();
-      for (int64_t p : expandedPositions(expand)) {
+      for (int64_t p : expand->expandedAxes()) {
         IterDomain* id = expanded[static_cast<size_t>(p)];
         if (std::none_of(axes.begin(), axes.end(), [&](IterDomain* a) {
               return ids->exactMapped(id, a);

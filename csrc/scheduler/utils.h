@@ -77,10 +77,6 @@ bool isUnscheduled(Fusion* fusion, std::string* reason);
 // `from` and every value computed from it, in the fusion's expr order.
 std::unordered_set<Val*> downstreamOf(Fusion* fusion, Val* from);
 
-// The logical positions an ExpandOp expands: broadcast in its input, not in
-// its output (doc/ops.md "Expand").
-std::vector<int64_t> expandedPositions(const ExpandOp* expand);
-
 // Whether every axis an ExpandOp expands shares its loops with each fusion
 // output not computed from that expand: exact-mapped (IdModel) to an axis
 // of it. Through the broadcast it expands an expanded axis maps to nothing

@@ -2,7 +2,6 @@
 
 #include <ir/all_nodes.h>
 #include <ir/cloner.h>
-#include <scheduler/utils.h>
 #include <segmentation/segmenter.h>
 #include <transform/input_forwarding.h>
 #include <transform/redundant_expands.h>
@@ -59,7 +58,7 @@ void appendExtentInputs(Val* out, std::vector<Val*>& inputs) {
   }
   std::vector<int64_t> expanded;
   if (auto* expand = dynamic_cast<ExpandOp*>(tv->definition())) {
-    expanded = scheduler_utils::expandedPositions(expand);
+    expanded = expand->expandedAxes();
   }
   const auto logical = TensorDomain::noReductions(tv->getLogicalDomain());
   for (size_t p = 0; p < logical.size(); ++p) {

@@ -8,20 +8,16 @@ namespace fuser {
 
 namespace {
 
-// Whether `use`, reading `expanded` (an ExpandOp's output), has another
+// Whether `use`, reading `expand`'s output, has another
 // tensor operand of the same rank with an Iteration axis wherever the
 // expand made one from a broadcast.
-bool expandedAxesJoinedElsewhere(
-    Expr* use, TensorView* expanded, TensorView* source) {
+bool expandedAxesJoinedElsewhere(Expr* use, const ExpandOp* expand) {
   if (!use->isA<BinaryOp>() && !use->isA<TernaryOp>()) {
     return false;
   }
+  auto* expanded = expand->out()->as<TensorView>();
   const auto out_ids = TensorDomain::noReductions(expanded->getLogicalDomain());
-  const auto in_ids = TensorDomain::noReductions(source->getLogicalDomain());
-  for (size_t axis = 0; axis < out_ids.size(); ++axis) {
-    if (!in_ids[axis]->isBroadcast() || out_ids[axis]->isBroadcast()) {
-      continue; // not expanded here
-    }
+  for (const int64_t axis : expand->expandedAxes()) {
     bool joined = false;
     for (Val* in : use->inputs()) {
       auto* other = dynamic_cast<TensorView*>(in);
@@ -29,7 +25,8 @@ bool expandedAxesJoinedElsewhere(
         continue;
       }
       const auto ids = TensorDomain::noReductions(other->getLogicalDomain());
-      joined |= ids.size() == out_ids.size() && !ids[axis]->isBroadcast();
+      joined |= ids.size() == out_ids.size() &&
+                !ids[static_cast<size_t>(axis)]->isBroadcast();
     }
     if (!joined) {
       return false;
@@ -47,13 +44,12 @@ int64_t bypassRedundantExpands(Fusion* fusion) {
     if (expand == nullptr) {
       continue;
     }
-    auto* expanded = expand->out()->as<TensorView>();
-    auto* source = expand->in()->as<TensorView>();
+    Val* expanded = expand->out();
     // A copy: replaceInput edits the uses.
     const std::vector<Expr*> uses = expanded->uses();
     for (Expr* use : uses) {
-      if (expandedAxesJoinedElsewhere(use, expanded, source)) {
-        fusion->replaceInput(use, expanded, source);
+      if (expandedAxesJoinedElsewhere(use, expand)) {
+        fusion->replaceInput(use, expanded, expand->in());
         ++changed;
       }
     }

@@ -948,6 +948,24 @@ INSTANTIATE_TEST_SUITE_P(
     EveryCase, NormalizationCaseGpuTest,
     ::testing::Range(size_t{0}, kNormCases));
 
+namespace {
+
+// Runs `c` once through `fec` on the GPU (its inputs copied there with
+// their strides, unless there already), checks the outputs against ATen
+// (failures name `line`) and returns the runtime that ran.
+const FusionKernelRuntime* runAndValidate(
+    FusionExecutorCache& fec, const NormCase& c, int line) {
+  std::vector<c10::IValue> inputs;
+  for (const at::Tensor& t : c.inputs) {
+    inputs.emplace_back(t.is_cuda() ? t : onDevice(t));
+  }
+  std::vector<at::Tensor> outputs = fec.runFusionWithInputs(inputs);
+  testValidate(fec.fusion(), outputs, inputs, line, __FILE__, c.name);
+  return fec.getMostRecentKernelRuntime();
+}
+
+} // namespace
+
 // Rows held in shared memory, on the GPU against ATen (above 48 KiB of
 // dynamic shared memory): x in shared memory, exp(x - max) in registers,
 // with vectors of 4 (30000) and without (30001). At 36001 the two buffers
@@ -960,17 +978,11 @@ TEST_F(NormalizationGpuTest, RowsHeldInSharedMemoryMatchATen) {
     NormCase c = normCase(
         "softmax [64, " + std::to_string(width) + "]", {at::randn({64, width})},
         softmaxOf(1));
-    std::vector<c10::IValue> inputs;
-    for (const at::Tensor& t : c.inputs) {
-      inputs.push_back(t.cuda());
-    }
     FusionExecutorCache fec(std::make_unique<Fusion>(*c.fusion));
-    std::vector<at::Tensor> outputs = fec.runFusionWithInputs(inputs);
-    const auto* runtime = fec.getMostRecentKernelRuntime();
+    const FusionKernelRuntime* runtime = runAndValidate(fec, c, __LINE__);
     EXPECT_EQ(runtime->schedulerType(), SchedulerType::InnerPersistent)
         << c.name;
     EXPECT_FALSE(runtime->isSegmented()) << c.name;
-    testValidate(fec.fusion(), outputs, inputs, __LINE__, __FILE__, c.name);
   }
 }
 
@@ -978,11 +990,8 @@ TEST_F(NormalizationGpuTest, RowsBeyondSharedMemoryAreSegmented) {
   ScopedEnv enable("FUSER_ENABLE", "shared_buffers");
   NormCase c = normCase(
       "softmax [64, 36001]", {at::randn({64, 36001}, at::kCUDA)}, softmaxOf(1));
-  std::vector<c10::IValue> inputs(c.inputs.begin(), c.inputs.end());
   FusionExecutorCache fec(std::make_unique<Fusion>(*c.fusion));
-  std::vector<at::Tensor> outputs = fec.runFusionWithInputs(inputs);
-  EXPECT_TRUE(fec.getMostRecentKernelRuntime()->isSegmented());
-  testValidate(fec.fusion(), outputs, inputs, __LINE__, __FILE__, c.name);
+  EXPECT_TRUE(runAndValidate(fec, c, __LINE__)->isSegmented());
 }
 
 // RowStatisticWrittenBeforeTheRow on the GPU against ATen.
@@ -995,14 +1004,10 @@ TEST_F(NormalizationGpuTest, RowStatisticWrittenBeforeTheRow) {
         f->addOutput(row_max);
         f->addOutput(div(e, broadcast(sum(e, {1}), {false, true})));
       });
-  std::vector<c10::IValue> inputs(c.inputs.begin(), c.inputs.end());
   FusionExecutorCache fec(std::make_unique<Fusion>(*c.fusion));
-  std::vector<at::Tensor> outputs = fec.runFusionWithInputs(inputs);
-  EXPECT_EQ(
-      fec.getMostRecentKernelRuntime()->schedulerType(),
-      SchedulerType::InnerPersistent);
-  EXPECT_FALSE(fec.getMostRecentKernelRuntime()->isSegmented());
-  testValidate(fec.fusion(), outputs, inputs, __LINE__, __FILE__, c.name);
+  const FusionKernelRuntime* runtime = runAndValidate(fec, c, __LINE__);
+  EXPECT_EQ(runtime->schedulerType(), SchedulerType::InnerPersistent);
+  EXPECT_FALSE(runtime->isSegmented());
 }
 
 // 2^31 + 4096 elements: the kernel indexes in 64 bits.
@@ -1011,13 +1016,10 @@ TEST_F(NormalizationGpuTest, InputAbove2To31Elements) {
       "rms_norm of 2^31 + 4096 elements",
       {at::randn({(int64_t{1} << 19) + 1, 4096}, at::kCUDA).to(at::kBFloat16)},
       rmsNormOf(false));
-  std::vector<c10::IValue> inputs(c.inputs.begin(), c.inputs.end());
   FusionExecutorCache fec(std::make_unique<Fusion>(*c.fusion));
-  std::vector<at::Tensor> outputs = fec.runFusionWithInputs(inputs);
   EXPECT_EQ(
-      fec.getMostRecentKernelRuntime()->schedulerType(),
+      runAndValidate(fec, c, __LINE__)->schedulerType(),
       SchedulerType::InnerPersistent);
-  testValidate(fec.fusion(), outputs, inputs, __LINE__, __FILE__);
 }
 
 } // namespace fuser
