@@ -65,6 +65,27 @@ __device__ void blockReduceValues(T* values, Func op, T* smem) {
   const BlockSegment<X, Y, Z> seg;
   const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
   const unsigned segments = threads / seg.size;
+  if (X && !Y && !Z && blockDim.x <= 32 && (32 % blockDim.x) == 0 &&
+      threads % 32 == 0) {
+    // Segments of a power of two up to a warp (short rows): X is the
+    // fastest dimension, so each segment is a group of lanes in one warp
+    // and shuffles within it reduce it, without shared memory or a
+    // barrier.
+    // The segment is this thread's row of X: its leader is threadIdx.x
+    // lanes below.
+    const unsigned linear =
+        threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const int leader_lane = static_cast<int>(linear % 32u - threadIdx.x);
+    for (int k = 0; k < N; ++k) {
+      for (int offset = blockDim.x / 2; offset > 0; offset /= 2) {
+        op(values[k], shuffleDown(values[k], offset));
+      }
+      if (All) {
+        values[k] = shuffleFrom(values[k], leader_lane);
+      }
+    }
+    return;
+  }
   if (X && !Y && !Z && (blockDim.x % 32) == 0) {
     // The segment is a row of whole warps: shuffles within each warp, then
     // the warps' partials through shared memory.
@@ -90,26 +111,6 @@ __device__ void blockReduceValues(T* values, Func op, T* smem) {
       }
     }
     __syncthreads();
-    return;
-  }
-  if (X && !Y && !Z && blockDim.x < 32 && (32 % blockDim.x) == 0 &&
-      threads % 32 == 0) {
-    // Segments of a power of two below a warp (short rows): X is the
-    // fastest dimension, so each segment is a group of lanes in one warp
-    // and shuffles within it reduce it, without shared memory.
-    // The segment is this thread's row of X: its leader is threadIdx.x
-    // lanes below.
-    const unsigned linear =
-        threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const int leader_lane = static_cast<int>(linear % 32u - threadIdx.x);
-    for (int k = 0; k < N; ++k) {
-      for (int offset = blockDim.x / 2; offset > 0; offset /= 2) {
-        op(values[k], shuffleDown(values[k], offset));
-      }
-      if (All) {
-        values[k] = shuffleFrom(values[k], leader_lane);
-      }
-    }
     return;
   }
   // Any shape: a tree in shared memory, one slot per thread and value.

@@ -28,7 +28,8 @@
 //   FUSER_ENABLE            schedules that are off by default
 //                           (comma-separated, isEnabled below):
 //                           outer_persistent, matmul_cluster,
-//                           shared_buffers
+//                           shared_buffers, warp_per_row,
+//                           tight_register_caps
 //   FUSER_DISABLE           schedulers that are on by default
 //                           (comma-separated, isDisabled below):
 //                           inner_outer_persistent
@@ -79,9 +80,11 @@ const std::vector<std::string>& debugDumpOptionNames();
 // test can turn one on for its scope (ScopedEnv). (A new option is added last
 // here and to kEnableNames in options.cpp.)
 enum class EnableOption {
-  OuterPersistent, // outer_persistent
-  MatmulCluster,   // matmul_cluster
-  SharedBuffers,   // shared_buffers
+  OuterPersistent,   // outer_persistent
+  MatmulCluster,     // matmul_cluster
+  SharedBuffers,     // shared_buffers
+  WarpPerRow,        // warp_per_row
+  TightRegisterCaps, // tight_register_caps
 };
 bool isEnabled(EnableOption option);
 

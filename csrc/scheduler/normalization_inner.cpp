@@ -94,9 +94,20 @@ int64_t innerRegisters(
   const bool add_others =
       params.persistent_buffers.size() > 1 &&
       device.registers_per_sm / (with_others * blockThreads(params)) >= 2;
-  return std::max(
+  const int64_t cap = std::max(
       {kRegistersPerThread, params.persistent_registers,
        add_others ? with_others : int64_t{0}});
+  if (!isEnabled(EnableOption::TightRegisterCaps)) {
+    return cap;
+  }
+  // The cap's blocks per SM rounded up: the cap rounded down to what that
+  // many blocks leave each thread, in the allocation granule of 8 (the
+  // launch bounds otherwise give the compiler the registers up to the
+  // next boundary, doc/normalization.md §4).
+  const int64_t threads = blockThreads(params);
+  const int64_t blocks = ceilDiv(device.registers_per_sm, threads * cap);
+  return std::max<int64_t>(
+      8, device.registers_per_sm / (threads * blocks) / 8 * 8);
 }
 
 // The shared memory an SM reserves for each of its blocks (sm_90).
@@ -315,8 +326,12 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
     return p;
   };
   if (rows.outer.empty()) {
+    // Two warps per row, or one with FUSER_ENABLE=warp_per_row (the row's
+    // sums then cross no shared memory).
+    const int64_t min_row_threads =
+        isEnabled(EnableOption::WarpPerRow) ? 32 : 64;
     const int64_t fewest = batch;
-    while (batch * 2 * v <= 32 && threads_for(batch * 2) >= 64 &&
+    while (batch * 2 * v <= 32 && threads_for(batch * 2) >= min_row_threads &&
            fits(batch * 2, *placement)) {
       batch *= 2;
     }
@@ -329,7 +344,7 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
     // gives 205 of 20).
     if (vectors % batch != 0) {
       for (int64_t b = 32 / v; b >= fewest; --b) {
-        if (vectors % b == 0 && threads_for(b) >= 64 &&
+        if (vectors % b == 0 && threads_for(b) >= min_row_threads &&
             threads_for(b) <= kMaxThreadsPerRow && fits(b, *placement)) {
           batch = b;
           break;

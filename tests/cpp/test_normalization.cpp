@@ -2,15 +2,7 @@
 // doc/normalization.md): which fusions it takes and with what parameters,
 // its kernels compiled with NVRTC and run on the kernel-IR interpreter on
 // the CPU, and on the GPU every case against ATen, as one kernel.
-#include <codegen/codegen.h>
-#include <ops/normalization.h>
-#include <runtime/fusion_executor_cache.h>
-#include <runtime/nvrtc_compile.h>
-#include <scheduler/normalization_inner.h>
-#include <scheduler/persistent_buffers.h>
-#include <tests/cpp/reduction_harness.h>
-
-#include <gmock/gmock.h>
+#include <tests/cpp/normalization_harness.h>
 
 #include <sstream>
 
@@ -18,106 +10,7 @@ namespace fuser {
 
 using ::testing::HasSubstr;
 
-class NormalizationTest : public FuserIrTest {
- protected:
-  void SetUp() override {
-    FuserIrTest::SetUp();
-    at::manual_seed(0);
-  }
-};
-class NormalizationGpuTest : public FuserTest {
- protected:
-  void SetUp() override {
-    FuserTest::SetUp();
-    at::manual_seed(0);
-  }
-};
-
 namespace {
-
-Val* eps() {
-  return IrBuilder::create<Val>(1e-5);
-}
-
-at::ScalarType atenType(DataType dtype) {
-  return dtype == DataType::Float      ? at::kFloat
-         : dtype == DataType::BFloat16 ? at::kBFloat16
-         : dtype == DataType::Half     ? at::kHalf
-                                       : at::kDouble;
-}
-
-// A fusion over inputs of `shapes` (all of `dtype`, contiguous unless a
-// given tensor says otherwise) and the outputs `build` adds.
-struct NormCase {
-  std::string name;
-  std::unique_ptr<Fusion> fusion;
-  std::vector<at::Tensor> inputs; // on the CPU
-  SchedulerType expected = SchedulerType::InnerPersistent;
-};
-
-using Build = std::function<void(Fusion*, const std::vector<TensorView*>&)>;
-
-NormCase normCase(
-    std::string name, const std::vector<at::Tensor>& inputs, const Build& build,
-    bool symbolic = false) {
-  NormCase c;
-  c.name = std::move(name);
-  c.fusion = std::make_unique<Fusion>();
-  FusionGuard fg(c.fusion.get());
-  std::vector<TensorView*> tvs;
-  for (const at::Tensor& t : inputs) {
-    const DataType dtype = t.scalar_type() == at::kFloat ? DataType::Float
-                           : t.scalar_type() == at::kBFloat16
-                               ? DataType::BFloat16
-                           : t.scalar_type() == at::kHalf ? DataType::Half
-                                                          : DataType::Double;
-    tvs.push_back(
-        symbolic ? makeSymbolicTensor(t.dim(), dtype)
-                 : makeContigTensor(t.dim(), dtype));
-    c.fusion->addInput(tvs.back());
-  }
-  build(c.fusion.get(), tvs);
-  c.inputs = inputs;
-  return c;
-}
-
-std::string shapeName(const std::vector<int64_t>& shape) {
-  std::string name = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    name += (i ? ", " : "") + std::to_string(shape[i]);
-  }
-  return name + "]";
-}
-
-at::Tensor randn(const std::vector<int64_t>& shape, DataType dtype) {
-  return at::randn(shape).to(atenType(dtype));
-}
-
-Build softmaxOf(int64_t dim) {
-  return [dim](Fusion* f, const std::vector<TensorView*>& in) {
-    f->addOutput(softmax(in[0], dim));
-  };
-}
-
-Build layerNormOf(bool affine, bool statistics) {
-  return [=](Fusion* f, const std::vector<TensorView*>& in) {
-    // Only the number of normalized axes matters to the op.
-    ForwardNormResult r = layer_norm(
-        in[0], {1}, affine ? in[1] : nullptr, affine ? in[2] : nullptr, eps());
-    f->addOutput(r.output);
-    if (statistics) {
-      f->addOutput(r.mean);
-      f->addOutput(r.invstd);
-    }
-  };
-}
-
-Build rmsNormOf(bool weighted) {
-  return [=](Fusion* f, const std::vector<TensorView*>& in) {
-    f->addOutput(
-        rms_norm(in[0], {1}, weighted ? in[1] : nullptr, eps()).output);
-  };
-}
 
 std::vector<NormCase> everyCase() {
   std::vector<NormCase> cases;
@@ -255,82 +148,6 @@ std::vector<NormCase> everyCase() {
     cases.push_back(std::move(c));
   }
   return cases;
-}
-
-// Schedules a copy of `c` for its inputs; the kernel must compile.
-std::unique_ptr<HeuristicParams> scheduleAndCompile(
-    const NormCase& c, SchedulerType* type, std::string* rejections,
-    std::string* kernel = nullptr) {
-  Fusion copy(*c.fusion);
-  std::vector<c10::IValue> inputs(c.inputs.begin(), c.inputs.end());
-  RuntimeInfo info = makeRuntimeInfo(&copy, inputs, /*require_cuda=*/false);
-  SchedulerChoice choice = chooseScheduler(&copy, info);
-  *type = choice.scheduler->type();
-  for (const std::string& r : choice.rejections) {
-    *rejections += r + "\n";
-  }
-  auto params = choice.scheduler->computeHeuristics(&copy, info);
-  if (*type == SchedulerType::InnerPersistent) {
-    choice.scheduler->schedule(&copy, *params);
-    const std::string code = generateCudaKernel(&copy, DataType::Int32);
-    EXPECT_THAT(code, HasSubstr("blockAllReduce"));
-    EXPECT_NO_THROW(compileToCubin(code, "fuser_kernel", 90, true))
-        << params->toString();
-    if (kernel != nullptr) {
-      *kernel = code;
-    }
-  }
-  return params;
-}
-
-// A bf16 layer norm [48, 4096] with weight and bias.
-NormCase bf16LayerNorm4096() {
-  return normCase(
-      "layer_norm",
-      {randn({48, 4096}, DataType::BFloat16), randn({4096}, DataType::BFloat16),
-       randn({4096}, DataType::BFloat16)},
-      layerNormOf(true, false));
-}
-
-// The input gradient of a bf16 layer norm [64, 4096] as
-// benchmarks/bench_normalization.py writes it: dy, x and w in bf16, the
-// statistics in float, the math in float.
-NormCase bf16LayerNormBackward4096() {
-  const DataType bf16 = DataType::BFloat16;
-  return normCase(
-      "layer_norm_backward",
-      {randn({64, 4096}, bf16), randn({64, 4096}, bf16), randn({4096}, bf16),
-       at::randn({64}), at::rand({64})},
-      [](Fusion* f, const std::vector<TensorView*>& in) {
-        auto rows = [](TensorView* s) { return broadcast(s, {false, true}); };
-        TensorView* dy = castOp(DataType::Float, in[0]);
-        TensorView* x = castOp(DataType::Float, in[1]);
-        TensorView* w =
-            broadcast(castOp(DataType::Float, in[2]), {true, false});
-        TensorView* xhat = mul(sub(x, rows(in[3])), rows(in[4]));
-        TensorView* g = mul(dy, w);
-        Val* n = IrBuilder::create<Val>(4096.0);
-        TensorView* mean_g = rows(div(sum(g, {1}), n));
-        TensorView* mean_gx = rows(div(sum(mul(g, xhat), {1}), n));
-        f->addOutput(castOp(
-            DataType::BFloat16,
-            mul(rows(in[4]), sub(sub(g, mean_g), mul(xhat, mean_gx)))));
-      });
-}
-
-// The heuristics of `c` and its kernel's code, when the inner persistent
-// scheduler takes it (else a failure and nullptr).
-std::unique_ptr<HeuristicParams> persistentKernel(
-    const NormCase& c, std::string* code) {
-  SchedulerType type;
-  std::string rejections;
-  auto params = scheduleAndCompile(c, &type, &rejections, code);
-  EXPECT_EQ(type, SchedulerType::InnerPersistent) << rejections;
-  return type == SchedulerType::InnerPersistent ? std::move(params) : nullptr;
-}
-
-const InnerPersistentParams& persistentParams(const HeuristicParams& p) {
-  return dynamic_cast<const InnerPersistentParams&>(p);
 }
 
 } // namespace
@@ -529,291 +346,6 @@ TEST_F(NormalizationTest, WeightsAreReadInVectorsByTheirBroadcasts) {
 // allows (64 per thread, or its buffers' when they need more; several
 // buffers get 32 more while two blocks still fit), and the budget survives
 // the copy lowering makes of the scheduled fusion.
-TEST_F(NormalizationTest, KernelsDeclareTheirRegisterBudget) {
-  {
-    std::string code;
-    auto params = persistentKernel(bf16LayerNorm4096(), &code);
-    ASSERT_NE(params, nullptr);
-    // 128 x 2 threads at 64 registers: 4 blocks of the 65536 registers.
-    EXPECT_THAT(code, HasSubstr("__launch_bounds__(256, 4) fuser_kernel"));
-  }
-  {
-    // A longer row, more threads per block: the blocks per SM follow
-    // from the block size and the budget.
-    NormCase c = normCase("softmax", {at::randn({64, 16384})}, softmaxOf(1));
-    SchedulerType type;
-    std::string rejections, code;
-    auto params = scheduleAndCompile(c, &type, &rejections, &code);
-    ASSERT_EQ(type, SchedulerType::InnerPersistent) << rejections;
-    const auto& p = persistentParams(*params);
-    const int64_t threads = p.threads_x * p.threads_y;
-    // 32 registers beyond its buffers' would leave one block per SM.
-    ASSERT_GT((p.persistent_registers + 32) * threads, 65536 / 2)
-        << p.toString();
-    const int64_t budget = std::max<int64_t>(64, p.persistent_registers);
-    EXPECT_THAT(
-        code, HasSubstr(
-                  "__launch_bounds__(" + std::to_string(threads) + ", " +
-                  std::to_string(65536 / (threads * budget)) + ")"))
-        << p.toString();
-  }
-  {
-    // A layer norm backward holds dy and x in bf16 (32 registers): with a
-    // register per element of the thread's 32 for their float values and
-    // 32 others, 96, two blocks of 256.
-    std::string code;
-    auto params = persistentKernel(bf16LayerNormBackward4096(), &code);
-    ASSERT_NE(params, nullptr);
-    const auto& p = persistentParams(*params);
-    ASSERT_EQ(p.persistent_buffers.size(), 2u) << p.toString();
-    ASSERT_EQ(p.persistent_registers, 32) << p.toString();
-    ASSERT_TRUE(p.narrow_buffers) << p.toString();
-    EXPECT_THAT(code, HasSubstr("__launch_bounds__(256, 2) fuser_kernel"));
-  }
-  {
-    // An RMS norm backward holds only bf16 buffers (dy and x, 32 registers):
-    // the float values computed from them take a register per element of
-    // the thread's 32 beside the 32 others (it spilled at 64): 96, two
-    // blocks of 256.
-    const DataType bf16 = DataType::BFloat16;
-    std::string code;
-    auto params = persistentKernel(
-        normCase(
-            "rms_norm_backward bf16 [64, 4096]",
-            {randn({64, 4096}, bf16), randn({64, 4096}, bf16), at::rand({64}),
-             randn({4096}, bf16)},
-            [](Fusion* f, const std::vector<TensorView*>& in) {
-              f->addOutput(rms_norm_backward(in[0], in[1], {1}, in[2], in[3])
-                               .grad_input);
-            }),
-        &code);
-    ASSERT_NE(params, nullptr);
-    const auto& p = persistentParams(*params);
-    ASSERT_EQ(p.persistent_registers, 32) << p.toString();
-    ASSERT_TRUE(p.narrow_buffers) << p.toString();
-    ASSERT_EQ(p.batch * p.vectorize, 32) << p.toString();
-    EXPECT_THAT(code, HasSubstr("__launch_bounds__(256, 2) fuser_kernel"));
-  }
-  {
-    // bf16 softmax holds exp(x - max) in float: no register per element on
-    // top; 48 + 32 = 80 keeps three blocks of 256 per SM.
-    std::string code;
-    auto params = persistentKernel(
-        normCase(
-            "softmax bf16 [64, 4096]", {randn({64, 4096}, DataType::BFloat16)},
-            softmaxOf(1)),
-        &code);
-    ASSERT_NE(params, nullptr);
-    const auto& p = persistentParams(*params);
-    ASSERT_FALSE(p.narrow_buffers) << p.toString();
-    ASSERT_EQ(p.persistent_registers, 48) << p.toString();
-    EXPECT_THAT(code, HasSubstr("__launch_bounds__(256, 3) fuser_kernel"));
-  }
-  Fusion f;
-  f.setMaxRegistersPerThread(72);
-  Fusion copy(f);
-  EXPECT_EQ(copy.maxRegistersPerThread(), 72);
-}
-
-// The backward kernels load each row's inputs before the first of the
-// rows' barriers and combine both sums after the last partial (the
-// kernel's expr order, device_lower/pass/expr_sort.cpp), and ptxas fits
-// them in the 96 registers their heuristics count on (32 for dy and x, 32
-// for their float values, 32 others; the launch bounds allow 128) without
-// spilling: the copy of each nest for the last row group tests the row
-// once (device_lower/pass/unswitch.cpp). Before both, the layer norm
-// backward's kernel took 162 registers unbounded and 128 under its bounds.
-TEST_F(NormalizationTest, BackwardKernelsLoadRowsFirstAndDoNotSpill) {
-  const DataType bf16 = DataType::BFloat16;
-  std::vector<NormCase> cases;
-  cases.push_back(bf16LayerNormBackward4096());
-  cases.push_back(normCase(
-      "rms_norm_backward bf16 [64, 4096]",
-      {randn({64, 4096}, bf16), randn({64, 4096}, bf16), at::rand({64}),
-       randn({4096}, bf16)},
-      [](Fusion* f, const std::vector<TensorView*>& in) {
-        f->addOutput(
-            rms_norm_backward(in[0], in[1], {1}, in[2], in[3]).grad_input);
-      }));
-  for (const NormCase& c : cases) {
-    SCOPED_TRACE(c.name);
-    std::string code;
-    auto params = persistentKernel(c, &code);
-    ASSERT_NE(params, nullptr);
-    const std::string kernel = code.substr(code.find("__global__"));
-    const size_t first_barrier = kernel.find("blockAllReduce<");
-    ASSERT_NE(first_barrier, std::string::npos);
-    for (const char* input : {"&T0[", "&T1["}) {
-      const size_t load = kernel.find(input);
-      ASSERT_NE(load, std::string::npos) << input;
-      EXPECT_LT(load, first_barrier) << input << "\n" << kernel;
-    }
-    const KernelInspection inspection = inspectForSm90a(code);
-    FUSER_SKIP_WITHOUT_PTXAS_REPORT(inspection);
-    EXPECT_TRUE(keepsEverythingInRegisters(inspection)) << params->toString();
-    const size_t used = inspection.ptxas_log.find("Used ");
-    ASSERT_NE(used, std::string::npos) << inspection.ptxas_log;
-    EXPECT_LE(std::stoi(inspection.ptxas_log.substr(used + 5)), 96)
-        << inspection.ptxas_log;
-  }
-}
-
-TEST_F(NormalizationTest, SoftmaxHoldsItsRowInRegisters) {
-  NormCase c = normCase("softmax", {at::randn({1024, 8192})}, softmaxOf(1));
-  SchedulerType type;
-  std::string rejections;
-  auto params = scheduleAndCompile(c, &type, &rejections);
-  ASSERT_EQ(type, SchedulerType::InnerPersistent) << rejections;
-  const auto& p = persistentParams(*params);
-  // 8192 floats: vectors of 4, 8 per thread, 256 threads per row; the
-  // input (for its max) and exp(x - max) (for its sum) are held.
-  EXPECT_EQ(p.vectorize, 4);
-  EXPECT_EQ(p.batch, 8);
-  EXPECT_EQ(p.threads_x, 256);
-  EXPECT_EQ(p.threads_y, 1);
-  EXPECT_EQ(p.persistent_buffers.size(), 2u) << p.toString();
-  EXPECT_EQ(p.persistent_registers, 64);
-}
-
-TEST_F(NormalizationTest, ShortRowsShareABlockAndOddRowsPadTheWarp) {
-  {
-    NormCase c = normCase("short", {at::randn({4096, 96})}, softmaxOf(1));
-    SchedulerType type;
-    std::string rejections;
-    const auto& p =
-        persistentParams(*scheduleAndCompile(c, &type, &rejections));
-    // 24 vectors: one per thread, in segments of 32 lanes, 8 rows a block.
-    EXPECT_EQ(p.batch, 1);
-    EXPECT_EQ(p.threads_x, 24);
-    EXPECT_EQ(p.paddedMultiple(), 32);
-    EXPECT_EQ(p.threads_y, 8);
-  }
-  {
-    NormCase c = normCase("odd", {at::randn({64, 1000})}, softmaxOf(1));
-    SchedulerType type;
-    std::string rejections;
-    const auto& p =
-        persistentParams(*scheduleAndCompile(c, &type, &rejections));
-    // 250 vectors of 4: 2 per thread, 125 threads launched as 128.
-    EXPECT_EQ(p.batch, 2);
-    EXPECT_EQ(p.threads_x, 125);
-    EXPECT_EQ(p.paddedMultiple(), 32);
-  }
-  {
-    // 4097 = 17 x 241 elements (no vectors): 17 per thread, no thread
-    // with a part past the row's end (doubling gave 20 per thread on 205
-    // threads, the last three of them partly past it in every row).
-    NormCase c = normCase(
-        "odd, no vectors", {randn({16, 4097}, DataType::BFloat16)},
-        softmaxOf(1));
-    SchedulerType type;
-    std::string rejections;
-    const auto& p =
-        persistentParams(*scheduleAndCompile(c, &type, &rejections));
-    EXPECT_EQ(p.vectorize, 1);
-    EXPECT_EQ(p.batch, 17);
-    EXPECT_EQ(p.threads_x, 241);
-  }
-}
-
-// Rows that do not fit the registers keep their inputs' buffers in shared
-// memory (doc/normalization.md §11): softmax over 30000 floats holds x
-// and exp(x - max), 64 registers per thread at 938 threads (the budget is
-// 32); with x in 120 KiB of shared memory, exp(x - max) takes 32. Each use
-// reads the buffer through registers, a vector at a time, and the block
-// reduction's workspace follows the buffer.
-TEST_F(NormalizationTest, RowsBeyondTheRegistersAreHeldInSharedMemory) {
-  NormCase c =
-      normCase("softmax [2, 30000]", {at::randn({2, 30000})}, softmaxOf(1));
-  SchedulerType type;
-  std::string rejections;
-  std::string code;
-  // Off by default (until run on a GPU): declined, with how to turn it on.
-  scheduleAndCompile(c, &type, &rejections);
-  EXPECT_NE(type, SchedulerType::InnerPersistent);
-  EXPECT_THAT(
-      rejections, HasSubstr("shared-memory buffers are off "
-                            "(FUSER_ENABLE=shared_buffers turns them on)"));
-
-  ScopedEnv enable("FUSER_ENABLE", "shared_buffers");
-  rejections.clear();
-  const auto params = scheduleAndCompile(c, &type, &rejections, &code);
-  ASSERT_EQ(type, SchedulerType::InnerPersistent) << rejections;
-  const auto& p = persistentParams(*params);
-  EXPECT_EQ(p.shared_inputs, std::vector<int64_t>{0}) << p.toString();
-  EXPECT_EQ(p.persistent_registers, 32) << p.toString();
-  EXPECT_THAT(
-      p.toString(), HasSubstr("the buffers of inputs [0] in shared memory"));
-  // 8 vectors of 4 floats per thread, 960 threads launched.
-  EXPECT_EQ(p.shared_bytes, 8 * 4 * 4 * 960) << p.toString();
-  EXPECT_THAT(code, HasSubstr("reinterpret_cast<float*>(fuser_smem + 0)"));
-  EXPECT_THAT(code, HasSubstr("reinterpret_cast<float*>(fuser_smem + 122880)"));
-  // The reads from shared memory are vectors.
-  EXPECT_THAT(
-      code, ::testing::ContainsRegex(
-                "vectorizedCopy<float, 4>\\(&T[0-9]+\\[0\\], &T[0-9]+\\[\\("));
-
-  // A row too large for shared memory too is declined with both counts.
-  NormCase huge = normCase("huge row", {at::randn({2, 1 << 20})}, softmaxOf(1));
-  rejections.clear();
-  scheduleAndCompile(huge, &type, &rejections);
-  EXPECT_EQ(type, SchedulerType::ExprEval);
-  EXPECT_THAT(
-      rejections, HasSubstr("with the inputs' buffers in shared memory, "));
-}
-
-// Shared buffers on the interpreter, on a device of few registers so that
-// short rows take the shared path: every element of a shared buffer is
-// read only by the thread that wrote it (no barrier between them), and
-// every output element is right. x / sum(x) holds only its input (all of
-// it in shared memory at a budget of 0 registers: 8192 / 256 - 32);
-// softmax also holds exp(x - max), which stays in registers (a budget of
-// 4 at 256 threads: 9216 / 256 - 32) and an odd row pads its last warp;
-// several rows per block share the buffer, read from a split allocation.
-TEST_F(NormalizationTest, SharedBuffersOnTheInterpreter) {
-  auto normalize = [](Fusion* f, TensorView* in) {
-    f->addOutput(div(in, broadcast(sum(in, {1}), {false, true})));
-  };
-  auto softmax = [](Fusion* f, TensorView* in) {
-    TensorView* max_x = max(in, {1});
-    TensorView* e = exp(sub(in, broadcast(max_x, {false, true})));
-    f->addOutput(div(e, broadcast(sum(e, {1}), {false, true})));
-  };
-  InterpretedCase x_over_sum{"x / sum(x) [3, 1024]", {3, 1024}, normalize};
-  x_over_sum.registers_per_sm = 8192;
-  InterpretedCase odd_softmax{"softmax [2, 1000]", {2, 1000}, softmax};
-  odd_softmax.registers_per_sm = 9216;
-  // Rows of 64 threads, 4 per block (the buffer spans TIDy too), of an
-  // input allocated as [2, 4, 1024].
-  InterpretedCase split{
-      "x / sum(x) [8, 1024], allocated [2, 4, 1024]",
-      {8, 1024},
-      normalize,
-      {},
-      /*split_allocation=*/true};
-  split.registers_per_sm = 8192;
-  ScopedEnv enable("FUSER_ENABLE", "shared_buffers");
-  for (const InterpretedCase& ic : {x_over_sum, odd_softmax, split}) {
-    std::string params;
-    const std::string failure =
-        interpret(ic, &params, SchedulerType::InnerPersistent);
-    EXPECT_EQ(failure, "") << ic.name << "\n" << params;
-    EXPECT_THAT(params, HasSubstr("the buffers of inputs [0] in shared memory"))
-        << ic.name;
-    // Several rows per block (TIDy), each thread's part of its own row.
-    EXPECT_THAT(params, ::testing::ContainsRegex("\\) x [24],")) << ic.name;
-  }
-}
-
-// A softmax that also writes its row maxima as [rows, 1], that output
-// first: the output's copy, read by nothing, was computed past its share
-// position in loops over its own broadcast IDs, and the row's exprs after
-// it took those loops (loop-mapped to theirs) and found no index for their
-// columns ("no path from the loops"); with the output last, the row's
-// loops came first. An expr no longer shares a loop over a broadcast ID
-// where its own loop runs over a full axis
-// (device_lower/pass/loop_nests.cpp). Both orders, on the interpreter:
-// every element of both outputs written once and right.
 TEST_F(NormalizationTest, RowStatisticWrittenBeforeTheRow) {
   for (const bool statistic_first : {true, false}) {
     auto build = [statistic_first](Fusion* f, TensorView* in) {
@@ -948,24 +480,6 @@ INSTANTIATE_TEST_SUITE_P(
     EveryCase, NormalizationCaseGpuTest,
     ::testing::Range(size_t{0}, kNormCases));
 
-namespace {
-
-// Runs `c` once through `fec` on the GPU (its inputs copied there with
-// their strides, unless there already), checks the outputs against ATen
-// (failures name `line`) and returns the runtime that ran.
-const FusionKernelRuntime* runAndValidate(
-    FusionExecutorCache& fec, const NormCase& c, int line) {
-  std::vector<c10::IValue> inputs;
-  for (const at::Tensor& t : c.inputs) {
-    inputs.emplace_back(t.is_cuda() ? t : onDevice(t));
-  }
-  std::vector<at::Tensor> outputs = fec.runFusionWithInputs(inputs);
-  testValidate(fec.fusion(), outputs, inputs, line, __FILE__, c.name);
-  return fec.getMostRecentKernelRuntime();
-}
-
-} // namespace
-
 // Rows held in shared memory, on the GPU against ATen (above 48 KiB of
 // dynamic shared memory): x in shared memory, exp(x - max) in registers,
 // with vectors of 4 (30000) and without (30001). At 36001 the two buffers
@@ -979,7 +493,8 @@ TEST_F(NormalizationGpuTest, RowsHeldInSharedMemoryMatchATen) {
         "softmax [64, " + std::to_string(width) + "]", {at::randn({64, width})},
         softmaxOf(1));
     FusionExecutorCache fec(std::make_unique<Fusion>(*c.fusion));
-    const FusionKernelRuntime* runtime = runAndValidate(fec, c, __LINE__);
+    const FusionKernelRuntime* runtime =
+        runAndValidate(fec, c, __FILE__, __LINE__);
     EXPECT_EQ(runtime->schedulerType(), SchedulerType::InnerPersistent)
         << c.name;
     EXPECT_FALSE(runtime->isSegmented()) << c.name;
@@ -991,7 +506,7 @@ TEST_F(NormalizationGpuTest, RowsBeyondSharedMemoryAreSegmented) {
   NormCase c = normCase(
       "softmax [64, 36001]", {at::randn({64, 36001}, at::kCUDA)}, softmaxOf(1));
   FusionExecutorCache fec(std::make_unique<Fusion>(*c.fusion));
-  EXPECT_TRUE(runAndValidate(fec, c, __LINE__)->isSegmented());
+  EXPECT_TRUE(runAndValidate(fec, c, __FILE__, __LINE__)->isSegmented());
 }
 
 // RowStatisticWrittenBeforeTheRow on the GPU against ATen.
@@ -1005,7 +520,8 @@ TEST_F(NormalizationGpuTest, RowStatisticWrittenBeforeTheRow) {
         f->addOutput(div(e, broadcast(sum(e, {1}), {false, true})));
       });
   FusionExecutorCache fec(std::make_unique<Fusion>(*c.fusion));
-  const FusionKernelRuntime* runtime = runAndValidate(fec, c, __LINE__);
+  const FusionKernelRuntime* runtime =
+      runAndValidate(fec, c, __FILE__, __LINE__);
   EXPECT_EQ(runtime->schedulerType(), SchedulerType::InnerPersistent);
   EXPECT_FALSE(runtime->isSegmented());
 }
@@ -1018,7 +534,7 @@ TEST_F(NormalizationGpuTest, InputAbove2To31Elements) {
       rmsNormOf(false));
   FusionExecutorCache fec(std::make_unique<Fusion>(*c.fusion));
   EXPECT_EQ(
-      runAndValidate(fec, c, __LINE__)->schedulerType(),
+      runAndValidate(fec, c, __FILE__, __LINE__)->schedulerType(),
       SchedulerType::InnerPersistent);
 }
 
