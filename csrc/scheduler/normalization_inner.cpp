@@ -130,6 +130,20 @@ int64_t residentThreads(
   return blocksPerSm(params, device) * blockThreads(params);
 }
 
+// The registers beyond the kernel's cap that its launch bounds leave a
+// thread: the bounds name the blocks per SM the cap allows
+// (codegen/kernel_printer.cpp), and the compiler may take what those
+// blocks leave, in the allocation granule of 8.
+int64_t registerSlack(
+    const InnerPersistentParams& params, const Device& device) {
+  const int64_t threads = blockThreads(params);
+  const int64_t blocks = std::max<int64_t>(
+      1, device.registers_per_sm / (threads * params.registers));
+  return std::min<int64_t>(
+             255, device.registers_per_sm / (threads * blocks) / 8 * 8) -
+         params.registers;
+}
+
 // Where a persistent kernel keeps its buffers, per element of a row: bytes
 // in registers and in shared memory, and the inputs whose buffers are in
 // shared memory.
@@ -358,11 +372,24 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
   // threads resident on an SM: the batch that keeps the most resident (the
   // larger on a tie) wins (doc/normalization.md §9).
   InnerPersistentParams best = with_batch(batch, *placement);
+  // On a tie of buffers all in registers, a cap its launch bounds give
+  // exactly (no slack beyond the estimated 64 other registers) loses: the
+  // benchmark's bf16 RMS norm backward over 4096 columns spilled 620 bytes
+  // per thread at batch 4, cap 128 at 256 threads, and ran at half
+  // nvFuser's speed (doc/normalization.md §9); at batch 2 its cap of 96
+  // has 128.
+  auto has_slack = [&](const InnerPersistentParams& p) {
+    return !p.shared_inputs.empty() || registerSlack(p, device) > 0;
+  };
   auto consider = [&](const InnerPersistentParams& candidate) {
     const int64_t resident = residentThreads(candidate, device);
     const int64_t best_resident = residentThreads(best, device);
+    const bool slack = has_slack(candidate);
+    const bool best_slack = has_slack(best);
     if (resident > best_resident ||
-        (resident == best_resident && candidate.batch > best.batch)) {
+        (resident == best_resident &&
+         (slack > best_slack ||
+          (slack == best_slack && candidate.batch > best.batch)))) {
       best = candidate;
     }
   };

@@ -45,13 +45,31 @@ void appendScalarInputs(Val* scalar, std::vector<Val*>& inputs) {
   }
 }
 
+// The extents of the logical axes of the group's tensor inputs: the
+// runtime binds them from those tensors.
+std::unordered_set<Val*> carriedExtents(const std::vector<Val*>& inputs) {
+  std::unordered_set<Val*> carried;
+  for (Val* in : inputs) {
+    if (auto* tv = dynamic_cast<TensorView*>(in)) {
+      for (IterDomain* id :
+           TensorDomain::noReductions(tv->getLogicalDomain())) {
+        carried.insert(id->extent());
+      }
+    }
+  }
+  return carried;
+}
+
 // The scalars the extents of `out` are computed from, where they are not
-// another tensor's sizes: the size an expand gives (a scalar input, read by
-// no expr) must reach the group's kernel as an input of its own. So must
-// an expanded axis's size that is another tensor's (x's row length, in
-// `expand(broadcast(max(x)), x.shape)`): the group may not read that
-// tensor.
-void appendExtentInputs(Val* out, std::vector<Val*>& inputs) {
+// the sizes of a tensor the group reads (`carried`): the size an expand
+// gives (a scalar input, read by no expr) must reach the group's kernel as
+// an input of its own. So must an expanded axis's size that is another
+// tensor's (x's row length, in `expand(broadcast(max(x)), x.shape)`), and
+// any size of another tensor an output takes (broadcast_in_dim(w, x.shape)
+// gives w's axis x's length): the group may not read that tensor.
+void appendExtentInputs(
+    Val* out, const std::unordered_set<Val*>& carried,
+    std::vector<Val*>& inputs) {
   auto* tv = dynamic_cast<TensorView*>(out);
   if (tv == nullptr) {
     return;
@@ -67,7 +85,7 @@ void appendExtentInputs(Val* out, std::vector<Val*>& inputs) {
         std::find(expanded.begin(), expanded.end(), int64_t(p)) !=
         expanded.end();
     if (extent->isFusionInput() || extent->definition() != nullptr ||
-        is_expanded) {
+        is_expanded || !carried.count(extent)) {
       appendScalarInputs(extent, inputs);
     }
   }
@@ -132,7 +150,6 @@ SegmentedGroup::SegmentedGroup(
       }
     }
     for (Val* out : expr->outputs()) {
-      appendExtentInputs(out, inputs_);
       bool read_elsewhere = out->isFusionOutput();
       for (Expr* use : out->uses()) {
         read_elsewhere |= live.count(use) && !mine.count(use);
@@ -140,6 +157,12 @@ SegmentedGroup::SegmentedGroup(
       if (read_elsewhere) {
         appendUnique(outputs_, out);
       }
+    }
+  }
+  const std::unordered_set<Val*> carried = carriedExtents(inputs_);
+  for (Expr* expr : exprs_) {
+    for (Val* out : expr->outputs()) {
+      appendExtentInputs(out, carried, inputs_);
     }
   }
 }

@@ -55,6 +55,16 @@ inline std::unique_ptr<SegmentedFusion> segmentAndCompile(
           at::TensorOptions().dtype(toAtenType(tv->dtype()))));
     }
     RuntimeInfo info = makeRuntimeInfo(part.get(), part_inputs, false);
+    // The group's inputs fix its outputs' sizes (the runtime allocates
+    // them from nothing else).
+    for (Val* out : part->outputs()) {
+      for (IterDomain* id : TensorDomain::noReductions(
+               out->as<TensorView>()->getLogicalDomain())) {
+        EXPECT_TRUE(info.expressionEvaluator().evaluate(id->extent()))
+            << group->toString() << ": the size " << id->toString() << " of "
+            << out->toString() << " is not given to the group";
+      }
+    }
     SchedulerChoice choice = chooseScheduler(part.get(), info);
     group->setSchedulerType(choice.scheduler->type());
     if (choice.scheduler->type() == SchedulerType::ExprEval ||

@@ -21,8 +21,11 @@ namespace {
 
 // w expanded to x's rows, written beside x + x (joined to it only through
 // the extent the expand takes from x) or beside x + broadcast(w) (whose
-// broadcast it expands).
-std::unique_ptr<Fusion> expandBesideAnotherOutputFusion(bool joined) {
+// broadcast it expands). With `x_shape` the expand is given both of x's
+// sizes, as the Python frontend's broadcast_in_dim(w, x.shape(), [1])
+// gives them: w's axis then takes x's row length too.
+std::unique_ptr<Fusion> expandBesideAnotherOutputFusion(
+    bool joined, bool x_shape = false) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());
   TensorView* x = makeContigTensor(2);
@@ -30,8 +33,9 @@ std::unique_ptr<Fusion> expandBesideAnotherOutputFusion(bool joined) {
   fusion->addInput(x);
   fusion->addInput(w);
   TensorView* expanded = expand(
-      broadcast(w, {true, false}),
-      {x->getLogicalDomain()[0]->extent(), IrBuilder::indexConst(-1)});
+      broadcast(w, {true, false}), {x->getLogicalDomain()[0]->extent(),
+                                    x_shape ? x->getLogicalDomain()[1]->extent()
+                                            : IrBuilder::indexConst(-1)});
   fusion->addOutput(joined ? add(x, expanded) : add(x, x));
   fusion->addOutput(expanded);
   return fusion;
@@ -61,17 +65,22 @@ std::unique_ptr<Fusion> expandedStatisticFusion(int use) {
   return fusion;
 }
 
-// The kernel of `group` (w and the row count in, w repeated over the rows
-// out) on the kernel-IR interpreter: every element of the output written
-// once, with w's element of its column.
+// The kernel of `group` (w and the row count in, and x's row length where
+// the expand was given it; w repeated over the rows out) on the kernel-IR
+// interpreter: every element of the output written once, with w's element
+// of its column.
 void expectExpandKernelRepeatsW(
     const SegmentedGroup& group, int64_t rows, int64_t cols) {
   std::unique_ptr<Fusion> part = group.makeFusion();
-  ASSERT_EQ(part->inputs().size(), 2u) << group.toString();
+  const size_t count = part->inputs().size();
+  ASSERT_TRUE(count == 2 || count == 3) << group.toString();
   auto* w = part->inputs()[0]->as<TensorView>();
   Val* row_count = part->inputs()[1];
-  RuntimeInfo info = makeRuntimeInfo(
-      part.get(), {at::randn({cols}), c10::IValue(rows)}, false);
+  std::vector<c10::IValue> inputs = {at::randn({cols}), c10::IValue(rows)};
+  if (count == 3) {
+    inputs.emplace_back(cols);
+  }
+  RuntimeInfo info = makeRuntimeInfo(part.get(), inputs, false);
   SchedulerChoice choice = chooseScheduler(part.get(), info);
   ASSERT_EQ(choice.scheduler->type(), SchedulerType::PointWise);
   choice.scheduler->schedule(
@@ -83,10 +92,16 @@ void expectExpandKernelRepeatsW(
   ExpressionEvaluator ee;
   ee.bind(w->getLogicalDomain()[0]->extent(), ScalarValue(cols));
   ee.bind(row_count, ScalarValue(rows));
+  if (count == 3) {
+    ee.bind(part->inputs()[2], ScalarValue(cols));
+  }
   const kir_test::TensorLayout out_layout =
       kir_test::plainOutputLayouts(*part, ee, layouts).at(0);
   kir_test::KernelInterpreter interpreter(*kernel, layouts);
   interpreter.bindScalar(row_count, rows);
+  if (count == 3) {
+    interpreter.bindScalar(part->inputs()[2], cols);
+  }
   ASSERT_EQ(kir_test::runReportingErrors(interpreter), "");
   const int64_t out = part->outputs()[0]->name();
   int64_t bad = 0;
@@ -106,10 +121,17 @@ void expectExpandKernelRepeatsW(
 // no loop of the other output reached the expanded axis. The pointwise
 // scheduler now declines an expand whose expanded axis maps to no axis of
 // another output, and each output is a kernel of its own; the expand's
-// group takes x's row count as a scalar input (it does not read x).
+// group takes x's row count as a scalar input (it does not read x), and
+// x's row length where the expand was given it (from Python, that group
+// failed on the GPU: "Cannot evaluate i2").
 TEST_F(ExpandSegmentationTest, ExpandBesideAnotherOutputIsItsOwnKernel) {
-  for (const bool joined : {false, true}) {
-    std::unique_ptr<Fusion> fusion = expandBesideAnotherOutputFusion(joined);
+  for (const auto [joined, x_shape] : std::vector<std::pair<bool, bool>>{
+           {false, false}, {true, false}, {false, true}, {true, true}}) {
+    SCOPED_TRACE(
+        std::string(joined ? "joined" : "apart") +
+        (x_shape ? ", x's sizes" : ""));
+    std::unique_ptr<Fusion> fusion =
+        expandBesideAnotherOutputFusion(joined, x_shape);
     // As the runtime sees it: the add reads the broadcast, not the expand.
     Fusion bypassed(*fusion);
     bypassRedundantExpands(&bypassed);
@@ -180,8 +202,9 @@ TEST_F(ExpandSegmentationTest, ExpandedStatisticIsWrittenByAKernelOfItsOwn) {
 }
 
 TEST_F(ExpandSegmentationGpuTest, ExpandBesideAnotherOutputIsItsOwnKernel) {
-  for (const bool joined : {false, true}) {
-    FusionExecutorCache fec(expandBesideAnotherOutputFusion(joined));
+  for (const auto [joined, x_shape] : std::vector<std::pair<bool, bool>>{
+           {false, false}, {true, false}, {false, true}, {true, true}}) {
+    FusionExecutorCache fec(expandBesideAnotherOutputFusion(joined, x_shape));
     EXPECT_EQ(
         runOnGpu(fec, {cudaRandn({64, 1000}), cudaRandn({1000})}, __LINE__),
         (std::vector<SchedulerType>{

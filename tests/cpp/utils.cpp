@@ -11,6 +11,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Context.h>
+#include <ATen/cuda/CUDAContext.h>
 
 #include <algorithm>
 #include <cmath>
@@ -152,6 +153,14 @@ TensorView* makeSymbolicTensor(int64_t ndims, DataType dtype) {
 
 bool deviceAvailable() {
   return at::globalContext().hasCUDA();
+}
+
+int64_t deviceMemoryBytes() {
+  if (!deviceAvailable()) {
+    return 0;
+  }
+  return static_cast<int64_t>(
+      at::cuda::getCurrentDeviceProperties()->totalGlobalMem);
 }
 
 namespace {

@@ -53,6 +53,19 @@ CompiledSchedule scheduleAndCompile(
 // then (at most three times).
 KernelInspection inspectForSm90a(const std::string& source);
 
+// The memory of the current GPU in bytes (0 without one).
+int64_t deviceMemoryBytes();
+
+// Skips a test whose tensors (inputs, outputs and the ATen reference's
+// intermediates) need a GPU of at least `gib` GiB.
+#define FUSER_SKIP_UNLESS_DEVICE_MEMORY_GIB(gib)                         \
+  if (::fuser::deviceMemoryBytes() < (int64_t{gib} << 30)) {             \
+    GTEST_SKIP() << "needs a GPU of at least " << (gib)                  \
+                 << " GiB (its tensors and the ATen reference's); this " \
+                 << "one has " << (::fuser::deviceMemoryBytes() >> 30)   \
+                 << " GiB";                                              \
+  }
+
 // Whether `inspection` holds ptxas's report.
 bool hasPtxasReport(const KernelInspection& inspection);
 
