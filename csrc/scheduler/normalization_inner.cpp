@@ -369,8 +369,8 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
   }
   // Inner-outer: each block runs its row groups one after another, a load,
   // a reduction and a store each, so the latencies are hidden only by the
-  // threads resident on an SM: the batch that keeps the most resident (the
-  // larger on a tie) wins (doc/normalization.md §9).
+  // threads resident on an SM: the batch that keeps the most resident wins
+  // (on a tie, the rule below, then the larger; doc/normalization.md §9).
   InnerPersistentParams best = with_batch(batch, *placement);
   // On a tie of buffers all in registers, a cap its launch bounds give
   // exactly (no slack beyond the estimated 64 other registers) loses: the
