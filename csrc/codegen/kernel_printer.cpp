@@ -1,5 +1,6 @@
 #include <codegen/kernel_printer.h>
 
+#include <base/register_file.h>
 #include <ir/all_nodes.h>
 
 namespace fuser::codegen {
@@ -50,11 +51,9 @@ std::string launchBounds(const LoweredKernel& kernel) {
     }
     threads *= it->second;
   }
-  // The register file of an SM on sm_80 and sm_90.
-  constexpr int64_t kRegistersPerSm = 65536;
   if (kernel.max_registers_per_thread > 0) {
-    const int64_t blocks =
-        kRegistersPerSm / (threads * kernel.max_registers_per_thread);
+    const int64_t blocks = blocksWithinRegisters(
+        kRegistersPerSm, threads, kernel.max_registers_per_thread);
     if (blocks >= 1) {
       return "__launch_bounds__(" + std::to_string(threads) + ", " +
              std::to_string(blocks) + ") ";

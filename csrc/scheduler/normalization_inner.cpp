@@ -1,6 +1,7 @@
 #include <scheduler/normalization_inner.h>
 
 #include <base/options.h>
+#include <base/register_file.h>
 #include <base/strings_and_math.h>
 #include <ir/all_nodes.h>
 #include <ops/arith.h>
@@ -93,7 +94,8 @@ int64_t innerRegisters(
           8);
   const bool add_others =
       params.persistent_buffers.size() > 1 &&
-      device.registers_per_sm / (with_others * blockThreads(params)) >= 2;
+      blocksWithinRegisters(
+          device.registers_per_sm, blockThreads(params), with_others) >= 2;
   const int64_t cap = std::max(
       {kRegistersPerThread, params.persistent_registers,
        add_others ? with_others : int64_t{0}});
@@ -107,7 +109,7 @@ int64_t innerRegisters(
   const int64_t threads = blockThreads(params);
   const int64_t blocks = ceilDiv(device.registers_per_sm, threads * cap);
   return std::max<int64_t>(
-      8, device.registers_per_sm / (threads * blocks) / 8 * 8);
+      8, registersPerThreadAt(device.registers_per_sm, threads, blocks));
 }
 
 // The shared memory an SM reserves for each of its blocks (sm_90).
@@ -121,7 +123,8 @@ int64_t blocksPerSm(const InnerPersistentParams& params, const Device& device) {
                          kSharedBytesReservedPerBlock;
   return std::max<int64_t>(
       1, std::min<int64_t>(
-             {device.registers_per_sm / (params.registers * threads),
+             {blocksWithinRegisters(
+                  device.registers_per_sm, threads, params.registers),
               2048 / threads, device.shared_bytes_per_sm / shared, 32}));
 }
 
@@ -138,9 +141,9 @@ int64_t registerSlack(
     const InnerPersistentParams& params, const Device& device) {
   const int64_t threads = blockThreads(params);
   const int64_t blocks = std::max<int64_t>(
-      1, device.registers_per_sm / (threads * params.registers));
-  return std::min<int64_t>(
-             255, device.registers_per_sm / (threads * blocks) / 8 * 8) -
+      1, blocksWithinRegisters(
+             device.registers_per_sm, threads, params.registers));
+  return registersPerThreadAt(device.registers_per_sm, threads, blocks) -
          params.registers;
 }
 
@@ -450,6 +453,17 @@ std::string InnerPersistentParams::toString() const {
        << "] in shared memory (" << shared_bytes << " bytes per block)";
   }
   ss << "; the kernel capped at " << registers << " registers per thread";
+  // What the launch bounds the cap becomes give a thread
+  // (codegen/kernel_printer.cpp).
+  const int64_t threads = launchedThreads(threads_x) * threads_y;
+  const int64_t blocks =
+      registers > 0 ? blocksWithinRegisters(kRegistersPerSm, threads, registers)
+                    : 0;
+  if (blocks >= 1) {
+    ss << " (its launch bounds, " << blocks << " blocks of " << threads
+       << " per SM, allow "
+       << registersPerThreadAt(kRegistersPerSm, threads, blocks) << ")";
+  }
   return ss.str();
 }
 

@@ -1,6 +1,7 @@
 #include <scheduler/normalization_outer.h>
 
 #include <base/options.h>
+#include <base/register_file.h>
 #include <base/strings_and_math.h>
 #include <ir/all_nodes.h>
 #include <scheduler/normalization_inner.h>
@@ -101,7 +102,8 @@ std::optional<OuterPersistentParams> outerPersistentHeuristics(
       break;
     }
     const int64_t per_sm = std::min<int64_t>(
-        {runtime_info.device().registers_per_sm / (cap * threads),
+        {blocksWithinRegisters(
+             runtime_info.device().registers_per_sm, threads, cap),
          2048 / threads, 32});
     const int64_t blocks_x = ceilDiv(rows, params.threads_y * batch);
     if (per_sm >= 1 &&

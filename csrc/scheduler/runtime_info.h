@@ -4,6 +4,7 @@
 // runtime fills it from the at::Tensors; schedulers stay free of ATen.
 #pragma once
 
+#include <base/register_file.h>
 #include <expr/evaluator.h>
 #include <ir/interface_nodes.h>
 
@@ -46,7 +47,7 @@ class RuntimeInfo {
     int64_t l2_bytes = 60 * 1024 * 1024;
     // What an SM gives its resident blocks, and the most shared memory one
     // block may take (opted in above 48 KiB).
-    int64_t registers_per_sm = 65536;
+    int64_t registers_per_sm = kRegistersPerSm;
     int64_t shared_bytes_per_sm = 228 * 1024;
     int64_t shared_bytes_per_block = 227 * 1024;
   };

@@ -47,6 +47,11 @@ TEST_F(NormalizationTest, KernelsDeclareTheirRegisterBudget) {
     ASSERT_EQ(p.persistent_registers, 32) << p.toString();
     ASSERT_TRUE(p.narrow_buffers) << p.toString();
     EXPECT_THAT(code, HasSubstr("__launch_bounds__(256, 2) fuser_kernel"));
+    // The printed parameters say what those bounds allow.
+    EXPECT_THAT(
+        p.toString(),
+        HasSubstr("capped at 96 registers per thread (its launch bounds, 2 "
+                  "blocks of 256 per SM, allow 128)"));
   }
   {
     // An RMS norm backward holds only bf16 buffers (dy and x, 32 registers):
