@@ -63,10 +63,10 @@ std::unordered_set<Val*> carriedExtents(const std::vector<Val*>& inputs) {
 // The scalars the extents of `out` are computed from, where they are not
 // the sizes of a tensor the group reads (`carried`): the size an expand
 // gives (a scalar input, read by no expr) must reach the group's kernel as
-// an input of its own. So must an expanded axis's size that is another
-// tensor's (x's row length, in `expand(broadcast(max(x)), x.shape)`), and
-// any size of another tensor an output takes (broadcast_in_dim(w, x.shape)
-// gives w's axis x's length): the group may not read that tensor.
+// an input of its own, and so must a size of another tensor an output
+// takes (x's row length, in `expand(broadcast(max(x)), x.shape)`, or for
+// w's own axis in Python's broadcast_in_dim(w, x.shape(), [1])): the
+// group may not read that tensor.
 void appendExtentInputs(
     Val* out, const std::unordered_set<Val*>& carried,
     std::vector<Val*>& inputs) {
@@ -74,18 +74,10 @@ void appendExtentInputs(
   if (tv == nullptr) {
     return;
   }
-  std::vector<int64_t> expanded;
-  if (auto* expand = dynamic_cast<ExpandOp*>(tv->definition())) {
-    expanded = expand->expandedAxes();
-  }
-  const auto logical = TensorDomain::noReductions(tv->getLogicalDomain());
-  for (size_t p = 0; p < logical.size(); ++p) {
-    Val* extent = logical[p]->extent();
-    const bool is_expanded =
-        std::find(expanded.begin(), expanded.end(), int64_t(p)) !=
-        expanded.end();
+  for (IterDomain* id : TensorDomain::noReductions(tv->getLogicalDomain())) {
+    Val* extent = id->extent();
     if (extent->isFusionInput() || extent->definition() != nullptr ||
-        is_expanded || !carried.count(extent)) {
+        !carried.count(extent)) {
       appendScalarInputs(extent, inputs);
     }
   }
