@@ -418,7 +418,14 @@ void MatmulScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
   TransformPropagator propagator(acc);
   MaxLogicalDomainInfoSpanningTree(acc, &epilogue).traverse(&propagator);
   epilogue.erase(acc);
-  std::vector<TensorView*> epilogue_tvs(epilogue.begin(), epilogue.end());
+  // In the fusion's order, producers first: the same kernel text in every
+  // process (the set's order follows pointer hashing).
+  std::vector<TensorView*> epilogue_tvs;
+  for (TensorView* tv : fusion->allTvs()) {
+    if (epilogue.count(tv) != 0) {
+      epilogue_tvs.push_back(tv);
+    }
+  }
   scheduler_utils::parallelizeAllLike(
       acc, epilogue_tvs,
       {ParallelType::BIDx, ParallelType::TIDy, ParallelType::TIDx});

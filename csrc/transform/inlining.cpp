@@ -202,29 +202,37 @@ void inlineAtImpl(
 // to be shared by exprs that other loops (a vectorized output copy, say)
 // can separate. Consumers that are not inlined (the loop nest owners)
 // impose nothing. Only axes of constant extent are given up this way, so
-// the register buffer stays of constant size.
+// the register buffer stays of constant size. A cap reaches the producers
+// of the capped tensor in turn: repeated until nothing changes, so the
+// result does not depend on the order of `tvs` (a scheduler that listed
+// them from a pointer-keyed set left a producer deeper than its consumer,
+// and the loop nests could not be built).
 void capToConsumers(const std::vector<TensorView*>& tvs) {
   bool changed = false;
-  for (auto it = tvs.rbegin(); it != tvs.rend(); ++it) {
-    TensorView* tv = *it;
-    if (tv->isFusionInput()) {
-      continue;
-    }
-    int64_t cap = tv->getComputeAtPosition();
-    for (TensorView* consumer : consumersOf(tv)) {
-      if (consumer->getComputeAtPosition() > 0) {
-        cap = std::min(cap, consumer->getComputeAtPosition());
+  for (bool again = true; again;) {
+    again = false;
+    for (auto it = tvs.rbegin(); it != tvs.rend(); ++it) {
+      TensorView* tv = *it;
+      if (tv->isFusionInput()) {
+        continue;
       }
-    }
-    for (int64_t i = cap; i < tv->getComputeAtPosition(); ++i) {
-      if (!tv->axis(i)->extent()->isConstInt()) {
-        cap = tv->getComputeAtPosition();
-        break;
+      int64_t cap = tv->getComputeAtPosition();
+      for (TensorView* consumer : consumersOf(tv)) {
+        if (consumer->getComputeAtPosition() > 0) {
+          cap = std::min(cap, consumer->getComputeAtPosition());
+        }
       }
-    }
-    if (cap < tv->getComputeAtPosition()) {
-      tv->setComputeAt(cap);
-      changed = true;
+      for (int64_t i = cap; i < tv->getComputeAtPosition(); ++i) {
+        if (!tv->axis(i)->extent()->isConstInt()) {
+          cap = tv->getComputeAtPosition();
+          break;
+        }
+      }
+      if (cap < tv->getComputeAtPosition()) {
+        tv->setComputeAt(cap);
+        changed = true;
+        again = true;
+      }
     }
   }
   if (!changed) {

@@ -120,6 +120,41 @@ TEST_F(InliningTest, NoInliningAcrossUnmappedAxes) {
   EXPECT_EQ(c->getComputeAtPosition(), 0);
 }
 
+// in -> t1 -> t2 -> t3 -> out, out's inner axis vectorized: t3 stops
+// above it, and so must t2 and t1 (their inner loop would otherwise be
+// shared with exprs that t3's own loop separates). The cap travels two
+// producers up; the order the tensors are given in must not matter.
+// Regression: the matmul scheduler listed its epilogue from a pointer-keyed
+// set, one cap was missed, and lowering failed for the benchmark's tanh
+// GELU epilogue.
+TEST_F(InliningTest, VectorizedOutputCapsEveryProducerInAnyOrder) {
+  for (bool reversed : {false, true}) {
+    auto fusion = std::make_unique<Fusion>();
+    FusionGuard fg(fusion.get());
+    TensorView* in = makeContigTensor(2);
+    fusion->addInput(in);
+    TensorView* t1 = relu(in);
+    TensorView* t2 = neg(t1);
+    TensorView* t3 = abs(t2);
+    TensorView* out = set(t3);
+    fusion->addOutput(out);
+    out->split(1, 2);
+    TransformPropagator propagator(out);
+    MaxLogicalDomainInfoSpanningTree(out).traverse(&propagator);
+    out->axis(2)->parallelize(ParallelType::Vectorize);
+    // Reversed, the last pass visits t1 before t2 is capped.
+    std::vector<TensorView*> tvs = {t1, t2, t3, out};
+    if (reversed) {
+      tvs = {t2, t1, t3, out};
+    }
+    inlineMost(tvs);
+    EXPECT_EQ(t3->getComputeAtPosition(), 2) << reversed;
+    EXPECT_EQ(t2->getComputeAtPosition(), 2) << reversed;
+    EXPECT_EQ(t1->getComputeAtPosition(), 2) << reversed;
+    EXPECT_EQ(t2->getMaxProducerPosition(), 2) << reversed;
+  }
+}
+
 TEST_F(InliningTest, InlinedAxesCannotBeTransformed) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());

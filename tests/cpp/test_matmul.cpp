@@ -677,6 +677,40 @@ TEST_F(MatmulSchedulerTest, EpiloguesAreInTheKernel) {
   EXPECT_THAT(s.code, HasSubstr("FuserMatmul::consume("));
 }
 
+// The tanh form of GELU as the benchmark writes it from primitives: the
+// product, cast to float, has four consumers (y * y, y^3, y + c y^3,
+// 0.5 y). Regression: at 4096^3 (128 x 256 tiles, column pairs stored as
+// vectors) lowering failed with "T14 is inlined at position 7, but its
+// consumer T17 cannot run inside the loops it is computed in", in the
+// processes where the epilogue's pointer-keyed order put a producer before
+// its consumer (InliningTest.VectorizedOutputCapsEveryProducerInAnyOrder
+// checks the cause in any process).
+TEST_F(MatmulSchedulerTest, TanhGeluFromPrimitivesIsInTheKernel) {
+  MatmulCase c;
+  c.fusion = std::make_unique<Fusion>();
+  FusionGuard fg(c.fusion.get());
+  TensorView* x = defineOperand(c.fusion.get(), false);
+  TensorView* w = defineOperand(c.fusion.get(), false);
+  TensorView* bias = makeContigTensor(1, DataType::BFloat16);
+  c.fusion->addInput(bias);
+  auto constant = [](double v) {
+    return IrBuilder::create<Val>(v, DataType::Double);
+  };
+  TensorView* y = castOp(DataType::Float, linear(x, w, bias));
+  TensorView* cube = mul(mul(y, y), y);
+  TensorView* inner =
+      mul(add(y, mul(cube, constant(0.044715))), constant(0.7978845608028654));
+  TensorView* out = mul(mul(y, constant(0.5)), add(tanh(inner), constant(1.0)));
+  c.fusion->addOutput(castOp(DataType::BFloat16, out));
+  c.inputs = {
+      makeOperand({4096, 4096}, false), makeOperand({4096, 4096}, false),
+      at::randn({4096}).to(at::kBFloat16)};
+  Scheduled s = scheduleOnCpu(c);
+  ASSERT_EQ(s.type, SchedulerType::Matmul) << joined(s.rejections);
+  EXPECT_THAT(s.code, HasSubstr("tanh("));
+  EXPECT_THAT(s.code, HasSubstr("FuserMatmul::consume("));
+}
+
 // ------------------------------------------------------------ on the GPU
 
 class MatmulGpuTest : public FuserTest {
