@@ -409,23 +409,19 @@ void MatmulScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
 
   // The epilogue follows the accumulator's loops (its registers are read
   // at the same positions), without the tensor-core axes.
-  std::unordered_set<TensorView*> epilogue;
-  for (TensorView* tv : fusion->allTvs()) {
-    if (!tv->isFusionInput() && tv != mma->a() && tv != mma->b()) {
-      epilogue.insert(tv);
-    }
-  }
-  TransformPropagator propagator(acc);
-  MaxLogicalDomainInfoSpanningTree(acc, &epilogue).traverse(&propagator);
-  epilogue.erase(acc);
-  // In the fusion's order, producers first: the same kernel text in every
-  // process (the set's order follows pointer hashing).
+  // Listed in the fusion's order, producers first: the same kernel text in
+  // every process (a set's order follows pointer hashing).
   std::vector<TensorView*> epilogue_tvs;
   for (TensorView* tv : fusion->allTvs()) {
-    if (epilogue.count(tv) != 0) {
+    if (!tv->isFusionInput() && tv != mma->a() && tv != mma->b()) {
       epilogue_tvs.push_back(tv);
     }
   }
+  std::unordered_set<TensorView*> epilogue(
+      epilogue_tvs.begin(), epilogue_tvs.end());
+  TransformPropagator propagator(acc);
+  MaxLogicalDomainInfoSpanningTree(acc, &epilogue).traverse(&propagator);
+  epilogue_tvs.erase(std::find(epilogue_tvs.begin(), epilogue_tvs.end(), acc));
   scheduler_utils::parallelizeAllLike(
       acc, epilogue_tvs,
       {ParallelType::BIDx, ParallelType::TIDy, ParallelType::TIDx});

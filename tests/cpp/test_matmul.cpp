@@ -125,6 +125,26 @@ MatmulCase contiguousCase(
   return c;
 }
 
+// linear(x, w, bias) of bfloat16 x [m, k] and w [n, k], then `epilogue`
+// of it; the fusion adds the result as its output.
+MatmulCase biasedLinearCase(
+    int64_t m, int64_t n, int64_t k,
+    const std::function<TensorView*(TensorView*)>& epilogue =
+        [](TensorView* y) { return y; }) {
+  MatmulCase c;
+  c.fusion = std::make_unique<Fusion>();
+  FusionGuard fg(c.fusion.get());
+  TensorView* x = defineOperand(c.fusion.get(), false);
+  TensorView* w = defineOperand(c.fusion.get(), false);
+  TensorView* bias = makeContigTensor(1, DataType::BFloat16);
+  c.fusion->addInput(bias);
+  c.fusion->addOutput(epilogue(linear(x, w, bias)));
+  c.inputs = {
+      makeOperand({m, k}, false), makeOperand({n, k}, false),
+      at::randn({n}).to(at::kBFloat16)};
+  return c;
+}
+
 struct Scheduled {
   SchedulerType type = SchedulerType::ExprEval;
   std::vector<std::string> rejections;
@@ -566,17 +586,7 @@ TEST_F(MatmulSchedulerTest, SplitAllocationsReachTheTensorMaps) {
 // warpgroup's, the cache is inlined past it and each thread loads the
 // columns it owns (threadIdx.x % 4).
 TEST_F(MatmulSchedulerTest, BiasIsLoadedByEveryThreadForItsColumns) {
-  MatmulCase c;
-  c.fusion = std::make_unique<Fusion>();
-  FusionGuard fg(c.fusion.get());
-  TensorView* x = defineOperand(c.fusion.get(), false);
-  TensorView* w = defineOperand(c.fusion.get(), false);
-  TensorView* bias = makeContigTensor(1, DataType::BFloat16);
-  c.fusion->addInput(bias);
-  c.fusion->addOutput(linear(x, w, bias));
-  c.inputs = {
-      makeOperand({1000, 512}, false), makeOperand({640, 512}, false),
-      at::randn({640}).to(at::kBFloat16)};
+  MatmulCase c = biasedLinearCase(1000, 640, 512);
   Scheduled s = scheduleOnCpu(c);
   ASSERT_EQ(s.type, SchedulerType::Matmul) << joined(s.rejections);
   const std::string bias_load = s.code.substr(s.code.find("= T2["));
@@ -686,25 +696,19 @@ TEST_F(MatmulSchedulerTest, EpiloguesAreInTheKernel) {
 // its consumer (InliningTest.VectorizedOutputCapsEveryProducerInAnyOrder
 // checks the cause in any process).
 TEST_F(MatmulSchedulerTest, TanhGeluFromPrimitivesIsInTheKernel) {
-  MatmulCase c;
-  c.fusion = std::make_unique<Fusion>();
-  FusionGuard fg(c.fusion.get());
-  TensorView* x = defineOperand(c.fusion.get(), false);
-  TensorView* w = defineOperand(c.fusion.get(), false);
-  TensorView* bias = makeContigTensor(1, DataType::BFloat16);
-  c.fusion->addInput(bias);
-  auto constant = [](double v) {
-    return IrBuilder::create<Val>(v, DataType::Double);
+  auto tanh_gelu = [](TensorView* product) {
+    auto constant = [](double v) {
+      return IrBuilder::create<Val>(v, DataType::Double);
+    };
+    TensorView* y = castOp(DataType::Float, product);
+    TensorView* cube = mul(mul(y, y), y);
+    TensorView* inner = mul(
+        add(y, mul(cube, constant(0.044715))), constant(0.7978845608028654));
+    TensorView* out =
+        mul(mul(y, constant(0.5)), add(tanh(inner), constant(1.0)));
+    return castOp(DataType::BFloat16, out);
   };
-  TensorView* y = castOp(DataType::Float, linear(x, w, bias));
-  TensorView* cube = mul(mul(y, y), y);
-  TensorView* inner =
-      mul(add(y, mul(cube, constant(0.044715))), constant(0.7978845608028654));
-  TensorView* out = mul(mul(y, constant(0.5)), add(tanh(inner), constant(1.0)));
-  c.fusion->addOutput(castOp(DataType::BFloat16, out));
-  c.inputs = {
-      makeOperand({4096, 4096}, false), makeOperand({4096, 4096}, false),
-      at::randn({4096}).to(at::kBFloat16)};
+  MatmulCase c = biasedLinearCase(4096, 4096, 4096, tanh_gelu);
   Scheduled s = scheduleOnCpu(c);
   ASSERT_EQ(s.type, SchedulerType::Matmul) << joined(s.rejections);
   EXPECT_THAT(s.code, HasSubstr("tanh("));
