@@ -111,12 +111,12 @@ bool listedIn(const char* variable, const char* name) {
 
 // The names FUSER_ENABLE and FUSER_DISABLE take, in enum order.
 constexpr const char* kEnableNames[] = {
-    "outer_persistent", "matmul_cluster", "shared_buffers", "warp_per_row",
-    "tight_register_caps"};
+    "outer_persistent", "matmul_cluster",      "shared_buffers",
+    "warp_per_row",     "tight_register_caps", "fewer_rows_per_block"};
 constexpr const char* kDisableNames[] = {"inner_outer_persistent"};
 static_assert(
     std::size(kEnableNames) ==
-    static_cast<size_t>(EnableOption::TightRegisterCaps) + 1);
+    static_cast<size_t>(EnableOption::FewerRowsPerBlock) + 1);
 static_assert(
     std::size(kDisableNames) ==
     static_cast<size_t>(DisableOption::InnerOuterPersistent) + 1);

@@ -85,6 +85,7 @@ enum class EnableOption {
   SharedBuffers,     // shared_buffers
   WarpPerRow,        // warp_per_row
   TightRegisterCaps, // tight_register_caps
+  FewerRowsPerBlock, // fewer_rows_per_block
 };
 bool isEnabled(EnableOption option);
 

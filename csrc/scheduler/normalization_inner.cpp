@@ -133,6 +133,29 @@ int64_t residentThreads(
   return blocksPerSm(params, device) * blockThreads(params);
 }
 
+// Inner, with FUSER_ENABLE=fewer_rows_per_block: the rows of a block
+// halved while that keeps more threads resident at the kernel's register
+// cap. Smaller blocks take the register file in finer steps: a cap of 96
+// holds 2 blocks of 256 threads (512) but 5 of 128 (640)
+// (doc/normalization.md §4).
+InnerPersistentParams withMostResidentRows(
+    InnerPersistentParams params, const Device& device) {
+  InnerPersistentParams best = params;
+  if (!isEnabled(EnableOption::FewerRowsPerBlock)) {
+    return best;
+  }
+  while (params.threads_y > 1) {
+    params.shared_bytes =
+        params.shared_bytes / params.threads_y * (params.threads_y / 2);
+    params.threads_y /= 2;
+    params.registers = innerRegisters(params, device);
+    if (residentThreads(params, device) > residentThreads(best, device)) {
+      best = params;
+    }
+  }
+  return best;
+}
+
 // The registers beyond the kernel's cap that its launch bounds leave a
 // thread: the bounds name the blocks per SM the cap allows
 // (codegen/kernel_printer.cpp), and the compiler may take what those
@@ -368,7 +391,7 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
         }
       }
     }
-    return with_batch(batch, *placement);
+    return withMostResidentRows(with_batch(batch, *placement), device);
   }
   // Inner-outer: each block runs its row groups one after another, a load,
   // a reduction and a store each, so the latencies are hidden only by the

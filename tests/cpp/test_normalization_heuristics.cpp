@@ -359,6 +359,62 @@ TEST_F(NormalizationTest, TightRegisterCapsLandOnAnOccupancyBoundary) {
   }
 }
 
+// FUSER_ENABLE=fewer_rows_per_block (off by default until measured): a
+// block holds fewer rows when that keeps more threads resident at the
+// kernel's cap. The layer norm backward's cap of 96 holds 2 blocks of 2
+// rows of 128 threads (512 threads, 128 registers each) but 5 blocks of
+// one row (640 threads, 96 registers); ptxas fits its kernel in those 96
+// without spilling. A cap on both sizes' boundary keeps its rows: 64
+// holds 4 blocks of 256 and 8 of 128, 1024 threads either way.
+TEST_F(NormalizationTest, FewerRowsPerBlockKeepMoreThreadsResident) {
+  {
+    std::string code;
+    auto params = persistentKernel(bf16LayerNormBackward4096(), &code);
+    ASSERT_NE(params, nullptr);
+    EXPECT_EQ(persistentParams(*params).threads_y, 2);
+  }
+  ScopedEnv enable("FUSER_ENABLE", "fewer_rows_per_block");
+  {
+    std::string code;
+    auto params = persistentKernel(bf16LayerNormBackward4096(), &code);
+    ASSERT_NE(params, nullptr);
+    const auto& p = persistentParams(*params);
+    EXPECT_EQ(p.threads_x, 128) << p.toString();
+    EXPECT_EQ(p.threads_y, 1) << p.toString();
+    EXPECT_EQ(p.registers, 96) << p.toString();
+    EXPECT_THAT(code, HasSubstr("__launch_bounds__(128, 5) fuser_kernel"));
+    EXPECT_THAT(
+        p.toString(),
+        HasSubstr("capped at 96 registers per thread (its launch bounds, 5 "
+                  "blocks of 128 per SM, allow 96)"));
+    const KernelInspection inspection = inspectForSm90a(code);
+    FUSER_SKIP_WITHOUT_PTXAS_REPORT(inspection);
+    EXPECT_TRUE(keepsEverythingInRegisters(inspection)) << p.toString() << "\n"
+                                                        << inspection.ptxas_log;
+  }
+  {
+    std::string code;
+    auto params = persistentKernel(bf16LayerNorm4096(), &code);
+    ASSERT_NE(params, nullptr);
+    EXPECT_EQ(persistentParams(*params).threads_y, 2);
+    EXPECT_THAT(code, HasSubstr("__launch_bounds__(256, 4) fuser_kernel"));
+  }
+  // Numerics on the kernel-IR interpreter, where a small register file
+  // puts a short row in the same place: softmax over 1024 floats (cap 64,
+  // rows of 64 threads) holds one block of 4 rows per SM of 24576
+  // registers, or 3 blocks of 2 rows.
+  auto softmax = [](Fusion* f, TensorView* in) {
+    f->addOutput(::fuser::softmax(in, 1));
+  };
+  InterpretedCase two_rows{"softmax [4, 1024]", {4, 1024}, softmax};
+  two_rows.registers_per_sm = 24576;
+  std::string params;
+  EXPECT_EQ(interpret(two_rows, &params, SchedulerType::InnerPersistent), "")
+      << params;
+  EXPECT_THAT(
+      params, HasSubstr("threads 64 (launched in multiples of 32) x 2,"));
+}
+
 // The options' kernels against ATen, each a single persistent kernel: the
 // short rows one warp takes (softmax 1024 and 1000, a bf16 layer norm
 // 1024) and the caps they tighten (a layer norm backward, softmax 16384).
