@@ -115,8 +115,9 @@ int64_t innerRegisters(
 // The shared memory an SM reserves for each of its blocks (sm_90).
 constexpr int64_t kSharedBytesReservedPerBlock = 1024;
 
-// Inner-outer: the blocks of `params` an SM holds at once at the kernel's
-// register cap and shared memory.
+// The blocks of `params` an SM holds at once at the kernel's register cap
+// and shared memory (its buffers and, inner-outer, the partials'
+// workspace).
 int64_t blocksPerSm(const InnerPersistentParams& params, const Device& device) {
   const int64_t threads = blockThreads(params);
   const int64_t shared = params.shared_bytes + params.partial_workspace_bytes +
@@ -131,29 +132,6 @@ int64_t blocksPerSm(const InnerPersistentParams& params, const Device& device) {
 int64_t residentThreads(
     const InnerPersistentParams& params, const Device& device) {
   return blocksPerSm(params, device) * blockThreads(params);
-}
-
-// Inner, with FUSER_ENABLE=fewer_rows_per_block: the rows of a block
-// halved while that keeps more threads resident at the kernel's register
-// cap. Smaller blocks take the register file in finer steps: a cap of 96
-// holds 2 blocks of 256 threads (512) but 5 of 128 (640)
-// (doc/normalization.md §4).
-InnerPersistentParams withMostResidentRows(
-    InnerPersistentParams params, const Device& device) {
-  InnerPersistentParams best = params;
-  if (!isEnabled(EnableOption::FewerRowsPerBlock)) {
-    return best;
-  }
-  while (params.threads_y > 1) {
-    params.shared_bytes =
-        params.shared_bytes / params.threads_y * (params.threads_y / 2);
-    params.threads_y /= 2;
-    params.registers = innerRegisters(params, device);
-    if (residentThreads(params, device) > residentThreads(best, device)) {
-      best = params;
-    }
-  }
-  return best;
 }
 
 // The registers beyond the kernel's cap that its launch bounds leave a
@@ -278,9 +256,9 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
   auto registers_for = [&](int64_t batch, const Placement& place) {
     return ceilDiv(batch * v * place.register_bytes, 4);
   };
-  auto shared_for = [&](int64_t batch, const Placement& place) {
-    return batch * v * place.shared_bytes * launched_for(batch) *
-           rows_per_block(batch);
+  auto shared_for = [&](int64_t batch, const Placement& place,
+                        int64_t block_rows) {
+    return batch * v * place.shared_bytes * launched_for(batch) * block_rows;
   };
   // The reductions' shared memory beside the buffers: a slot per thread
   // and value reduced together (the partials' group, or one value of up to
@@ -302,7 +280,8 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
   auto fits = [&](int64_t batch, const Placement& place) {
     return registers_for(batch, place) <=
                bufferRegisterBudget(launched_for(batch), device) &&
-           shared_for(batch, place) + workspace_for(batch) <=
+           shared_for(batch, place, rows_per_block(batch)) +
+                   workspace_for(batch) <=
                device.shared_bytes_per_block &&
            (!inner_outer_shared || cap_allowed(batch, place));
   };
@@ -336,7 +315,8 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
     if (placements.size() > 1) {
       ss << "; with the inputs' buffers in shared memory, "
          << registers_for(batch, most_shared) << " registers and "
-         << shared_for(batch, most_shared) + workspace_for(batch)
+         << shared_for(batch, most_shared, rows_per_block(batch)) +
+                workspace_for(batch)
          << " bytes of shared memory per block (at most "
          << device.shared_bytes_per_block << ")";
     } else if (!shared_enabled) {
@@ -348,14 +328,14 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
     *reason = ss.str();
     return std::nullopt;
   }
-  auto with_batch = [&](int64_t b, const Placement& place) {
+  auto with_batch = [&](int64_t b, const Placement& place, int64_t block_rows) {
     InnerPersistentParams p = params;
     p.batch = b;
     p.threads_x = threads_for(b);
     p.persistent_registers = registers_for(b, place);
     p.shared_inputs = place.inputs;
-    p.shared_bytes = shared_for(b, place);
-    p.threads_y = rows_per_block(b);
+    p.shared_bytes = shared_for(b, place, block_rows);
+    p.threads_y = block_rows;
     if (rows.outer.empty()) {
       p.registers = innerRegisters(p, device);
     } else {
@@ -391,13 +371,30 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
         }
       }
     }
-    return withMostResidentRows(with_batch(batch, *placement), device);
+    // With FUSER_ENABLE=fewer_rows_per_block, the block's rows halved
+    // while that keeps more threads resident at the kernel's register
+    // cap: smaller blocks take the register file in finer steps (a cap of
+    // 96 holds 2 blocks of 256 threads, 512, but 5 of 128, 640;
+    // doc/normalization.md §4).
+    InnerPersistentParams best =
+        with_batch(batch, *placement, rows_per_block(batch));
+    if (isEnabled(EnableOption::FewerRowsPerBlock)) {
+      for (int64_t fewer_rows = best.threads_y / 2; fewer_rows >= 1;
+           fewer_rows /= 2) {
+        InnerPersistentParams fewer = with_batch(batch, *placement, fewer_rows);
+        if (residentThreads(fewer, device) > residentThreads(best, device)) {
+          best = fewer;
+        }
+      }
+    }
+    return best;
   }
   // Inner-outer: each block runs its row groups one after another, a load,
   // a reduction and a store each, so the latencies are hidden only by the
   // threads resident on an SM: the batch that keeps the most resident wins
   // (on a tie, the rule below, then the larger; doc/normalization.md §9).
-  InnerPersistentParams best = with_batch(batch, *placement);
+  InnerPersistentParams best =
+      with_batch(batch, *placement, rows_per_block(batch));
   // On a tie of buffers all in registers, a cap its launch bounds give
   // exactly (no slack beyond the estimated 64 other registers) loses: the
   // benchmark's bf16 RMS norm backward over 4096 columns spilled 620 bytes
@@ -433,7 +430,7 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
         }
         continue;
       }
-      consider(with_batch(b, place));
+      consider(with_batch(b, place, rows_per_block(b)));
     }
   }
   return best;
