@@ -113,13 +113,14 @@ bool listedIn(const char* variable, const char* name) {
 constexpr const char* kEnableNames[] = {
     "outer_persistent", "matmul_cluster",      "shared_buffers",
     "warp_per_row",     "tight_register_caps", "fewer_rows_per_block"};
-constexpr const char* kDisableNames[] = {"inner_outer_persistent"};
+constexpr const char* kDisableNames[] = {
+    "inner_outer_persistent", "narrow_load_unroll"};
 static_assert(
     std::size(kEnableNames) ==
     static_cast<size_t>(EnableOption::FewerRowsPerBlock) + 1);
 static_assert(
     std::size(kDisableNames) ==
-    static_cast<size_t>(DisableOption::InnerOuterPersistent) + 1);
+    static_cast<size_t>(DisableOption::NarrowLoadUnroll) + 1);
 
 bool isEnabled(EnableOption option) {
   return listedIn("FUSER_ENABLE", kEnableNames[static_cast<size_t>(option)]);

@@ -89,11 +89,13 @@ enum class EnableOption {
 };
 bool isEnabled(EnableOption option);
 
-// Schedulers on by default that FUSER_DISABLE turns off (to measure what
-// runs without them: doc/normalization.md §9). Read at each use.
+// Schedulers and heuristics on by default that FUSER_DISABLE turns off (to
+// measure what runs without them: doc/normalization.md §9, doc/pointwise.md
+// §4). Read at each use.
 // (A new option is added last here and to kDisableNames in options.cpp.)
 enum class DisableOption {
   InnerOuterPersistent, // inner_outer_persistent
+  NarrowLoadUnroll,     // narrow_load_unroll (doc/pointwise.md §4)
 };
 bool isDisabled(DisableOption option);
 

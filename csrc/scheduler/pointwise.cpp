@@ -1,5 +1,6 @@
 #include <scheduler/pointwise.h>
 
+#include <base/options.h>
 #include <base/strings_and_math.h>
 #include <id_model/id_model.h>
 #include <ir/all_nodes.h>
@@ -13,6 +14,7 @@
 #include <numeric>
 #include <optional>
 #include <sstream>
+#include <unordered_set>
 
 namespace fuser {
 
@@ -22,6 +24,10 @@ namespace {
 // tanh-GELU of 9 operations ran 9-12% faster unrolled by 4, fusions of at
 // most 3 ran 1-5% slower.
 constexpr int64_t kArithmeticOpsWorthUnrolling = 6;
+
+// The bytes of loads a thread keeps in flight without unrolling in the
+// fusions measured fast that way: one 16-byte vector (doc/pointwise.md §4).
+constexpr int64_t kBytesInFlightPerThread = 16;
 
 std::string joinFlags(const std::vector<bool>& values) {
   std::stringstream ss;
@@ -166,6 +172,25 @@ int64_t arithmeticOps(Fusion* fusion) {
     }
   }
   return count;
+}
+
+// Bytes of loads from DRAM that one thread issues per iteration of the
+// unrolled loop (doc/pointwise.md §4): the inputs read once
+// (scheduler_utils::isReadOnce), in vectors or scalars. An input broadcast
+// along some axis is read again by other threads, from L1 or L2, or once
+// per thread outside a 2-D schedule's rows.
+int64_t bytesLoadedPerIteration(
+    const std::vector<TensorView*>& inputs, const PointwiseParams& params,
+    TensorView* reference) {
+  int64_t bytes = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    TensorView* tv = inputs[i];
+    if (!tv->uses().empty() && scheduler_utils::isReadOnce(tv, reference)) {
+      bytes += (params.vectorize_input[i] ? params.vectorize : 1) *
+               dataTypeSize(tv->dtype());
+    }
+  }
+  return bytes;
 }
 
 } // namespace
@@ -405,16 +430,21 @@ std::unique_ptr<HeuristicParams> PointWiseScheduler::computeHeuristics(
   const int64_t blocks =
       ceilDiv(outer_extent, params->rows_per_block) * inner_blocks;
   // Unroll only where a thread's loads of later iterations have something
-  // to overlap: heavy arithmetic, or scalar loads that keep few bytes in
-  // flight; then by 4 from four full waves of the device's multiprocessors
-  // (2048 resident threads each), by 2 from one. Otherwise more, shorter
-  // blocks: the last partial wave costs one block's time (doc/pointwise.md
-  // §4).
+  // to overlap: heavy arithmetic, or loads that keep few bytes in flight
+  // (scalars, or a narrow stream beside the vectors that set the width);
+  // then by 4 from four full waves of the device's multiprocessors (2048
+  // resident threads each), by 2 from one. Otherwise more, shorter blocks:
+  // the last partial wave costs one block's time (doc/pointwise.md §4).
   const int64_t wave =
       runtime_info.multiprocessors() *
       (2048 / (params->threads_per_block * params->rows_per_block));
+  const int64_t streamed = bytesLoadedPerIteration(
+      scheduler_utils::tensorInputs(fusion), *params, reference);
+  const bool narrow_loads = !isDisabled(DisableOption::NarrowLoadUnroll) &&
+                            streamed > 0 && streamed < kBytesInFlightPerThread;
   const bool worth_unrolling =
-      width == 1 || arithmeticOps(fusion) >= kArithmeticOpsWorthUnrolling;
+      width == 1 || narrow_loads ||
+      arithmeticOps(fusion) >= kArithmeticOpsWorthUnrolling;
   params->unroll = !worth_unrolling     ? 1
                    : blocks >= 4 * wave ? 4
                    : blocks >= wave     ? 2
@@ -442,7 +472,8 @@ void PointWiseScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
     tv->setAllocationDomain(layout, true);
   }
   const std::vector<TensorView*> inputs = scheduler_utils::tensorInputs(fusion);
-  scheduler_utils::cacheInputs(fusion, params.unroll > 1);
+  const std::vector<TensorView*> caches =
+      scheduler_utils::cacheInputs(fusion, params.unroll > 1);
   scheduler_utils::cacheAndForkOutputs(fusion, params.unroll > 1);
 
   auto* reference =
@@ -516,7 +547,36 @@ void PointWiseScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
       }
     }
   }
-  inlineMost(fusion);
+  if (params.unroll == 1) {
+    inlineMost(fusion);
+    return;
+  }
+  // Unrolled, the loads of every iteration come first, each cache of an
+  // input read once in a loop of its own at the unrolled axis (an input
+  // broadcast along some axis may take other threads' axes there):
+  // inlined into one loop, an iteration's load would wait for the store
+  // before it (the pointers may alias), one load in flight per thread
+  // (doc/pointwise.md §4).
+  std::unordered_set<TensorView*> loaded_first;
+  for (TensorView* cache : caches) {
+    auto* input = cache->definition()->input(0)->as<TensorView>();
+    if (scheduler_utils::isReadOnce(input, reference)) {
+      loaded_first.insert(cache);
+    }
+  }
+  std::vector<TensorView*> others;
+  for (TensorView* tv : fusion->allTvs()) {
+    if (loaded_first.count(tv) == 0) {
+      others.push_back(tv);
+    }
+  }
+  inlineMost(others);
+  const int64_t unrolled_axis = b == 0 ? 1 : 2;
+  for (TensorView* cache : loaded_first) {
+    cache->inlineAt(
+        std::min(unrolled_axis, getMaxInlinePosition(cache)),
+        /*best_effort=*/true);
+  }
 }
 
 } // namespace fuser

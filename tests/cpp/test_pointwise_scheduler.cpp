@@ -170,6 +170,26 @@ std::string kernelFunction(const std::string& code) {
   return code.substr(code.find("// ---- kernel"));
 }
 
+// Whether every read of fusion input `input` in `kernel` comes before the
+// first write of fusion output `output`: unrolled, a load after a store
+// would wait for it (the pointers may alias, doc/pointwise.md §4).
+::testing::AssertionResult loadsPrecedeStores(
+    const std::string& kernel, const TensorView* input,
+    const TensorView* output) {
+  const std::string load = "&T" + std::to_string(input->name()) + "[";
+  const std::string store = "&T" + std::to_string(output->name()) + "[";
+  const size_t last_load = kernel.rfind(load);
+  const size_t first_store = kernel.find(store);
+  if (last_load == std::string::npos || first_store == std::string::npos ||
+      last_load > first_store) {
+    return ::testing::AssertionFailure()
+           << "a read of " << load << " follows a write of " << store
+           << " (or either is missing)\n"
+           << kernel;
+  }
+  return ::testing::AssertionSuccess();
+}
+
 } // namespace
 
 TEST_F(PointwiseSchedulerTest, ContiguousFloatVectorizesByFour) {
@@ -336,6 +356,12 @@ TEST_F(PointwiseSchedulerTest, UnrollCountsWavesOfTheDevice) {
     info.setMultiprocessors(sms);
     Scheduled s = scheduleWith(fusion.get(), info);
     EXPECT_EQ(pointwise(s).unroll, unroll) << sms << " SMs";
+    if (unroll > 1) {
+      EXPECT_TRUE(loadsPrecedeStores(
+          kernelFunction(generateCudaKernel(fusion.get())),
+          fusion->inputs()[0]->as<TensorView>(),
+          fusion->outputs()[0]->as<TensorView>()));
+    }
   }
 }
 
@@ -518,6 +544,64 @@ TEST_F(PointwiseSchedulerTest, UnrolledRowsShareTheChannelVectorLoads) {
   const std::string kernel = kernelFunction(generateCudaKernel(fusion.get()));
   ASSERT_NE(kernel.find("#pragma unroll"), std::string::npos);
   EXPECT_LT(kernel.find("&T1["), kernel.find("#pragma unroll"));
+}
+
+// The normalization step of a bf16 NHWC batch norm (its second segment):
+// x read in vectors of 4 (8 bytes: the float statistics allow no wider), the
+// per-channel vectors once per thread. 8 bytes a thread leave DRAM latency
+// uncovered, so the rows are unrolled by 4 (32 bytes in flight) and the
+// channel vectors still load once, before the rows' unrolled loop, and the
+// rows' loads all come before the first store (doc/pointwise.md §4);
+// FUSER_DISABLE=narrow_load_unroll keeps the schedule it had before.
+TEST_F(PointwiseSchedulerTest, NarrowLoadsBesideWiderVectorsAreUnrolled) {
+  for (const bool disabled : {false, true}) {
+    ScopedEnv env(
+        "FUSER_DISABLE", disabled
+                             ? std::optional<std::string>("narrow_load_unroll")
+                             : std::nullopt);
+    auto fusion = std::make_unique<Fusion>();
+    FusionGuard fg(fusion.get());
+    TensorView* x = makeContigTensor(4, DataType::BFloat16);
+    x->setAllocationDomain(
+        {x->axis(0), x->axis(2), x->axis(3), x->axis(1)}, true);
+    TensorView* mean = makeContigTensor(1);
+    TensorView* invstd = makeContigTensor(1);
+    TensorView* weight = makeContigTensor(1, DataType::BFloat16);
+    TensorView* bias = makeContigTensor(1, DataType::BFloat16);
+    for (TensorView* tv : {x, mean, invstd, weight, bias}) {
+      fusion->addInput(tv);
+    }
+    const std::vector<bool> channel = {true, false, true, true};
+    auto per_channel = [&](TensorView* v) {
+      return broadcast(castOp(DataType::Float, v), channel);
+    };
+    TensorView* y =
+        mul(sub(castOp(DataType::Float, x), per_channel(mean)),
+            per_channel(invstd));
+    y = add(mul(y, per_channel(weight)), per_channel(bias));
+    fusion->addOutput(castOp(DataType::BFloat16, y));
+    RuntimeInfo info =
+        makeInfo(fusion.get(), {{32, 256, 32, 32}, {256}, {256}, {256}, {256}});
+    info.setMultiprocessors(132);
+    Scheduled s = scheduleWith(fusion.get(), info);
+    ASSERT_EQ(s.type, SchedulerType::PointWise);
+    EXPECT_EQ(pointwise(s).break_point, 3);
+    EXPECT_EQ(pointwise(s).vectorize, 4);
+    EXPECT_EQ(pointwise(s).threads_per_block, 64);
+    EXPECT_EQ(pointwise(s).rows_per_block, 2);
+    EXPECT_EQ(pointwise(s).unroll, disabled ? 1 : 4) << s.params->toString();
+    if (!disabled) {
+      const std::string kernel =
+          kernelFunction(generateCudaKernel(fusion.get()));
+      const size_t unrolled = kernel.find("#pragma unroll");
+      ASSERT_NE(unrolled, std::string::npos);
+      for (const char* vector : {"&T1[", "&T2[", "&T3[", "&T4["}) {
+        EXPECT_LT(kernel.find(vector), unrolled) << vector << "\n" << kernel;
+      }
+      EXPECT_TRUE(loadsPrecedeStores(
+          kernel, x, fusion->outputs()[0]->as<TensorView>()));
+    }
+  }
 }
 
 // A reduction is not pointwise; the reduction scheduler takes it, and the
