@@ -112,15 +112,15 @@ bool listedIn(const char* variable, const char* name) {
 // The names FUSER_ENABLE and FUSER_DISABLE take, in enum order.
 constexpr const char* kEnableNames[] = {
     "outer_persistent", "matmul_cluster",      "shared_buffers",
-    "warp_per_row",     "tight_register_caps", "fewer_rows_per_block"};
+    "warp_per_row",     "tight_register_caps", "narrow_load_unroll"};
 constexpr const char* kDisableNames[] = {
-    "inner_outer_persistent", "narrow_load_unroll"};
+    "inner_outer_persistent", "fewer_rows_per_block"};
 static_assert(
     std::size(kEnableNames) ==
-    static_cast<size_t>(EnableOption::FewerRowsPerBlock) + 1);
+    static_cast<size_t>(EnableOption::NarrowLoadUnroll) + 1);
 static_assert(
     std::size(kDisableNames) ==
-    static_cast<size_t>(DisableOption::NarrowLoadUnroll) + 1);
+    static_cast<size_t>(DisableOption::FewerRowsPerBlock) + 1);
 
 bool isEnabled(EnableOption option) {
   return listedIn("FUSER_ENABLE", kEnableNames[static_cast<size_t>(option)]);

@@ -75,7 +75,8 @@ const std::vector<std::string>& debugDumpArguments(DebugDumpOption option);
 const std::vector<std::string>& debugDumpOptionNames();
 
 // Schedules built and tested but measured slower than what runs without
-// them (doc/normalization.md §10, doc/matmul.md §3), or not yet run on a
+// them (doc/normalization.md §10, doc/matmul.md §3, doc/pointwise.md §4),
+// or not yet run on a
 // GPU (§11), off unless FUSER_ENABLE names them. Read at each use, so that a
 // test can turn one on for its scope (ScopedEnv). (A new option is added last
 // here and to kEnableNames in options.cpp.)
@@ -85,17 +86,17 @@ enum class EnableOption {
   SharedBuffers,     // shared_buffers
   WarpPerRow,        // warp_per_row
   TightRegisterCaps, // tight_register_caps
-  FewerRowsPerBlock, // fewer_rows_per_block
+  NarrowLoadUnroll,  // narrow_load_unroll (doc/pointwise.md §4)
 };
 bool isEnabled(EnableOption option);
 
 // Schedulers and heuristics on by default that FUSER_DISABLE turns off (to
-// measure what runs without them: doc/normalization.md §9, doc/pointwise.md
-// §4). Read at each use.
+// measure what runs without them: doc/normalization.md §4 and §9). Read at
+// each use.
 // (A new option is added last here and to kDisableNames in options.cpp.)
 enum class DisableOption {
   InnerOuterPersistent, // inner_outer_persistent
-  NarrowLoadUnroll,     // narrow_load_unroll (doc/pointwise.md §4)
+  FewerRowsPerBlock,    // fewer_rows_per_block (doc/normalization.md §4)
 };
 bool isDisabled(DisableOption option);
 

@@ -371,14 +371,14 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
         }
       }
     }
-    // With FUSER_ENABLE=fewer_rows_per_block, the block's rows halved
+    // Unless FUSER_DISABLE=fewer_rows_per_block, the block's rows halved
     // while that keeps more threads resident at the kernel's register
     // cap: smaller blocks take the register file in finer steps (a cap of
     // 96 holds 2 blocks of 256 threads, 512, but 5 of 128, 640;
     // doc/normalization.md §4).
     InnerPersistentParams best =
         with_batch(batch, *placement, rows_per_block(batch));
-    if (isEnabled(EnableOption::FewerRowsPerBlock)) {
+    if (!isDisabled(DisableOption::FewerRowsPerBlock)) {
       for (int64_t fewer_rows = best.threads_y / 2; fewer_rows >= 1;
            fewer_rows /= 2) {
         InnerPersistentParams fewer = with_batch(batch, *placement, fewer_rows);

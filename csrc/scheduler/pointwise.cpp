@@ -430,17 +430,18 @@ std::unique_ptr<HeuristicParams> PointWiseScheduler::computeHeuristics(
   const int64_t blocks =
       ceilDiv(outer_extent, params->rows_per_block) * inner_blocks;
   // Unroll only where a thread's loads of later iterations have something
-  // to overlap: heavy arithmetic, or loads that keep few bytes in flight
-  // (scalars, or a narrow stream beside the vectors that set the width);
-  // then by 4 from four full waves of the device's multiprocessors (2048
-  // resident threads each), by 2 from one. Otherwise more, shorter blocks:
-  // the last partial wave costs one block's time (doc/pointwise.md §4).
+  // to overlap: heavy arithmetic, or scalar loads that keep few bytes in
+  // flight (and, with FUSER_ENABLE=narrow_load_unroll, a narrow stream
+  // beside the vectors that set the width: measured slower); then by 4 from
+  // four full waves of the device's multiprocessors (2048 resident threads
+  // each), by 2 from one. Otherwise more, shorter blocks: the last partial wave
+  // costs one block's time (doc/pointwise.md §4).
   const int64_t wave =
       runtime_info.multiprocessors() *
       (2048 / (params->threads_per_block * params->rows_per_block));
   const int64_t streamed = bytesLoadedPerIteration(
       scheduler_utils::tensorInputs(fusion), *params, reference);
-  const bool narrow_loads = !isDisabled(DisableOption::NarrowLoadUnroll) &&
+  const bool narrow_loads = isEnabled(EnableOption::NarrowLoadUnroll) &&
                             streamed > 0 && streamed < kBytesInFlightPerThread;
   const bool worth_unrolling =
       width == 1 || narrow_loads ||

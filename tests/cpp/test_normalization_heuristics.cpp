@@ -38,7 +38,8 @@ TEST_F(NormalizationTest, KernelsDeclareTheirRegisterBudget) {
   {
     // A layer norm backward holds dy and x in bf16 (32 registers): with a
     // register per element of the thread's 32 for their float values and
-    // 32 others, 96, two blocks of 256.
+    // 32 others, 96: five blocks of one row of 128 threads (two of two rows
+    // would keep 512 resident, FewerRowsPerBlockKeepMoreThreadsResident).
     std::string code;
     auto params = persistentKernel(bf16LayerNormBackward4096(), &code);
     ASSERT_NE(params, nullptr);
@@ -46,18 +47,18 @@ TEST_F(NormalizationTest, KernelsDeclareTheirRegisterBudget) {
     ASSERT_EQ(p.persistent_buffers.size(), 2u) << p.toString();
     ASSERT_EQ(p.persistent_registers, 32) << p.toString();
     ASSERT_TRUE(p.narrow_buffers) << p.toString();
-    EXPECT_THAT(code, HasSubstr("__launch_bounds__(256, 2) fuser_kernel"));
+    EXPECT_THAT(code, HasSubstr("__launch_bounds__(128, 5) fuser_kernel"));
     // The printed parameters say what those bounds allow.
     EXPECT_THAT(
         p.toString(),
-        HasSubstr("capped at 96 registers per thread (its launch bounds, 2 "
-                  "blocks of 256 per SM, allow 128)"));
+        HasSubstr("capped at 96 registers per thread (its launch bounds, 5 "
+                  "blocks of 128 per SM, allow 96)"));
   }
   {
     // An RMS norm backward holds only bf16 buffers (dy and x, 32 registers):
     // the float values computed from them take a register per element of
-    // the thread's 32 beside the 32 others (it spilled at 64): 96, two
-    // blocks of 256.
+    // the thread's 32 beside the 32 others (it spilled at 64): 96, five
+    // blocks of one row of 128.
     const DataType bf16 = DataType::BFloat16;
     std::string code;
     auto params = persistentKernel(
@@ -75,7 +76,7 @@ TEST_F(NormalizationTest, KernelsDeclareTheirRegisterBudget) {
     ASSERT_EQ(p.persistent_registers, 32) << p.toString();
     ASSERT_TRUE(p.narrow_buffers) << p.toString();
     ASSERT_EQ(p.batch * p.vectorize, 32) << p.toString();
-    EXPECT_THAT(code, HasSubstr("__launch_bounds__(256, 2) fuser_kernel"));
+    EXPECT_THAT(code, HasSubstr("__launch_bounds__(128, 5) fuser_kernel"));
   }
   {
     // bf16 softmax holds exp(x - max) in float: no register per element on
@@ -359,21 +360,21 @@ TEST_F(NormalizationTest, TightRegisterCapsLandOnAnOccupancyBoundary) {
   }
 }
 
-// FUSER_ENABLE=fewer_rows_per_block (off by default until measured): a
-// block holds fewer rows when that keeps more threads resident at the
-// kernel's cap. The layer norm backward's cap of 96 holds 2 blocks of 2
-// rows of 128 threads (512 threads, 128 registers each) but 5 blocks of
-// one row (640 threads, 96 registers); ptxas fits its kernel in those 96
-// without spilling. A cap on both sizes' boundary keeps its rows: 64
-// holds 4 blocks of 256 and 8 of 128, 1024 threads either way.
+// A block holds fewer rows when that keeps more threads resident at the
+// kernel's cap (FUSER_DISABLE=fewer_rows_per_block keeps the rows). The layer
+// norm backward's cap of 96 holds 2 blocks of 2 rows of 128 threads (512
+// threads, 128 registers each) but 5 blocks of one row (640 threads, 96
+// registers); ptxas fits its kernel in those 96 without spilling. A cap on both
+// sizes' boundary keeps its rows: 64 holds 4 blocks of 256 and 8 of 128, 1024
+// threads either way.
 TEST_F(NormalizationTest, FewerRowsPerBlockKeepMoreThreadsResident) {
   {
+    ScopedEnv disable("FUSER_DISABLE", "fewer_rows_per_block");
     std::string code;
     auto params = persistentKernel(bf16LayerNormBackward4096(), &code);
     ASSERT_NE(params, nullptr);
     EXPECT_EQ(persistentParams(*params).threads_y, 2);
   }
-  ScopedEnv enable("FUSER_ENABLE", "fewer_rows_per_block");
   {
     std::string code;
     auto params = persistentKernel(bf16LayerNormBackward4096(), &code);
