@@ -76,10 +76,9 @@ const std::vector<std::string>& debugDumpOptionNames();
 
 // Schedules built and tested but measured slower than what runs without
 // them (doc/normalization.md §10, doc/matmul.md §3, doc/pointwise.md §4),
-// or not yet run on a
-// GPU (§11), off unless FUSER_ENABLE names them. Read at each use, so that a
-// test can turn one on for its scope (ScopedEnv). (A new option is added last
-// here and to kEnableNames in options.cpp.)
+// or not yet run on a GPU (§11), off unless FUSER_ENABLE names them. Read at
+// each use, so that a test can turn one on for its scope (ScopedEnv). (A new
+// option is added last here and to kEnableNames in options.cpp.)
 enum class EnableOption {
   OuterPersistent,   // outer_persistent
   MatmulCluster,     // matmul_cluster

@@ -14,7 +14,6 @@
 #include <numeric>
 #include <optional>
 #include <sstream>
-#include <unordered_set>
 
 namespace fuser {
 
@@ -439,10 +438,12 @@ std::unique_ptr<HeuristicParams> PointWiseScheduler::computeHeuristics(
   const int64_t wave =
       runtime_info.multiprocessors() *
       (2048 / (params->threads_per_block * params->rows_per_block));
-  const int64_t streamed = bytesLoadedPerIteration(
-      scheduler_utils::tensorInputs(fusion), *params, reference);
-  const bool narrow_loads = isEnabled(EnableOption::NarrowLoadUnroll) &&
-                            streamed > 0 && streamed < kBytesInFlightPerThread;
+  bool narrow_loads = false;
+  if (isEnabled(EnableOption::NarrowLoadUnroll)) {
+    const int64_t streamed = bytesLoadedPerIteration(
+        scheduler_utils::tensorInputs(fusion), *params, reference);
+    narrow_loads = streamed > 0 && streamed < kBytesInFlightPerThread;
+  }
   const bool worth_unrolling =
       width == 1 || narrow_loads ||
       arithmeticOps(fusion) >= kArithmeticOpsWorthUnrolling;
@@ -552,32 +553,18 @@ void PointWiseScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
     inlineMost(fusion);
     return;
   }
-  // Unrolled, the loads of every iteration come first, each cache of an
-  // input read once in a loop of its own at the unrolled axis (an input
-  // broadcast along some axis may take other threads' axes there):
-  // inlined into one loop, an iteration's load would wait for the store
-  // before it (the pointers may alias), one load in flight per thread
-  // (doc/pointwise.md §4).
-  std::unordered_set<TensorView*> loaded_first;
+  // Unrolled, the caches of inputs read once load every iteration first
+  // (doc/pointwise.md §4); an input broadcast along some axis may take
+  // other threads' axes at the unrolled one, so it stays inlined.
+  std::vector<TensorView*> loaded_first;
   for (TensorView* cache : caches) {
     auto* input = cache->definition()->input(0)->as<TensorView>();
     if (scheduler_utils::isReadOnce(input, reference)) {
-      loaded_first.insert(cache);
+      loaded_first.push_back(cache);
     }
   }
-  std::vector<TensorView*> others;
-  for (TensorView* tv : fusion->allTvs()) {
-    if (loaded_first.count(tv) == 0) {
-      others.push_back(tv);
-    }
-  }
-  inlineMost(others);
-  const int64_t unrolled_axis = b == 0 ? 1 : 2;
-  for (TensorView* cache : loaded_first) {
-    cache->inlineAt(
-        std::min(unrolled_axis, getMaxInlinePosition(cache)),
-        /*best_effort=*/true);
-  }
+  scheduler_utils::inlineMostLoadingFirst(
+      fusion, loaded_first, /*unrolled_axis=*/b == 0 ? 1 : 2);
 }
 
 } // namespace fuser

@@ -549,27 +549,10 @@ void ReductionScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
       }
     }
   }
-  // The input caches are computed outside the unrolled loop, in one
-  // buffer for all its iterations: their loads are all in flight before
-  // the partial reduction consumes them (inside it, each load would wait
-  // for the previous iteration's accumulation).
-  const std::unordered_set<TensorView*> is_cache(
-      input_caches.begin(), input_caches.end());
-  std::vector<TensorView*> others;
-  for (TensorView* tv : fusion->allTvs()) {
-    if (!is_cache.count(tv)) {
-      others.push_back(tv);
-    }
-  }
-  inlineMost(others);
-  // The caches are of inputs with every axis
-  // (scheduler_utils::cacheInputsReadOnce): their loops are the reference's,
-  // the unrolled one at `unroll`.
-  for (TensorView* cache : input_caches) {
-    cache->inlineAt(
-        std::min<int64_t>(unroll, getMaxInlinePosition(cache)),
-        /*best_effort=*/true);
-  }
+  // The input caches (scheduler_utils::cacheInputsReadOnce) fill their
+  // buffers before the partial reduction consumes them; the unrolled loop
+  // is at `unroll`.
+  scheduler_utils::inlineMostLoadingFirst(fusion, input_caches, unroll);
 }
 
 } // namespace fuser

@@ -3,6 +3,7 @@
 #include <id_model/id_model.h>
 #include <ir/all_nodes.h>
 #include <scheduler/resize_in_place.h>
+#include <transform/inlining.h>
 
 #include <algorithm>
 #include <optional>
@@ -336,6 +337,24 @@ bool reductionInputIsEmpty(
   }
   *reason = "the reduction's input is empty";
   return true;
+}
+
+void inlineMostLoadingFirst(
+    Fusion* fusion, const std::vector<TensorView*>& caches,
+    int64_t unrolled_axis) {
+  const std::unordered_set<TensorView*> is_cache(caches.begin(), caches.end());
+  std::vector<TensorView*> others;
+  for (TensorView* tv : fusion->allTvs()) {
+    if (is_cache.count(tv) == 0) {
+      others.push_back(tv);
+    }
+  }
+  inlineMost(others);
+  for (TensorView* cache : caches) {
+    cache->inlineAt(
+        std::min(unrolled_axis, getMaxInlinePosition(cache)),
+        /*best_effort=*/true);
+  }
 }
 
 } // namespace fuser::scheduler_utils

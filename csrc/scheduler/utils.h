@@ -130,6 +130,17 @@ int64_t readOnceInputBytes(
 std::vector<TensorView*> cacheInputsReadOnce(
     Fusion* fusion, TensorView* reference, CacheOp policy);
 
+// Inlines every tensor as far as allowed but the input caches `caches`,
+// which are inlined at `unrolled_axis` (or as far as allowed when that is
+// less): each fills one buffer for all iterations of the unrolled loop
+// before any iteration consumes it, so all its loads are in flight at
+// once. Inside that loop, a load would wait for the previous iteration's
+// accumulation or store (the pointers may alias). The caches must be of
+// inputs read once (isReadOnce): their loops are the reference's.
+void inlineMostLoadingFirst(
+    Fusion* fusion, const std::vector<TensorView*>& caches,
+    int64_t unrolled_axis);
+
 // For each output: if it is also used inside the fusion, fork it
 // (cacheFork) so the computed value lives in a register and the output is a
 // plain copy; then cache it (cacheBefore). Returns (cache, output) pairs.
