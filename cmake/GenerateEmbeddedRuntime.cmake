@@ -55,7 +55,7 @@ endforeach()
 
 set(_text "// Generated from the runtime/ folder by cmake/GenerateEmbeddedRuntime.cmake.
 // Do not edit: edit the files in runtime/ instead.
-#include \"fuser_embedded_runtime.h\"
+#include <codegen/embedded_runtime.h>
 
 #include <initializer_list>
 

@@ -3,6 +3,9 @@
 #   FUSER_BUILD_DIR   build directory (default: build/ in the repository)
 #   FUSER_JOBS        parallel jobs (default: nproc)
 #   FUSER_BUILD_TYPE  CMake build type for the first configure (default: RelWithDebInfo)
+#   FUSER_BUILD_TARGETS  targets to build, space-separated (default: all), e.g.
+#                     "fuser_demo" for the library and the demo only
+# The compiler cache (ccache, when installed) is wired in CMakeLists.txt.
 # Extra arguments are passed to the CMake configure step, e.g.
 #   bash tools/build.sh -DFUSER_BUILD_BENCHMARKS=ON
 set -euo pipefail
@@ -24,9 +27,6 @@ if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   if command -v ninja >/dev/null 2>&1; then
     cmake_args+=(-G Ninja)
   fi
-  if command -v ccache >/dev/null 2>&1; then
-    cmake_args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  fi
   torch_dir="$("$PYTHON" -c "import importlib.util, os; s = importlib.util.find_spec('torch'); print(os.path.join(os.path.dirname(s.origin), 'share', 'cmake', 'Torch') if s else '')" 2>/dev/null || true)"
   if [ -n "$torch_dir" ]; then
     cmake_args+=("-DTorch_DIR=$torch_dir")
@@ -45,4 +45,8 @@ fi
 if [ "$configured" -eq 0 ] || [ "$#" -gt 0 ]; then
   cmake -S "$ROOT" -B "$BUILD_DIR" "${cmake_args[@]}" "$@"
 fi
-cmake --build "$BUILD_DIR" -j "$JOBS"
+target_args=()
+for target in ${FUSER_BUILD_TARGETS:-}; do
+  target_args+=(--target "$target")
+done
+cmake --build "$BUILD_DIR" -j "$JOBS" "${target_args[@]}"

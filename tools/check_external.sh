@@ -24,9 +24,18 @@ common_args=()
 if command -v ninja >/dev/null 2>&1; then
   common_args+=(-G Ninja)
 fi
-# The consumers only check that the CMake integration works: build them
-# unoptimized and without debug info, which is the fastest to compile and link.
-common_args+=(-DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O0 -g0")
+# The add_subdirectory consumer compiles fuser's sources again: with the main
+# build's type and flags (read from its cache) every compile command is the
+# main build's, so the compiler cache (ccache, wired in CMakeLists.txt)
+# returns the main build's objects instead of compiling them again.
+cache_value() {  # <variable>: its value in the main build's CMakeCache.txt
+  sed -n "s/^$1:[A-Z]*=//p" "$BUILD_DIR/CMakeCache.txt" 2>/dev/null | head -n 1
+}
+build_type="$(cache_value CMAKE_BUILD_TYPE)"
+build_type="${build_type:-RelWithDebInfo}"
+type_upper="$(echo "$build_type" | tr '[:lower:]' '[:upper:]')"
+common_args+=("-DCMAKE_BUILD_TYPE=$build_type"
+  "-DCMAKE_CXX_FLAGS_$type_upper=$(cache_value "CMAKE_CXX_FLAGS_$type_upper")")
 
 configure_and_build() {  # <source dir> <build dir> [cmake args...]
   local src="$1" bin="$2"

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian 12 machine needs to build and test fuser:
-# the compiler, CMake, Ninja, GoogleTest/GoogleMock, Google Benchmark, fmt
-# (apt), torch 2.11.0, pytest and numpy (pip), and the Python headers when
+# the compiler, CMake, Ninja, ccache, GoogleTest/GoogleMock, Google
+# Benchmark, fmt (apt), torch 2.11.0, pytest and numpy (pip), and the Python headers when
 # the interpreter lacks them (python3-dev). Idempotent: prints nothing
 # when everything is already there. The CUDA toolkit (nvcc, NVRTC) is expected
 # to be installed already.
 set -euo pipefail
 
 TORCH_VERSION="2.11.0"
-APT_PACKAGES=(g++ cmake ninja-build libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev)
+APT_PACKAGES=(g++ cmake ninja-build ccache libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev)
 PYTHON="${FUSER_PYTHON:-python3}"
 
 as_root() {

@@ -8,15 +8,21 @@
 #   FUSER_SKIP_EXTERNAL=1  skip the external consumer checks
 #   FUSER_SKIP_TSAN=1      skip the ThreadSanitizer build and run
 #                          (tools/tsan_test.sh)
+#   FUSER_JOBS             parallel build jobs and test processes (default: nproc)
+# Each stage starts with a line "== [+M:SS] <stage>" (time since the start).
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${FUSER_BUILD_DIR:-$ROOT/build}"
 PYTHON="${FUSER_PYTHON:-python3}"
+JOBS="${FUSER_JOBS:-$(nproc)}"
 export FUSER_BUILD_DIR="$BUILD_DIR"
 cd "$ROOT" || exit 1
+source tools/stage.sh
 
+stage "setup"
 bash tools/setup.sh || { echo "setup.sh failed"; exit 1; }
+stage "build"
 if ! bash tools/build.sh; then
   echo "build failed"
   echo "0 passed, 1 failed, 0 skipped"
@@ -32,8 +38,8 @@ status=0
 # --- C++ tests (ctest; each gtest binary writes $RESULTS/<test name>.json) --
 ctest_tests="$(cd "$BUILD_DIR" && ctest -N | sed -n 's/^ *Test *#[0-9]*: *//p')"
 if [ -n "$ctest_tests" ]; then
-  echo "== C++ tests"
-  (cd "$BUILD_DIR" && ctest -V) || status=1
+  stage "C++ tests ($(echo "$ctest_tests" | wc -l) gtest shards, $JOBS at a time)"
+  (cd "$BUILD_DIR" && ctest --output-on-failure -j "$JOBS") || status=1
   for name in $ctest_tests; do
     if [ -f "$RESULTS/$name.json" ]; then
       summary_args+=(--gtest "$RESULTS/$name.json")
@@ -47,7 +53,7 @@ fi
 
 # --- Python tests ------------------------------------------------------------
 if [ -d tests/python ] && [ -n "$(find tests/python -name 'test_*.py' -o -name '*_test.py' | head -n 1)" ]; then
-  echo "== Python tests"
+  stage "Python tests"
   # The package from the source tree, its extension (fuser._C) from the build.
   export PYTHONPATH="$ROOT/python:$BUILD_DIR/python${PYTHONPATH:+:$PYTHONPATH}"
   "$PYTHON" -m pytest tests/python -q --junitxml="$RESULTS/pytest.xml"
@@ -65,6 +71,7 @@ fi
 # --- External consumers (add_subdirectory, find_package) ---------------------
 if [ "${FUSER_SKIP_EXTERNAL:-0}" != 1 ]; then
   for check in add_subdirectory find_package; do
+    stage "external consumer: $check"
     if bash tools/check_external.sh "$check"; then
       summary_args+=(--check "external:$check=1")
     else
@@ -76,7 +83,7 @@ fi
 
 # --- The concurrency tests under ThreadSanitizer (tools/tsan_test.sh) ---------
 if [ "${FUSER_SKIP_TSAN:-0}" != 1 ]; then
-  echo "== ThreadSanitizer"
+  stage "ThreadSanitizer"
   if bash tools/tsan_test.sh; then
     summary_args+=(--check "tsan:concurrency=1")
   else
@@ -85,6 +92,6 @@ if [ "${FUSER_SKIP_TSAN:-0}" != 1 ]; then
   fi
 fi
 
-echo "== Summary"
+stage "summary"
 "$PYTHON" tools/summarize_results.py "${summary_args[@]}" || status=1
 exit "$status"

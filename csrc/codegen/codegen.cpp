@@ -2,7 +2,7 @@
 
 #include <base/options.h>
 #include <codegen/kernel_printer.h>
-#include <fuser_embedded_runtime.h>
+#include <codegen/embedded_runtime.h>
 
 #include <iostream>
 #include <sstream>

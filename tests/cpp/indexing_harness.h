@@ -64,7 +64,7 @@ Value element(TensorView* tv, const Coord& coord) {
 Value computed(double number, std::initializer_list<Value> operands) {
   Value result{number, {}};
   for (const Value& operand : operands) {
-    result.sources.insert(operand.sources.begin(), operand.sources.end());
+    result.sources.add(operand.sources);
   }
   return result;
 }

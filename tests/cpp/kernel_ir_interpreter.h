@@ -641,7 +641,7 @@ class KernelInterpreter {
     Value result;
     result.number = number;
     for (const Value& operand : operands) {
-      result.sources.insert(operand.sources.begin(), operand.sources.end());
+      result.sources.add(operand.sources);
       result.poisoned |= operand.poisoned;
     }
     return result;

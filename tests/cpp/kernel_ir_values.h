@@ -15,13 +15,18 @@
 #include <expr/evaluator.h>
 #include <ir/all_nodes.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <sstream>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -39,15 +44,106 @@ inline std::string str(const Coord& c) {
   return ss.str();
 }
 
-// The global input elements a value was computed from: (tensor name,
-// logical coordinate).
-using Provenance = std::set<std::pair<int64_t, Coord>>;
+// The global input elements a value was computed from: a set of (tensor
+// name, logical coordinate). Interpreted reductions union the sources of
+// thousands of elements step by step, so the set is a shared, immutable
+// sorted vector of 64-bit keys (one per element; distinct elements get
+// distinct keys with overwhelming probability): copying a value copies a
+// pointer, and a union is one pass over two contiguous arrays. The
+// coordinates behind the keys are kept aside for printing.
+class Provenance {
+ public:
+  Provenance() = default;
+  Provenance(int64_t tensor, const Coord& coord)
+      : keys_(std::make_shared<const std::vector<uint64_t>>(
+            std::vector<uint64_t>{remember(tensor, coord)})) {}
+
+  // Adds `other`'s elements.
+  void add(const Provenance& other) {
+    if (other.size() == 0 || keys_ == other.keys_) {
+      return;
+    }
+    if (size() == 0) {
+      keys_ = other.keys_;
+      return;
+    }
+    std::vector<uint64_t> merged;
+    merged.reserve(size() + other.size());
+    std::set_union(
+        keys_->begin(), keys_->end(), other.keys_->begin(), other.keys_->end(),
+        std::back_inserter(merged));
+    if (merged.size() == size()) {
+      return; // `other` added nothing: keep sharing this set
+    }
+    if (merged.size() == other.size()) {
+      keys_ = other.keys_;
+      return;
+    }
+    keys_ = std::make_shared<const std::vector<uint64_t>>(std::move(merged));
+  }
+
+  size_t size() const {
+    return keys_ ? keys_->size() : 0;
+  }
+
+  bool operator==(const Provenance& other) const {
+    return keys_ == other.keys_ || (size() == 0 && other.size() == 0) ||
+           (keys_ && other.keys_ && *keys_ == *other.keys_);
+  }
+  bool operator!=(const Provenance& other) const {
+    return !(*this == other);
+  }
+
+  // The elements as (tensor name, coordinate), in key order.
+  std::vector<std::pair<int64_t, Coord>> elements() const {
+    std::vector<std::pair<int64_t, Coord>> result;
+    if (keys_) {
+      std::lock_guard<std::mutex> lock(registryMutex());
+      for (uint64_t key : *keys_) {
+        result.push_back(registry().at(key));
+      }
+    }
+    return result;
+  }
+
+ private:
+  static uint64_t keyOf(int64_t tensor, const Coord& coord) {
+    uint64_t h = 0xcbf29ce484222325ull ^ static_cast<uint64_t>(tensor);
+    auto mix = [&h](uint64_t x) {
+      h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+      h *= 0x100000001b3ull;
+      h ^= h >> 29;
+    };
+    for (int64_t x : coord) {
+      mix(static_cast<uint64_t>(x));
+    }
+    mix(coord.size());
+    return h;
+  }
+
+  static std::unordered_map<uint64_t, std::pair<int64_t, Coord>>& registry() {
+    static std::unordered_map<uint64_t, std::pair<int64_t, Coord>> map;
+    return map;
+  }
+  static std::mutex& registryMutex() {
+    static std::mutex mutex;
+    return mutex;
+  }
+  static uint64_t remember(int64_t tensor, const Coord& coord) {
+    const uint64_t key = keyOf(tensor, coord);
+    std::lock_guard<std::mutex> lock(registryMutex());
+    registry().emplace(key, std::make_pair(tensor, coord));
+    return key;
+  }
+
+  std::shared_ptr<const std::vector<uint64_t>> keys_;
+};
 
 inline std::string str(const Provenance& p) {
   std::stringstream ss;
   ss << "{";
   bool first = true;
-  for (const auto& [name, coord] : p) {
+  for (const auto& [name, coord] : p.elements()) {
     ss << (first ? "" : ", ") << "T" << name << str(coord);
     first = false;
   }
@@ -114,7 +210,7 @@ inline BinaryOpType combiningOp(ReductionOpType op) {
 
 // The value of input `tensor`'s element at `c`.
 inline Value inputValue(int64_t tensor, const Coord& c) {
-  return Value{inputNumber(tensor, c), Provenance{{tensor, c}}};
+  return Value{inputNumber(tensor, c), Provenance(tensor, c)};
 }
 
 // Row-major strides of `buffer_sizes`: the strides of an at::Tensor that is

@@ -183,7 +183,7 @@ class ReductionReference {
   static Value combined(const std::vector<Value>& operands, double number) {
     Value result{number, {}};
     for (const Value& operand : operands) {
-      result.sources.insert(operand.sources.begin(), operand.sources.end());
+      result.sources.add(operand.sources);
     }
     return result;
   }

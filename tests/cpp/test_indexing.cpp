@@ -683,6 +683,43 @@ std::string kernelFunction(Fusion* fusion) {
 // The harness on each case
 // ---------------------------------------------------------------------------
 
+// The interpreter's record of which input elements a value came from is a
+// set: a union keeps each element once, whatever the order, and two values
+// from different elements (or the same coordinate of another tensor) differ.
+TEST(KernelIrValuesTest, ProvenanceIsASetOfInputElements) {
+  using kir_test::Provenance;
+  const Provenance a(0, {1, 2});
+  const Provenance b(0, {2, 1});
+  const Provenance c(1, {1, 2});
+  EXPECT_NE(a, b);
+  EXPECT_NE(a, c);
+  EXPECT_NE(a, Provenance());
+  EXPECT_EQ(Provenance(0, {1, 2}), a);
+
+  Provenance ab = a;
+  ab.add(b);
+  Provenance ba = b;
+  ba.add(a);
+  EXPECT_EQ(ab.size(), 2u);
+  EXPECT_EQ(ab, ba);
+  ab.add(a);
+  ab.add(ba);
+  EXPECT_EQ(ab.size(), 2u);
+  EXPECT_EQ(ab, ba);
+
+  Provenance abc = ab;
+  abc.add(c);
+  EXPECT_EQ(abc.size(), 3u);
+  EXPECT_NE(abc, ab);
+  EXPECT_EQ(ab.size(), 2u); // adding to a copy leaves the original alone
+
+  EXPECT_EQ(kir_test::str(Provenance(3, {4, 5})), "{T3(4, 5)}");
+  const std::string printed = kir_test::str(abc);
+  EXPECT_THAT(printed, HasSubstr("T0(1, 2)"));
+  EXPECT_THAT(printed, HasSubstr("T0(2, 1)"));
+  EXPECT_THAT(printed, HasSubstr("T1(1, 2)"));
+}
+
 TEST_F(IndexingTest, SeedSplitAllocation) {
   checkIndexing(seedCase(true));
 }

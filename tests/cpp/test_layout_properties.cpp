@@ -115,7 +115,7 @@ class ReferenceEvaluator {
     }
     Value result{number, {}};
     for (const Value& operand : operands) {
-      result.sources.insert(operand.sources.begin(), operand.sources.end());
+      result.sources.add(operand.sources);
     }
     return result;
   }

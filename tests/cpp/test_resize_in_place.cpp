@@ -283,7 +283,7 @@ TEST_F(ResizeInPlaceTest, ResizesJoinedByArithmeticShareOneLoop) {
             const Value joined =
                 p[1] < 30 ? input(y, p) : input(z, {p[0], p[1] - 30});
             Value v{padded.number + joined.number, padded.sources};
-            v.sources.insert(joined.sources.begin(), joined.sources.end());
+            v.sources.add(joined.sources);
             if (o == 1) {
               v.number = v.number > 0 ? v.number : 0.0;
             }
@@ -315,7 +315,7 @@ TEST_F(ResizeInPlaceTest, CatOfComputedSlicesIsOneKernel) {
                                           : input(x, {p[0], p[1] - 32});
             const double sign = p[1] < 32 ? -1.0 : 1.0;
             Value v{2.0 * own.number + sign * other.number, own.sources};
-            v.sources.insert(other.sources.begin(), other.sources.end());
+            v.sources.add(other.sources);
             return v;
           }),
       "");

@@ -1,6 +1,6 @@
 #include <tests/cpp/utils.h>
 
-#include <fuser_embedded_runtime.h>
+#include <codegen/embedded_runtime.h>
 
 #include <codegen/codegen.h>
 #include <expr/evaluator.h>
