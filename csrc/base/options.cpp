@@ -114,20 +114,88 @@ constexpr const char* kEnableNames[] = {
     "outer_persistent", "matmul_cluster",      "shared_buffers",
     "warp_per_row",     "tight_register_caps", "narrow_load_unroll"};
 constexpr const char* kDisableNames[] = {
-    "inner_outer_persistent", "fewer_rows_per_block"};
+    "inner_outer_persistent", "fewer_rows_per_block", "matmul_expr_eval",
+    "kernel_fallback"};
 static_assert(
     std::size(kEnableNames) ==
     static_cast<size_t>(EnableOption::NarrowLoadUnroll) + 1);
 static_assert(
     std::size(kDisableNames) ==
-    static_cast<size_t>(DisableOption::FewerRowsPerBlock) + 1);
+    static_cast<size_t>(DisableOption::KernelFallback) + 1);
+static_assert(std::size(kEnableNames) <= 32 && std::size(kDisableNames) <= 32);
+
+constexpr int kDisableBit = 32;
+
+thread_local uint64_t scoped_option_bits = 0;
+
+uint64_t bitOf(size_t position, int base) {
+  return uint64_t{1} << (base + static_cast<int>(position));
+}
+
+// The bit of option `name` among `names` (from bit `base`), or a user
+// error naming the known ones.
+template <size_t N>
+uint64_t optionBit(
+    const char* const (&names)[N], const std::string& name, int base,
+    const char* variable) {
+  std::string known;
+  for (size_t i = 0; i < N; ++i) {
+    if (name == names[i]) {
+      return bitOf(i, base);
+    }
+    known += std::string(i ? ", " : "") + names[i];
+  }
+  FUSER_CHECK(
+      false, "Unknown option \"", name, "\" to ",
+      base == 0 ? "enable" : "disable", " (the names ", variable,
+      " takes): expected one of ", known, ".");
+  return 0;
+}
 
 bool isEnabled(EnableOption option) {
-  return listedIn("FUSER_ENABLE", kEnableNames[static_cast<size_t>(option)]);
+  const auto i = static_cast<size_t>(option);
+  return (scoped_option_bits & bitOf(i, 0)) != 0 ||
+         listedIn("FUSER_ENABLE", kEnableNames[i]);
 }
 
 bool isDisabled(DisableOption option) {
-  return listedIn("FUSER_DISABLE", kDisableNames[static_cast<size_t>(option)]);
+  const auto i = static_cast<size_t>(option);
+  return (scoped_option_bits & bitOf(i, kDisableBit)) != 0 ||
+         listedIn("FUSER_DISABLE", kDisableNames[i]);
+}
+
+const std::vector<std::string>& enableOptionNames() {
+  static const std::vector<std::string> names(
+      std::begin(kEnableNames), std::end(kEnableNames));
+  return names;
+}
+
+const std::vector<std::string>& disableOptionNames() {
+  static const std::vector<std::string> names(
+      std::begin(kDisableNames), std::end(kDisableNames));
+  return names;
+}
+
+ScopedOptions::ScopedOptions(
+    const std::vector<std::string>& enable,
+    const std::vector<std::string>& disable)
+    : previous_(scoped_option_bits) {
+  uint64_t bits = previous_;
+  for (const std::string& name : enable) {
+    bits |= optionBit(kEnableNames, name, 0, "FUSER_ENABLE");
+  }
+  for (const std::string& name : disable) {
+    bits |= optionBit(kDisableNames, name, kDisableBit, "FUSER_DISABLE");
+  }
+  scoped_option_bits = bits;
+}
+
+ScopedOptions::~ScopedOptions() {
+  scoped_option_bits = previous_;
+}
+
+uint64_t scopedOptionBits() {
+  return scoped_option_bits;
 }
 
 } // namespace fuser

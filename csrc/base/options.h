@@ -29,10 +29,11 @@
 //                           (comma-separated, isEnabled below):
 //                           outer_persistent, matmul_cluster,
 //                           shared_buffers, warp_per_row,
-//                           tight_register_caps
+//                           tight_register_caps, narrow_load_unroll
 //   FUSER_DISABLE           schedulers that are on by default
 //                           (comma-separated, isDisabled below):
-//                           inner_outer_persistent
+//                           inner_outer_persistent, fewer_rows_per_block,
+//                           matmul_expr_eval, kernel_fallback
 //   FUSER_COMM_TIMEOUT_S    how long a collective of a multi-device fusion
 //                           waits for the other ranks (default 300;
 //                           multidevice/communicator.h)
@@ -43,6 +44,7 @@
 //                           ($CUDA_HOME/include) before the default places
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -96,7 +98,41 @@ bool isEnabled(EnableOption option);
 enum class DisableOption {
   InnerOuterPersistent, // inner_outer_persistent
   FewerRowsPerBlock,    // fewer_rows_per_block (doc/normalization.md §4)
+  // matmul_expr_eval: no ATen fallback for matrix products (a product the
+  // Matmul scheduler declines is then an error, as nvFuser's option).
+  MatmulExprEval,
+  // kernel_fallback: a kernel that fails to schedule, lower or compile is
+  // an error instead of a segment run with ATen (runtime/
+  // fusion_kernel_runtime.h).
+  KernelFallback,
 };
 bool isDisabled(DisableOption option);
+
+// The names FUSER_ENABLE and FUSER_DISABLE take, in enum order.
+const std::vector<std::string>& enableOptionNames();
+const std::vector<std::string>& disableOptionNames();
+
+// Options for the calls of this thread while it lives, on top of
+// FUSER_ENABLE and FUSER_DISABLE (what a FusionDefinition's
+// execute(_enable_options=..., _disable_options=...) asks for). Names as
+// those variables take them; an unknown name is a user error that lists
+// the known ones. Scopes nest.
+class ScopedOptions {
+ public:
+  ScopedOptions(
+      const std::vector<std::string>& enable,
+      const std::vector<std::string>& disable);
+  ~ScopedOptions();
+  ScopedOptions(const ScopedOptions&) = delete;
+  ScopedOptions& operator=(const ScopedOptions&) = delete;
+
+ private:
+  uint64_t previous_;
+};
+
+// The options the ScopedOptions of this thread turn on, as bits (enable
+// options from bit 0, disable options from bit 32): compiled code depends
+// on them, so FusionExecutorCache keys its runtimes on them too.
+uint64_t scopedOptionBits();
 
 } // namespace fuser

@@ -136,6 +136,8 @@ std::string binary(
       return "fuserLogicalRightShift(" + a + ", " + b + ")";
     case BinaryOpType::Gcd:
       return "fuserGcd(" + a + ", " + b + ")";
+    case BinaryOpType::Nextafter:
+      return mathCall("nextafter", dtype) + "(" + a + ", " + b + ")";
   }
   FUSER_ERROR("unknown binary op");
 }
@@ -189,6 +191,7 @@ std::string unary(
     case UnaryOpType::Erf:
     case UnaryOpType::Erfc:
     case UnaryOpType::Erfinv:
+    case UnaryOpType::Erfcinv:
     case UnaryOpType::Lgamma:
     case UnaryOpType::Log10:
     case UnaryOpType::Log1p:

@@ -182,6 +182,11 @@ ScalarValue evaluateBinaryOp(
     }
     case BinaryOpType::Gcd:
       return castTo(ScalarValue(gcdOf(a.asInt(), b.asInt())), out_type);
+    case BinaryOpType::Nextafter:
+      return out_type == DataType::Float
+                 ? ScalarValue(double(std::nextafter(
+                       float(a.asDouble()), float(b.asDouble()))))
+                 : ScalarValue(std::nextafter(a.asDouble(), b.asDouble()));
   }
   FUSER_ERROR("unknown binary op");
 }
@@ -254,6 +259,8 @@ ScalarValue evaluateUnaryOp(
       return castTo(ScalarValue(std::erfc(x)), out_type);
     case UnaryOpType::Erfinv:
       return castTo(ScalarValue(erfinv(x)), out_type);
+    case UnaryOpType::Erfcinv:
+      return castTo(ScalarValue(erfinv(1.0 - x)), out_type);
     case UnaryOpType::Lgamma:
       return castTo(ScalarValue(std::lgamma(x)), out_type);
     case UnaryOpType::Log10:

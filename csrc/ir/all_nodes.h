@@ -7,4 +7,5 @@
 #include <ir/interface_nodes.h>
 #include <ir/internal_base_nodes.h>
 #include <ir/internal_nodes.h>
+#include <ir/external_op.h>
 #include <ir/mma_op.h>

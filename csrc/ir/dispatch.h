@@ -15,7 +15,7 @@ class Expr;
 #define FUSER_DISPATCH_FOR_ALL_EXPRS(f)                                      \
   f(Split) f(Merge) f(LoadStoreOp) f(UnaryOp) f(BinaryOp) f(TernaryOp)       \
       f(BroadcastOp) f(ExpandOp) f(ReductionOp) f(ViewOp) f(MmaOp) f(FullOp) \
-          f(IotaOp) f(RNGOp) f(ScanOp) f(IndexOp) f(ResizeOp)
+          f(IotaOp) f(RNGOp) f(ScanOp) f(IndexOp) f(ResizeOp) f(ExternalOp)
 
 #define FUSER_FORWARD_DECLARE(T) class T;
 FUSER_DISPATCH_FOR_ALL_VALS(FUSER_FORWARD_DECLARE)

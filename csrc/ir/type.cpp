@@ -22,6 +22,10 @@ bool isFloat8Type(DataType dtype) {
   return dtype == DataType::Float8_e4m3fn || dtype == DataType::Float8_e5m2;
 }
 
+bool isDataOnlyType(DataType dtype) {
+  return dtype == DataType::UInt64 || dtype == DataType::Float4_e2m1fn_x2;
+}
+
 bool isComplexType(DataType dtype) {
   return dtype == DataType::ComplexFloat || dtype == DataType::ComplexDouble;
 }
@@ -76,6 +80,7 @@ int64_t dataTypeSize(DataType dtype) {
     case DataType::UInt8:
     case DataType::Float8_e4m3fn:
     case DataType::Float8_e5m2:
+    case DataType::Float4_e2m1fn_x2:
       return 1;
     case DataType::Int16:
     case DataType::Half:
@@ -86,6 +91,7 @@ int64_t dataTypeSize(DataType dtype) {
       return 4;
     case DataType::Int:
     case DataType::Index:
+    case DataType::UInt64:
     case DataType::Double:
     case DataType::ComplexFloat:
       return 8;
@@ -208,6 +214,10 @@ std::string toString(DataType dtype) {
       return "complex64";
     case DataType::ComplexDouble:
       return "complex128";
+    case DataType::UInt64:
+      return "uint64";
+    case DataType::Float4_e2m1fn_x2:
+      return "float4_e2m1fn_x2";
     case DataType::WelfordFloat:
       return "welford_float";
     case DataType::WelfordDouble:
@@ -248,6 +258,11 @@ std::string cudaTypeName(DataType dtype) {
       return "fuser_complex<float>";
     case DataType::ComplexDouble:
       return "fuser_complex<double>";
+    case DataType::UInt64:
+      return "unsigned long long";
+    // Copied as the byte it is.
+    case DataType::Float4_e2m1fn_x2:
+      return "unsigned char";
     case DataType::WelfordFloat:
       return "Welford<float>";
     case DataType::WelfordDouble:
@@ -452,6 +467,8 @@ std::string toString(UnaryOpType op) {
       return "erfc";
     case UnaryOpType::Erfinv:
       return "erfinv";
+    case UnaryOpType::Erfcinv:
+      return "erfcinv";
     case UnaryOpType::Lgamma:
       return "lgamma";
     case UnaryOpType::Log10:
@@ -556,6 +573,8 @@ std::string toString(BinaryOpType op) {
       return "bitwise_right_shift";
     case BinaryOpType::LogicalRightShift:
       return "logical_right_shift";
+    case BinaryOpType::Nextafter:
+      return "nextafter";
     case BinaryOpType::Gcd:
       return "gcd";
   }

@@ -30,6 +30,12 @@ enum class DataType {
   // float or double (runtime/complex.h, doc/ops.md "Complex numbers").
   ComplexFloat,
   ComplexDouble,
+  // torch.uint64 and torch.float4_e2m1fn_x2 (two 4-bit floats packed in a
+  // byte): data only, passed through fusions, copied and moved, and read and
+  // written by the ops that run through ATen (the philox state of
+  // sdpfa_fwd); no arithmetic and no casts (isDataOnlyType).
+  UInt64,
+  Float4_e2m1fn_x2,
   // The state of a Welford reduction (mean, sum of squared deviations,
   // count; runtime/welford.h) accumulating in float or double. Only
   // inside a fusion: no tensor of these types enters or leaves one.
@@ -107,6 +113,7 @@ enum class UnaryOpType {
   Erf,
   Erfc,
   Erfinv,
+  Erfcinv, // the inverse of erfc, on [0, 2]
   Lgamma,
   Log10,
   Log1p,
@@ -158,6 +165,7 @@ enum class BinaryOpType {
   LogicalOr,
   Atan2,
   Remainder, // the sign of the divisor, as torch.remainder (Mod: fmod's)
+  Nextafter, // float and double only, as nvFuser's
   // Integer (and bool) only.
   BitwiseAnd,
   BitwiseOr,
@@ -192,6 +200,8 @@ enum class ReductionOpType { Sum, Prod, Max, Min, Welford };
 // Type queries.
 bool isFloatingPointType(DataType dtype); // fp8 included
 bool isFloat8Type(DataType dtype);
+// UInt64 and Float4_e2m1fn_x2: moved and copied, never computed on or cast.
+bool isDataOnlyType(DataType dtype);
 bool isComplexType(DataType dtype);
 // The type of a complex type's parts (Float for ComplexFloat), and the
 // complex type of parts of a floating type (ComplexFloat for the types of

@@ -3,6 +3,7 @@
 
 #include <ops/alias.h>
 #include <ops/arith.h>
+#include <ops/external.h>
 #include <ops/factory.h>
 #include <ops/indexing.h>
 #include <ops/matmul.h>

@@ -65,6 +65,7 @@ bool isFloatFunction(UnaryOpType op) {
     case UnaryOpType::Erf:
     case UnaryOpType::Erfc:
     case UnaryOpType::Erfinv:
+    case UnaryOpType::Erfcinv:
     case UnaryOpType::Lgamma:
     case UnaryOpType::Log10:
     case UnaryOpType::Log1p:
@@ -140,6 +141,12 @@ Val* castOp(DataType dtype, Val* val) {
     }
     return val;
   }
+  FUSER_CHECK(
+      !isDataOnlyType(val->dtype()) && !isDataOnlyType(dtype),
+      "cast: fuser does not cast ", val->toString(), " of type ", val->dtype(),
+      " to ", dtype, ": ", isDataOnlyType(dtype) ? dtype : val->dtype(),
+      " tensors are only moved and copied. Cast with PyTorch outside the "
+      "fusion.");
   Val* out = newResult({val}, dtype);
   IrBuilder::create<UnaryOp>(UnaryOpType::Cast, out, val);
   return out;
@@ -172,7 +179,7 @@ Val* complexPart(UnaryOpType op, Val* in) {
 
 Val* unaryOp(UnaryOpType op, Val* in) {
   checkOperands({in}, toString(op).c_str());
-  ops::checkNotFloat8({in}, toString(op).c_str());
+  ops::checkComputable({in}, toString(op).c_str());
   FUSER_INTERNAL_ASSERT(op != UnaryOpType::Cast, "use castOp");
   if (!takesComplex(op)) {
     ops::checkNotComplex({in}, toString(op).c_str());
@@ -263,6 +270,7 @@ FUSER_DEFINE_UNARY(expm1, Expm1)
 FUSER_DEFINE_UNARY(erf, Erf)
 FUSER_DEFINE_UNARY(erfc, Erfc)
 FUSER_DEFINE_UNARY(erfinv, Erfinv)
+FUSER_DEFINE_UNARY(erfcinv, Erfcinv)
 FUSER_DEFINE_UNARY(lgamma, Lgamma)
 FUSER_DEFINE_UNARY(log10, Log10)
 FUSER_DEFINE_UNARY(log1p, Log1p)
@@ -286,7 +294,7 @@ FUSER_DEFINE_UNARY(conj, Conj)
 
 Val* binaryOp(BinaryOpType op, Val* lhs, Val* rhs) {
   checkOperands({lhs, rhs}, toString(op).c_str());
-  ops::checkNotFloat8({lhs, rhs}, toString(op).c_str());
+  ops::checkComputable({lhs, rhs}, toString(op).c_str());
   if (!takesComplex(op)) {
     ops::checkNotComplex({lhs, rhs}, toString(op).c_str());
   }
@@ -294,6 +302,20 @@ Val* binaryOp(BinaryOpType op, Val* lhs, Val* rhs) {
     checkBitwiseOperands(op, {lhs, rhs});
   }
   DataType promoted = computeTypePromotion({lhs, rhs});
+  {
+    // Promotion (above) tells 0-dim tensors from others; then the ranks
+    // align.
+    const std::vector<Val*> aligned = ops::alignRanks({lhs, rhs});
+    lhs = aligned[0];
+    rhs = aligned[1];
+  }
+  FUSER_CHECK(
+      op != BinaryOpType::Nextafter || promoted == DataType::Float ||
+          promoted == DataType::Double,
+      "nextafter: takes float or double operands (their own next values); "
+      "got ",
+      lhs->toString(), " and ", rhs->toString(), ", which promote to ",
+      promoted, ". Cast them to float or double first.");
   DataType out_type = promoted;
   DataType compute_type = computeDataType(promoted);
   if (isComparisonOp(op)) {
@@ -346,6 +368,7 @@ FUSER_DEFINE_BINARY(logical_and, LogicalAnd)
 FUSER_DEFINE_BINARY(logical_or, LogicalOr)
 FUSER_DEFINE_BINARY(atan2, Atan2)
 FUSER_DEFINE_BINARY(remainder, Remainder)
+FUSER_DEFINE_BINARY(nextafter, Nextafter)
 FUSER_DEFINE_BINARY(bitwise_and, BitwiseAnd)
 FUSER_DEFINE_BINARY(bitwise_or, BitwiseOr)
 FUSER_DEFINE_BINARY(bitwise_xor, BitwiseXor)
@@ -357,7 +380,7 @@ FUSER_DEFINE_BINARY(gcd, Gcd)
 
 Val* where(Val* condition, Val* a, Val* b) {
   checkOperands({condition, a, b}, "where");
-  ops::checkNotFloat8({a, b}, "where");
+  ops::checkComputable({a, b}, "where");
   FUSER_CHECK(
       condition->dtype() == DataType::Bool,
       "where: the condition must be bool; got ", condition->toString(),
@@ -368,6 +391,12 @@ Val* where(Val* condition, Val* a, Val* b) {
     // Scalar branches of a tensor result: a Python float gives the default
     // float type, as torch.where(cond, 1.0, 0.0) does.
     out_type = DataType::Float;
+  }
+  {
+    const std::vector<Val*> aligned = ops::alignRanks({condition, a, b});
+    condition = aligned[0];
+    a = aligned[1];
+    b = aligned[2];
   }
   DataType compute_type = computeDataType(out_type);
   Val* x = ops::maybeCastTensor(a, compute_type);

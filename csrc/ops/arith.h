@@ -59,6 +59,7 @@ FUSER_DECLARE_UNARY(expm1)
 FUSER_DECLARE_UNARY(erf)
 FUSER_DECLARE_UNARY(erfc)
 FUSER_DECLARE_UNARY(erfinv)
+FUSER_DECLARE_UNARY(erfcinv)
 FUSER_DECLARE_UNARY(lgamma)
 FUSER_DECLARE_UNARY(log10)
 FUSER_DECLARE_UNARY(log1p)
@@ -114,6 +115,8 @@ FUSER_DECLARE_BINARY(logical_or)
 // torch.remainder (mod: the dividend's, as torch.fmod).
 FUSER_DECLARE_BINARY(atan2)
 FUSER_DECLARE_BINARY(remainder)
+// The next float after lhs towards rhs, of float or double operands.
+FUSER_DECLARE_BINARY(nextafter)
 // Integer operands (bools too for and, or, xor), torch's semantics: a
 // shift by a negative amount or by the width or more gives 0 (left,
 // logical right) or the sign fill (arithmetic right); gcd is non-negative.

@@ -75,7 +75,7 @@ TensorView* reductionOp(
     ReductionOpType op, const std::vector<int64_t>& axes, TensorView* tv,
     bool keep_dim) {
   ops::checkTensorOperand(tv, "reduction", "the input tensor");
-  ops::checkNotFloat8({tv}, "reduction");
+  ops::checkComputable({tv}, "reduction");
   ops::checkNotComplex({tv}, "reduction");
   const auto inputs = TensorDomain::noReductions(tv->getLogicalDomain());
   const auto rank = static_cast<int64_t>(inputs.size());

@@ -9,7 +9,7 @@ namespace {
 
 int64_t checkedScanDim(const std::string& op, TensorView* tv, int64_t dim) {
   ops::checkTensorOperand(tv, op.c_str(), "the tensor");
-  ops::checkNotFloat8({tv}, op.c_str());
+  ops::checkComputable({tv}, op.c_str());
   ops::checkNotComplex({tv}, op.c_str());
   return ops::normalizedDim(tv, dim, op.c_str());
 }

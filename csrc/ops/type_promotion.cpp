@@ -96,32 +96,72 @@ DataType promoteTypes(DataType a, DataType b) {
   return rank(a) >= rank(b) ? a : b;
 }
 
-DataType computeTypePromotion(const std::vector<Val*>& operands) {
-  DataType tensor_type = DataType::Null;
-  DataType scalar_type = DataType::Null;
-  for (Val* operand : operands) {
-    DataType& slot = operand->isA<TensorView>() ? tensor_type : scalar_type;
-    slot = slot == DataType::Null ? operand->dtype()
-                                  : promoteTypes(slot, operand->dtype());
+namespace {
+
+// torch's combination of a result of higher priority (tensors with axes
+// over 0-dim tensors over Python numbers) with one of lower priority: the
+// lower one counts only when it is of a higher category (Null: none).
+DataType combineCategories(DataType higher, DataType lower) {
+  if (higher == DataType::Null) {
+    return lower;
   }
-  if (tensor_type == DataType::Null) {
-    return scalar_type;
+  if (lower == DataType::Null || isComplexType(higher)) {
+    return higher;
   }
-  if (scalar_type == DataType::Null ||
-      categoryOf(scalar_type) <= categoryOf(tensor_type)) {
-    return tensor_type;
+  if (isComplexType(lower)) {
+    // A floating type keeps its precision: complex128 for a double.
+    return isFloatingPointType(higher) ? complexTypeOf(higher) : lower;
   }
-  // A scalar of a higher category: the default type of that category (a
-  // complex one keeps the tensor's precision: complex128 for a double).
-  switch (categoryOf(scalar_type)) {
+  if (isFloatingPointType(higher)) {
+    return higher;
+  }
+  if (higher == DataType::Bool || isFloatingPointType(lower)) {
+    return promoteTypes(higher, lower);
+  }
+  return higher;
+}
+
+// The type a Python number of `dtype` stands for among tensors: the
+// default type of its category.
+DataType wrappedNumberType(DataType dtype) {
+  if (dtype == DataType::Null) {
+    return dtype;
+  }
+  switch (categoryOf(dtype)) {
     case TypeCategory::Complex:
-      return complexTypeOf(
-          isFloatingPointType(tensor_type) ? tensor_type : DataType::Float);
+      return DataType::ComplexFloat;
     case TypeCategory::Floating:
       return DataType::Float;
-    default:
+    case TypeCategory::Integral:
       return DataType::Int;
+    case TypeCategory::Bool:
+      break;
   }
+  return DataType::Bool;
+}
+
+} // namespace
+
+DataType computeTypePromotion(const std::vector<Val*>& operands) {
+  DataType dim_type = DataType::Null; // tensors with axes
+  DataType zero_dim_type = DataType::Null; // 0-dim tensors
+  DataType scalar_type = DataType::Null;
+  for (Val* operand : operands) {
+    DataType* slot = &scalar_type;
+    if (auto* tv = dynamic_cast<TensorView*>(operand)) {
+      slot = TensorDomain::noReductions(tv->getLogicalDomain()).empty()
+          ? &zero_dim_type
+          : &dim_type;
+    }
+    *slot = *slot == DataType::Null ? operand->dtype()
+                                    : promoteTypes(*slot, operand->dtype());
+  }
+  if (dim_type == DataType::Null && zero_dim_type == DataType::Null) {
+    return scalar_type;
+  }
+  return combineCategories(
+      dim_type,
+      combineCategories(zero_dim_type, wrappedNumberType(scalar_type)));
 }
 
 DataType computeDataType(DataType dtype) {

@@ -2,6 +2,7 @@
 
 #include <ir/all_nodes.h>
 #include <ir/domain_traversal.h>
+#include <ops/alias.h>
 #include <ops/arith.h>
 
 #include <sstream>
@@ -49,6 +50,30 @@ std::vector<IterDomain*> freshCopies(const std::vector<IterDomain*>& ids) {
         id->start(), id->extent(), id->getIterType()));
   }
   return copies;
+}
+
+std::vector<Val*> alignRanks(const std::vector<Val*>& operands) {
+  size_t rank = 0;
+  for (Val* v : operands) {
+    if (auto* tv = dynamic_cast<TensorView*>(v)) {
+      rank = std::max(
+          rank, TensorDomain::noReductions(tv->getLogicalDomain()).size());
+    }
+  }
+  std::vector<Val*> aligned;
+  for (Val* v : operands) {
+    auto* tv = dynamic_cast<TensorView*>(v);
+    const size_t own =
+        tv ? TensorDomain::noReductions(tv->getLogicalDomain()).size() : rank;
+    if (own == rank) {
+      aligned.push_back(v);
+      continue;
+    }
+    std::vector<bool> flags(rank, false);
+    std::fill(flags.begin(), flags.begin() + (rank - own), true);
+    aligned.push_back(broadcast(tv, flags));
+  }
+  return aligned;
 }
 
 TensorView* newOutputTV(const std::vector<Val*>& inputs, DataType dtype) {
@@ -116,8 +141,14 @@ Val* maybeCastTensor(Val* val, DataType dtype) {
   return val;
 }
 
-void checkNotFloat8(const std::vector<Val*>& operands, const char* op) {
+void checkComputable(const std::vector<Val*>& operands, const char* op) {
   for (Val* v : operands) {
+    FUSER_CHECK(
+        v == nullptr || !isDataOnlyType(v->dtype()), op, ": ", v->toString(),
+        " is of type ", v->dtype(),
+        "; fuser moves and copies tensors of this type, and passes them to "
+        "the ops that run through ATen, but does not compute on them or cast "
+        "them (as most of PyTorch's operators do not).");
     FUSER_CHECK(
         v == nullptr || !isFloat8Type(v->dtype()), op, ": ", v->toString(),
         " is of type ", v->dtype(),
@@ -150,7 +181,7 @@ void checkNotComplex(const std::vector<Val*>& operands, const char* op) {
 
 DataType statisticsType(TensorView* tv, const char* op) {
   FUSER_CHECK(tv != nullptr, op, " of a null tensor.");
-  checkNotFloat8({tv}, op);
+  checkComputable({tv}, op);
   FUSER_CHECK(
       isFloatingPointType(tv->dtype()), op, " of ", tv->toString(),
       ": needs a floating-point tensor, got ", tv->dtype(),

@@ -30,6 +30,11 @@ int64_t normalizedDim(TensorView* tv, int64_t dim, const char* op);
 // known.
 TensorView* newOutputTV(const std::vector<Val*>& inputs, DataType dtype);
 
+// The operands of an elementwise op, each tensor of fewer axes than the
+// others given leading broadcast axes, as torch broadcasts (a 0-dim tensor
+// with a matrix, a row with a batch of matrices). Scalars pass through.
+std::vector<Val*> alignRanks(const std::vector<Val*>& operands);
+
 // Fresh copies (no definition) of `ids` without reduction axes.
 std::vector<IterDomain*> freshCopies(const std::vector<IterDomain*>& ids);
 
@@ -42,9 +47,10 @@ Val* maybeCastTensor(Val* val, DataType dtype);
 // `op`, for a tensor that is not floating-point.
 DataType statisticsType(TensorView* tv, const char* op);
 
-// A user error, naming `op`, for a float8 operand: as in PyTorch, float8
-// tensors are cast, copied and moved, and computed on only after a cast.
-void checkNotFloat8(const std::vector<Val*>& operands, const char* op);
+// A user error, naming `op`, for an operand nothing computes on: float8 (as
+// in PyTorch, cast, copied and moved, and computed on only after a cast)
+// and the data-only types (isDataOnlyType: not even cast).
+void checkComputable(const std::vector<Val*>& operands, const char* op);
 
 // Whether `tv`'s innermost logical axis is its innermost in memory and
 // dense there (stride 1): the innermost stride of any view of tv that

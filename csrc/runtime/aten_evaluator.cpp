@@ -6,6 +6,7 @@
 
 #include <ir/all_nodes.h>
 #include <ir/domain_traversal.h>
+#include <runtime/aten_external_ops.h>
 #include <runtime/aten_types.h>
 #include <runtime/input_binding.h>
 
@@ -57,8 +58,29 @@ class AtenEvaluator {
     if (!expr->output(0)->isA<TensorView>()) {
       return;
     }
+    if (auto* op = dynamic_cast<ExternalOp*>(expr)) {
+      const std::vector<at::Tensor> results = evaluateExternalOp(
+          op, [this](const Val* v) { return tensorOf(v); }, ee_);
+      for (size_t i = 0; i < results.size(); ++i) {
+        // Dense, as a kernel would write it (the library may pad rows).
+        store(op->output(i)->as<TensorView>(), results[i].contiguous(), op);
+      }
+      return;
+    }
     auto* out = expr->output(0)->as<TensorView>();
-    at::Tensor result = compute(expr, out);
+    store(out, compute(expr, out), expr);
+  }
+
+  at::Tensor output(Val* val) {
+    if (val->isA<TensorView>()) {
+      return tensorOf(val);
+    }
+    return scalarTensor(val);
+  }
+
+ private:
+  // Records `result` as `out`'s tensor, in out's type, checking its rank.
+  void store(TensorView* out, at::Tensor result, const Expr* expr) {
     // A Welford state has one more axis (computeUnary).
     const bool is_state = isWelfordType(out->dtype());
     if (!is_state) {
@@ -77,14 +99,6 @@ class AtenEvaluator {
     tensors_[out] = result;
   }
 
-  at::Tensor output(Val* val) {
-    if (val->isA<TensorView>()) {
-      return tensorOf(val);
-    }
-    return scalarTensor(val);
-  }
-
- private:
   at::Tensor tensorOf(const Val* val) const {
     auto it = tensors_.find(val);
     FUSER_INTERNAL_ASSERT(
@@ -414,6 +428,10 @@ class AtenEvaluator {
         return at::erfc(x);
       case UnaryOpType::Erfinv:
         return at::erfinv(x);
+      case UnaryOpType::Erfcinv:
+        // ATen has no erfcinv: erfcinv(x) = -ndtri(x / 2) / sqrt(2), in
+        // double (accurate for tiny x, where erfinv(1 - x) is not).
+        return at::special_ndtri(x.to(at::kDouble) * 0.5) * -M_SQRT1_2;
       case UnaryOpType::Lgamma:
         return at::lgamma(x);
       case UnaryOpType::Log10:
@@ -536,6 +554,8 @@ class AtenEvaluator {
         return logicalRightShift(a, b);
       case BinaryOpType::Gcd:
         return at::gcd(a, b);
+      case BinaryOpType::Nextafter:
+        return at::nextafter(a, b);
     }
     FUSER_ERROR("unknown binary op ", op);
   }

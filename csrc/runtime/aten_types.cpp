@@ -35,6 +35,10 @@ at::ScalarType toAtenType(DataType dtype) {
       return at::ScalarType::ComplexFloat;
     case DataType::ComplexDouble:
       return at::ScalarType::ComplexDouble;
+    case DataType::UInt64:
+      return at::ScalarType::UInt64;
+    case DataType::Float4_e2m1fn_x2:
+      return at::ScalarType::Float4_e2m1fn_x2;
     case DataType::WelfordFloat:
     case DataType::WelfordDouble:
     case DataType::Null:
@@ -73,6 +77,10 @@ DataType fromAtenType(at::ScalarType type) {
       return DataType::ComplexFloat;
     case at::ScalarType::ComplexDouble:
       return DataType::ComplexDouble;
+    case at::ScalarType::UInt64:
+      return DataType::UInt64;
+    case at::ScalarType::Float4_e2m1fn_x2:
+      return DataType::Float4_e2m1fn_x2;
     default:
       break;
   }

@@ -79,6 +79,8 @@ size_t FusionExecutorCache::KeyHash::operator()(
 void FusionExecutorCache::signatureOf(
     const std::vector<c10::IValue>& inputs, std::vector<int64_t>& key) const {
   key.clear();
+  // The options of this call (ScopedOptions) change what is compiled.
+  key.push_back(static_cast<int64_t>(scopedOptionBits()));
   for (size_t i = 0; i < inputs.size(); ++i) {
     const c10::IValue& input = inputs[i];
     if (input.isTensor()) {

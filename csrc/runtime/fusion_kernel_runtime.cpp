@@ -13,6 +13,76 @@
 
 namespace fuser {
 
+namespace {
+
+std::atomic<int64_t> kernel_fallbacks{0};
+
+} // namespace
+
+int64_t kernelFallbackCount() {
+  return kernel_fallbacks.load();
+}
+
+void FusionKernelRuntime::scheduleAndCompile(
+    FusionSegment& segment, const std::vector<c10::IValue>& segment_inputs,
+    CompileTimer& timer, bool allow_kernels) {
+  Fusion* scheduled = segment.scheduled_fusion.get();
+  RuntimeInfo runtime_info = makeRuntimeInfo(scheduled, segment_inputs);
+  SchedulerChoice choice = allow_kernels
+      ? chooseScheduler(scheduled, runtime_info)
+      : SchedulerChoice{&schedulerFor(SchedulerType::ExprEval), {}};
+  segment.scheduler_type = choice.scheduler->type();
+  segment.group->setSchedulerType(segment.scheduler_type);
+  if (allow_kernels) {
+    segment.rejections = std::move(choice.rejections);
+  }
+  segment.params = choice.scheduler->computeHeuristics(scheduled, runtime_info);
+  if (isDebugDumpEnabled(DebugDumpOption::SchedulerReject)) {
+    for (const auto& rejection : segment.rejections) {
+      std::cout << "[scheduler_reject] " << rejection << "\n";
+    }
+  }
+  if (isDebugDumpEnabled(DebugDumpOption::SchedulerParams)) {
+    std::cout << "[scheduler_params] " << segment.params->toString() << "\n";
+  }
+  choice.scheduler->schedule(scheduled, *segment.params);
+  timer.stage("schedule");
+  if (isDebugDumpEnabled(DebugDumpOption::ScheduledIr)) {
+    std::cout << "[scheduled_ir]\n";
+    scheduled->print();
+  }
+  segment.executor = makeExecutor(segment.scheduler_type);
+  segment.executor->compile(scheduled, segment_inputs);
+  timer.stage("compile");
+}
+
+void FusionKernelRuntime::prepareSegment(
+    FusionSegment& segment, const std::vector<c10::IValue>& segment_inputs,
+    CompileTimer& timer) {
+  try {
+    scheduleAndCompile(segment, segment_inputs, timer, true);
+    return;
+  } catch (const std::exception& e) {
+    // A kernel fuser fails to schedule, lower or compile (its bug, never
+    // the user's: the inputs are validated) runs with ATen instead, op by
+    // op (doc/design.md §6), unless FUSER_DISABLE=kernel_fallback asks for
+    // the error; an ExprEval segment that fails has nothing to fall to.
+    if (segment.scheduler_type == SchedulerType::ExprEval ||
+        isDisabled(DisableOption::KernelFallback)) {
+      throw;
+    }
+    segment.fallback_reason = toString(segment.scheduler_type) +
+        " kernel failed (" + e.what() + ")";
+  }
+  ++kernel_fallbacks;
+  std::cerr << "fuser: warning: segment " << segments_.size() << " runs with "
+            << "ATen instead of a generated kernel: "
+            << segment.fallback_reason.substr(0, 2000)
+            << "\n  (FUSER_DISABLE=kernel_fallback makes this an error.)\n";
+  segment.scheduled_fusion = segment.group->makeFusion();
+  scheduleAndCompile(segment, segment_inputs, timer, false);
+}
+
 FusionKernelRuntime::FusionKernelRuntime(
     const Fusion* fusion, const std::vector<c10::IValue>& inputs) {
   segmented_ = std::make_unique<SegmentedFusion>(fusion);
@@ -65,30 +135,7 @@ FusionKernelRuntime::FusionKernelRuntime(
       segment.input_slots.push_back(slot.at(in));
       segment_inputs.push_back(values.at(slot.at(in)));
     }
-    RuntimeInfo runtime_info = makeRuntimeInfo(scheduled, segment_inputs);
-    SchedulerChoice choice = chooseScheduler(scheduled, runtime_info);
-    segment.scheduler_type = choice.scheduler->type();
-    group->setSchedulerType(segment.scheduler_type);
-    segment.rejections = std::move(choice.rejections);
-    segment.params =
-        choice.scheduler->computeHeuristics(scheduled, runtime_info);
-    if (isDebugDumpEnabled(DebugDumpOption::SchedulerReject)) {
-      for (const auto& rejection : segment.rejections) {
-        std::cout << "[scheduler_reject] " << rejection << "\n";
-      }
-    }
-    if (isDebugDumpEnabled(DebugDumpOption::SchedulerParams)) {
-      std::cout << "[scheduler_params] " << segment.params->toString() << "\n";
-    }
-    choice.scheduler->schedule(scheduled, *segment.params);
-    timer.stage("schedule");
-    if (isDebugDumpEnabled(DebugDumpOption::ScheduledIr)) {
-      std::cout << "[scheduled_ir]\n";
-      scheduled->print();
-    }
-    segment.executor = makeExecutor(segment.scheduler_type);
-    segment.executor->compile(scheduled, segment_inputs);
-    timer.stage("compile");
+    prepareSegment(segment, segment_inputs, timer);
     // What later segments read of this one's outputs stands in for them
     // while those are compiled: a tensor of the same layout and
     // alignment class (a fresh allocation, as at run time).

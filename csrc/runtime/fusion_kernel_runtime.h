@@ -5,6 +5,7 @@
 // intermediate until its last reader has run.
 #pragma once
 
+#include <base/compile_timer.h>
 #include <fusion.h>
 #include <runtime/executor.h>
 #include <runtime/kernel_executor.h>
@@ -37,7 +38,16 @@ struct FusionSegment {
   std::vector<size_t> output_slots;
   // Slots whose last reader is this segment (freed after it runs).
   std::vector<size_t> last_reads;
+  // Why the segment runs with ATen (ExprEval) although a kernel scheduler
+  // took it: its kernel failed to schedule, lower or compile. Empty when
+  // it runs as chosen.
+  std::string fallback_reason;
 };
+
+// How many segments, in this process, ran with ATen because their kernel
+// failed (FusionSegment::fallback_reason): the test suites check it stays
+// put, so that a failure is never hidden by the fallback.
+int64_t kernelFallbackCount();
 
 class FusionKernelRuntime {
  public:
@@ -80,6 +90,16 @@ class FusionKernelRuntime {
   }
 
  private:
+  // Schedules segment.scheduled_fusion (by the scheduler chosen for it, or
+  // ExprEval unless `allow_kernels`) and compiles its executor.
+  void scheduleAndCompile(
+      FusionSegment& segment, const std::vector<c10::IValue>& segment_inputs,
+      CompileTimer& timer, bool allow_kernels);
+  // scheduleAndCompile, falling back to ExprEval when the kernel fails.
+  void prepareSegment(
+      FusionSegment& segment, const std::vector<c10::IValue>& segment_inputs,
+      CompileTimer& timer);
+
   std::unique_ptr<SegmentedFusion> segmented_;
   std::vector<FusionSegment> segments_;
   size_t num_slots_ = 0;

@@ -1,6 +1,7 @@
 // ExprEval: the fusion is evaluated op by op with ATen (no generated
-// kernel). The fallback for fusions no kernel scheduler takes yet
-// (reductions, reshapes), always correct, not fused.
+// kernel). The fallback for fusions no kernel scheduler takes (reshapes,
+// the library ops of ir/external_op.h), always correct, not fused; it
+// declines only what an option tells it to (matmul_expr_eval).
 #pragma once
 
 #include <scheduler/registry.h>
@@ -19,9 +20,8 @@ class ExprEvalScheduler : public Scheduler {
   SchedulerType type() const override {
     return SchedulerType::ExprEval;
   }
-  bool canScheduleCompileTime(Fusion*, std::string*) override {
-    return true;
-  }
+  // Everything, but matrix products under FUSER_DISABLE=matmul_expr_eval.
+  bool canScheduleCompileTime(Fusion* fusion, std::string* reason) override;
   bool canScheduleRunTime(Fusion*, RuntimeInfo&, std::string*) override {
     return true;
   }

@@ -90,8 +90,19 @@ SchedulerChoice chooseScheduler(
     choice.scheduler = scheduler.get();
     return choice;
   }
-  FUSER_INTERNAL_ASSERT(
-      !allow_expr_eval, "no scheduler accepted the fusion, not even ExprEval");
+  if (allow_expr_eval) {
+    // ExprEval declines only under an option that forbids its fallback.
+    std::string reasons;
+    for (const std::string& rejection : choice.rejections) {
+      reasons += "\n  " + rejection;
+    }
+    FUSER_CHECK(
+        false,
+        "Can not find a scheduler to schedule fusion segment: every "
+        "scheduler declined it, the ExprEval fallback because of an option "
+        "(FUSER_DISABLE or a FusionDefinition's _disable_options):",
+        reasons, "\nDrop that option to run the segment with ATen.");
+  }
   return choice;
 }
 

@@ -14,6 +14,8 @@ namespace fuser::python {
 void bindEnumsAndErrors(pybind11::module_& m);
 // Fusion, Val, TensorView, IterDomain and the op builders.
 void bindIr(pybind11::module_& m);
+// The library ops (ops/external.h) as methods of Fusion (after bindIr).
+void bindExternalOps(pybind11::module_& m);
 // FusionExecutor: runs a fusion on torch.Tensors (FusionExecutorCache).
 void bindRuntime(pybind11::module_& m);
 // DeviceMesh, the communicator's process group, shard_tensor.

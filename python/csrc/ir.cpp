@@ -62,6 +62,7 @@ const std::unordered_map<std::string, UnaryOpType>& unaryOps() {
       {"erf", UnaryOpType::Erf},
       {"erfc", UnaryOpType::Erfc},
       {"erfinv", UnaryOpType::Erfinv},
+      {"erfcinv", UnaryOpType::Erfcinv},
       {"lgamma", UnaryOpType::Lgamma},
       {"log10", UnaryOpType::Log10},
       {"log1p", UnaryOpType::Log1p},
@@ -112,6 +113,7 @@ const std::unordered_map<std::string, BinaryOpType>& binaryOps() {
       {"bitwise_right_shift", BinaryOpType::RightShift},
       {"logical_right_shift", BinaryOpType::LogicalRightShift},
       {"gcd", BinaryOpType::Gcd},
+      {"nextafter", BinaryOpType::Nextafter},
   };
   return ops;
 }

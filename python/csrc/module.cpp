@@ -21,6 +21,8 @@ void bindEnumsAndErrors(py::module_& m) {
       .value("Int", DataType::Int)
       .value("Float8_e4m3fn", DataType::Float8_e4m3fn)
       .value("Float8_e5m2", DataType::Float8_e5m2)
+      .value("UInt64", DataType::UInt64)
+      .value("Float4_e2m1fn_x2", DataType::Float4_e2m1fn_x2)
       .value("Half", DataType::Half)
       .value("BFloat16", DataType::BFloat16)
       .value("Float", DataType::Float)
@@ -61,6 +63,7 @@ PYBIND11_MODULE(_C, m) {
       "(FusionDefinition) rather than this module directly.";
   fuser::python::bindEnumsAndErrors(m);
   fuser::python::bindIr(m);
+  fuser::python::bindExternalOps(m);
   fuser::python::bindRuntime(m);
   fuser::python::bindMultiDevice(m);
 }

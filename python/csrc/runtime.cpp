@@ -4,12 +4,14 @@
 #include "bindings.h"
 
 #include <base/exceptions.h>
+#include <base/options.h>
 #include <expr/evaluator.h>
 #include <fusion.h>
 #include <ir/all_nodes.h>
 #include <multidevice/executor.h>
 #include <multidevice/sharding.h>
 #include <runtime/fusion_executor_cache.h>
+#include <runtime/fusion_kernel_runtime.h>
 #include <runtime/input_binding.h>
 
 #include <ATen/core/Tensor.h>
@@ -59,12 +61,17 @@ class FusionExecutor {
   explicit FusionExecutor(const Fusion& fusion)
       : cache_(std::make_unique<Fusion>(fusion)) {}
 
-  py::list run(const py::sequence& inputs) {
+  // `enable` and `disable`: options for this run only (ScopedOptions,
+  // base/options.h), by the names FUSER_ENABLE and FUSER_DISABLE take.
+  py::list run(
+      const py::sequence& inputs, const std::vector<std::string>& enable,
+      const std::vector<std::string>& disable) {
     std::vector<c10::IValue> values = toIValues(inputs);
     std::vector<at::Tensor> outputs;
     {
       // The checks and the run touch no Python object.
       py::gil_scoped_release release;
+      ScopedOptions options(enable, disable);
       checkOffDevice(values);
       outputs = cache_.runFusionWithInputs(values);
     }
@@ -209,13 +216,24 @@ void bindRuntime(py::module_& m) {
       .def(
           py::init<const Fusion&>(), py::arg("fusion"),
           "Copies the fusion into a new FusionExecutorCache.")
-      .def("run", &FusionExecutor::run, py::arg("inputs"))
+      .def(
+          "run", &FusionExecutor::run, py::arg("inputs"),
+          py::arg("enable") = std::vector<std::string>{},
+          py::arg("disable") = std::vector<std::string>{})
       .def("has_run", &FusionExecutor::hasRun)
       .def("kernel_codes", &FusionExecutor::kernelCodes)
       .def("scheduled_fusion_irs", &FusionExecutor::scheduledFusionIrs)
       .def("scheduler_types", &FusionExecutor::schedulerTypes)
       .def("communications", &FusionExecutor::communications)
       .def("num_runtimes", &FusionExecutor::numRuntimes);
+
+  // The option names FUSER_ENABLE and FUSER_DISABLE (and run's `enable`
+  // and `disable`) take.
+  m.def("enable_option_names", &enableOptionNames);
+  m.def("disable_option_names", &disableOptionNames);
+  // Segments of this process that ran with ATen because their kernel
+  // failed (runtime/fusion_kernel_runtime.h); the test suite checks it.
+  m.def("kernel_fallback_count", &kernelFallbackCount);
 
   // For the tests of error translation.
   m.def("_raise_internal_error_for_tests", [](const std::string& msg) {

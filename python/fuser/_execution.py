@@ -1,9 +1,8 @@
 """Execute-time machinery of a FusionDefinition: the inputs execute()
-checks (count, device), the seeds and offsets that random ops defined
-without rng_seed/rng_offset take from torch's default CUDA generator (the
-generator slots), and the outputs that update inputs in place
-(add_output(alias_input=...)): their checks at definition and their copy
-into the input after a run.
+checks (count, device), the vector inputs' entries, and the seeds and
+offsets that random ops defined without rng_seed/rng_offset take from
+torch's default CUDA generator (the generator slots). The outputs, and the
+copy of in-place updates into their inputs, are in _outputs.py.
 
 ExecutionSupport is one of FusionDefinition's bases (fusion_definition.py)."""
 
@@ -30,6 +29,8 @@ class ExecutionSupport:
     def _describe_input(self, i):
         value = self._inputs[i]
         record = self._input_records[value.name]
+        if self._is_cpu_scalar_input(value):
+            return f"{value.name}: a 0-dim CPU tensor of {record.dtype.name}"
         if isinstance(value, Tensor):
             return (
                 f"{value.name}: a {record.dtype.name} tensor of shape "
@@ -122,52 +123,3 @@ class ExecutionSupport:
         for k, position in enumerate(self._generator_slots):
             values.insert(position, seed if k % 2 == 0 else base + 4 * (k // 2))
         return values
-
-    # --- outputs that update inputs (add_output(alias_input=)) -------------------
-    def _check_alias_target(self, target, what, role):
-        """`target` (given as `role`) can take an output in place: a tensor
-        input that no other output updates."""
-        if not isinstance(target, Tensor) or not any(target is t for t in self._inputs):
-            raise FuserError(
-                f"{what}: {role} must be a tensor input of this definition; got {target!r}."
-            )
-        if any(target is self._inputs[i] for i in self._aliases.values()):
-            raise FuserError(f"{what}: {target.name} is already the alias of an output.")
-
-    def _check_alias(self, tensor, alias_input, stride_order, what):
-        self._check_alias_target(alias_input, what, "alias_input")
-        if stride_order is not None:
-            raise FuserError(
-                f"{what}: an output aliasing {alias_input.name} is laid out as that "
-                "input; give no stride_order."
-            )
-        if tensor.dtype != alias_input.dtype or tensor.ndim != alias_input.ndim:
-            raise FuserError(
-                f"{what}: {tensor.name} ({tensor.dtype.name}, rank {tensor.ndim}) "
-                f"cannot be written into {alias_input.name} ({alias_input.dtype.name}, "
-                f"rank {alias_input.ndim}); cast or reshape it to the input's type "
-                "and rank."
-            )
-
-    def _add_alias_output(self, tensor, alias_input):
-        """Makes checked `tensor` an output written into `alias_input`."""
-        position = next(i for i, t in enumerate(self._inputs) if t is alias_input)
-        self._aliases[len(self._outputs)] = position
-        self._fusion.add_output(tensor._val)
-        self._outputs.append(tensor)
-
-    def _returned(self, inputs, outputs):
-        """The outputs execute() returns: those aliasing an input are copied
-        into it instead (their sizes checked) and left out."""
-        if not self._aliases:
-            return outputs
-        for k, i in self._aliases.items():
-            target = inputs[i]
-            if tuple(target.shape) != tuple(outputs[k].shape):
-                raise FuserError(
-                    f"execute(): output {k} has shape {list(outputs[k].shape)}, but "
-                    f"the input {i} it updates in place has shape "
-                    f"{list(target.shape)}."
-                )
-            target.copy_(outputs[k])
-        return [out for k, out in enumerate(outputs) if k not in self._aliases]

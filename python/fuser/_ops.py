@@ -2,7 +2,7 @@
 checks and records through the definition's own methods (_movement_ops.py,
 _compute_ops.py); the elementwise ops come from the extension's tables."""
 
-from . import _C
+from . import _C, _library_ops
 from ._C import DataType, FuserError
 from .dtypes import to_data_type
 
@@ -318,6 +318,72 @@ class Ops:
         """(mean, var_sum, count) of Welford's one-pass reduction: var_sum
         is the sum of squared deviations from the mean, count an int64."""
         return self._fd._welford(arg, dims)
+
+    # --- library ops: run with ATen's kernels (_library_ops.py) -----------------
+    def topk(self, arg, k, dim=-1, largest=True, sorted=True):
+        """torch.topk: (values, int64 indices) of the k largest (smallest
+        unless `largest`) elements along `dim`."""
+        return _library_ops.topk(self._fd, arg, k, dim, largest, sorted)
+
+    def argsort(self, arg, dim=-1, descending=False, stable=False):
+        """torch.argsort: the int64 positions along `dim` that sort `arg`."""
+        return _library_ops.argsort(self._fd, arg, dim, descending, stable)
+
+    def grouped_mm(self, a, b, offsets=None):
+        """torch._grouped_mm: products of matrices in groups ending at the
+        int32 `offsets` ([groups, m, k] x [groups, k, n] takes none)."""
+        return _library_ops.grouped_mm(self._fd, a, b, offsets)
+
+    def embedding_fwd(
+        self,
+        input,
+        weight,
+        padding_idx=None,
+        max_norm=None,
+        norm_type=None,
+        scale_grad_by_freq=False,
+        sparse=False,
+    ):
+        """torch.nn.functional.embedding (with max_norm, the rows read are
+        renormalized in place, as torch does)."""
+        return _library_ops.embedding_fwd(
+            self._fd, input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse
+        )
+
+    def sdpfa_fwd(self, query, key, value, dropout_p=None, is_causal=None, scale=None):
+        """Flash attention of half or bfloat16 [batch, heads, sequence,
+        head size] tensors: (output, logsumexp, philox_seed, philox_offset)."""
+        return _library_ops.sdpfa_fwd(self._fd, query, key, value, dropout_p, is_causal, scale)
+
+    def sdpfa_bwd(
+        self,
+        grad_output,
+        query,
+        key,
+        value,
+        output,
+        logsumexp,
+        dropout_p,
+        is_causal,
+        philox_seed,
+        philox_offset,
+        scale=None,
+    ):
+        """(grad_query, grad_key, grad_value) of sdpfa_fwd."""
+        return _library_ops.sdpfa_bwd(
+            self._fd,
+            grad_output,
+            query,
+            key,
+            value,
+            output,
+            logsumexp,
+            dropout_p,
+            is_causal,
+            philox_seed,
+            philox_offset,
+            scale,
+        )
 
 
 def _is_floating(dtype):

@@ -263,3 +263,21 @@ class Size(Record):
 
     def render(self, namer):
         return f"{self.out.name} = {self.tensor.name}.size({self.dim})"
+
+
+class DefineCpuScalarTensor(Record):
+    """A 0-dim CPU tensor input (define_tensor(is_cpu=True)); its scalar
+    input and the fill that makes it a tensor are not printed."""
+
+    def __init__(self, out, dtype):
+        self.out = out
+        self.dtype = dtype
+        self.shape = []
+
+    def render(self, namer):
+        text = (
+            f"{self.out.name} = fd.define_tensor(shape=[], contiguity=[], "
+            f"dtype={render_value(self.dtype, namer)}, is_cpu=True)"
+        )
+        namer.add_tensor(self.out)
+        return text

@@ -13,8 +13,13 @@ bases, one module per concept:
 * _operands.py: the checks of op arguments and the op bookkeeping;
 * _domains.py: split, merge, allocation domains, parallelize, extents;
 * _movement_ops.py and _compute_ops.py: what fd.ops.* (_ops.py) calls;
-* _execution.py: execute()'s input checks, the random ops' generator
-  slots and the outputs that update inputs (alias_input).
+* _execution.py: execute()'s input checks, vector inputs and the random
+  ops' generator slots;
+* _cpu_scalars.py: 0-dim CPU tensor inputs (define_tensor(is_cpu=True));
+* _outputs.py: add_output, outputs added more than once, and the outputs
+  that update inputs (alias_input);
+* _scripts.py: printing as Python (str(fd)) and repro scripts;
+* _options.py: the scheduling options execute() takes per call.
 """
 
 import threading
@@ -26,12 +31,16 @@ from . import _records as rec
 from ._C import DataType, FuserError
 from ._C import ParallelType  # noqa: F401 - importable from here, as before the split
 from ._compute_ops import ComputeOps
+from ._cpu_scalars import CpuScalarInputs
 from ._domains import DomainMethods
 from ._execution import ExecutionSupport
-from ._layouts import allocation_order, check_stride_order, describe_strides, normalize_contiguity
+from ._layouts import check_stride_order, describe_strides, normalize_contiguity
 from ._movement_ops import MovementOps
 from ._operands import _COMPLEX_SCALARS, OperandChecks, _is_int
 from ._ops import Ops
+from ._options import check_run_options
+from ._outputs import OutputBookkeeping
+from ._scripts import ScriptPrinting
 from ._values import IterDomain, Scalar, Tensor, TensorDomain, Vector
 from .dtypes import to_data_type
 
@@ -40,7 +49,16 @@ _DEFINING = "defining"
 _DEFINED = "defined"
 
 
-class FusionDefinition(OperandChecks, DomainMethods, MovementOps, ComputeOps, ExecutionSupport):
+class FusionDefinition(
+    OperandChecks,
+    DomainMethods,
+    MovementOps,
+    ComputeOps,
+    ExecutionSupport,
+    CpuScalarInputs,
+    OutputBookkeeping,
+    ScriptPrinting,
+):
     """Defines a fusion in a ``with`` block, then runs it.
 
     ::
@@ -64,7 +82,7 @@ class FusionDefinition(OperandChecks, DomainMethods, MovementOps, ComputeOps, Ex
         self._num_vectors = 0
         self._inputs = []  # Tensors, Scalars and Vectors, in input order
         self._input_records = {}  # input name -> its Define* record
-        self._outputs = []
+        self._init_outputs()
         self._iter_domains = {}  # C++ name -> IterDomain wrapper
         self._state = _NEW
         self._executor = None
@@ -72,9 +90,8 @@ class FusionDefinition(OperandChecks, DomainMethods, MovementOps, ComputeOps, Ex
         # execute() draws from torch's default CUDA generator: one pair per
         # random op defined without rng_seed and rng_offset.
         self._generator_slots = []
-        # Output position -> the input position it updates in place
-        # (add_output(alias_input=)).
-        self._aliases = {}
+        # Fake copies of the inputs of the last execute(save_repro_inputs=True).
+        self.fake_inputs = None
         # execute() may be called from several threads at once: one
         # executor (a thread-safe cache) is made for all of them.
         self._executor_lock = threading.Lock()
@@ -103,6 +120,10 @@ class FusionDefinition(OperandChecks, DomainMethods, MovementOps, ComputeOps, Ex
 
     def _has_definition_method(self):
         return type(self).definition is not FusionDefinition.definition
+
+    def _define_for_printing(self):
+        if self._state == _NEW and not self._records and self._has_definition_method():
+            self._ensure_defined("print")
 
     def _ensure_defined(self, what):
         if self._state == _DEFINED:
@@ -184,12 +205,15 @@ class FusionDefinition(OperandChecks, DomainMethods, MovementOps, ComputeOps, Ex
         * ``sizes`` and ``strides`` of an example tensor, from which the
           contiguity and stride order are computed (sizes become -1 except
           1, unless ``static_sizes``).
+
+        ``is_cpu=True`` (with ``shape=[]``) declares a 0-dim CPU tensor,
+        such as ``torch.tensor(2.0)``, which execute() takes by value.
         """
         what = "fd.define_tensor"
         self._check_defining(what)
-        if is_cpu:
-            raise FuserError(f"{what}: CPU tensors (is_cpu=True) are not supported.")
         dtype = to_data_type(dtype)
+        if is_cpu:
+            return self._define_cpu_scalar_tensor(shape, contiguity, dtype, stride_order, what)
         if sizes is not None or strides is not None:
             if shape is not None or contiguity is not None or stride_order is not None:
                 raise TypeError(
@@ -283,12 +307,16 @@ class FusionDefinition(OperandChecks, DomainMethods, MovementOps, ComputeOps, Ex
         return vector
 
     def define_scalar(self, value=None, dtype=None):
-        """A constant scalar, or with value None a scalar input.
+        """A constant scalar, or with value None a scalar input of `dtype`;
+        ``define_scalar(DataType.X)`` (nvFuser's form) is a scalar input of
+        type X too.
 
         Without a dtype: Bool for a bool, Int for an int, Double otherwise.
         """
         what = "fd.define_scalar"
         self._check_defining(what)
+        if isinstance(value, DataType) and dtype is None:
+            value, dtype = None, value
         if isinstance(value, complex):
             raise FuserError(_COMPLEX_SCALARS.format(what=what, value=value))
         if value is not None and not isinstance(value, (bool, int, float)):
@@ -325,67 +353,41 @@ class FusionDefinition(OperandChecks, DomainMethods, MovementOps, ComputeOps, Ex
             self._input_records[scalar.name] = record
         return scalar
 
-    def add_output(self, output, stride_order=None, *, alias_input=None):
-        """Makes a tensor an output of the fusion. With ``stride_order`` (as
-        in define_tensor: ``stride_order[i]`` ranks dimension i's stride, 0
-        the innermost) the output is allocated dense in that order, as
-        torch.empty_strided would lay it out. With ``alias_input`` (a tensor
-        input of the same type and rank) the output is an in-place update:
-        execute() writes it into that input's memory and does not return
-        it (an optimizer step's parameter update)."""
-        what = "fd.add_output"
-        self._check_defining(what)
-        tensor = self._operand(output, what, 1)
-        if not isinstance(tensor, Tensor):
-            raise FuserError(f"{what}: only tensors can be outputs; {tensor.name} is a scalar.")
-        if alias_input is not None:
-            self._check_alias(tensor, alias_input, stride_order, what)
-            self._add_alias_output(tensor, alias_input)
-            self._records.append(rec.AddOutput(tensor, None, alias_input))
-            return
-        ids = tensor.logical_domain()
-        dims = [d for d, i in enumerate(ids) if not i.is_reduction()]
-        stride_order = check_stride_order(stride_order, len(dims), what)
-        if stride_order is not None and tensor._val.has_allocation():
-            raise FuserError(
-                f"{what}: {tensor.name} already has an allocation domain; give "
-                "either it or stride_order."
-            )
-        if stride_order is not None:
-            self._allocate_dense_in_order(tensor, stride_order)
-        self._fusion.add_output(tensor._val)
-        self._outputs.append(tensor)
-        self._records.append(rec.AddOutput(tensor, stride_order))
-
-    def _allocate_dense_in_order(self, tensor, stride_order):
-        """Gives `tensor` an allocation domain dense in `stride_order` (a
-        checked permutation), outermost first; reduction axes (no memory)
-        after the others."""
-        ids = tensor.logical_domain()
-        dims = [d for d, i in enumerate(ids) if not i.is_reduction()]
-        alloc = [ids[dims[k]] for k in allocation_order(stride_order, len(dims))]
-        alloc += [i for i in ids if i.is_reduction()]
-        flags = [None if i.is_broadcast() else True for i in alloc]
-        self._fusion.set_allocation_domain(tensor._val, [i._val for i in alloc], flags)
-
     def inputs(self):
         """The inputs (Tensors, Scalars and Vectors), in the order execute()
         takes them."""
         return list(self._inputs)
 
-    def outputs(self):
-        return list(self._outputs)
-
     # --- running -------------------------------------------------------------------
-    def execute(self, inputs, device=None):
-        """Runs the fusion on `inputs` (torch.Tensors on a CUDA device and
-        Python numbers, in input order) and returns the outputs as a list of
-        torch.Tensors. Compiles on the first call for each input signature
-        (dtypes, sizes, strides, alignment) and reuses the kernel after."""
+    def execute(
+        self,
+        inputs,
+        device=None,
+        *,
+        save_repro_inputs=False,
+        _enable_options=None,
+        _disable_options=None,
+    ):
+        """Runs the fusion on `inputs` (torch.Tensors on a CUDA device,
+        0-dim CPU tensors where define_tensor(is_cpu=True) declared them,
+        Python numbers and lists of ints, in input order) and returns the
+        outputs as a list of torch.Tensors. Compiles on the first call for
+        each input signature (dtypes, sizes, strides, alignment) and reuses
+        the kernel after.
+
+        ``device``: the CUDA device to run on (an index or a torch.device).
+        ``save_repro_inputs``: keeps fake copies of the inputs as
+        ``fd.fake_inputs`` for ``fd.last_repro_script()``.
+        ``_enable_options`` / ``_disable_options``: option names as
+        FUSER_ENABLE / FUSER_DISABLE take them, for this call only."""
         self._ensure_defined("execute()")
         inputs = list(inputs)
         if len(inputs) != len(self._inputs):
             raise FuserError(self._input_count_message(inputs))
+        enable, disable = check_run_options(_enable_options, _disable_options)
+        values = self._with_vector_entries(self._with_cpu_scalar_values(inputs))
+        if save_repro_inputs:
+            self._save_fake_inputs(inputs)
         if self._executor is None:
             with self._executor_lock:
                 if self._executor is None:
@@ -394,14 +396,17 @@ class FusionDefinition(OperandChecks, DomainMethods, MovementOps, ComputeOps, Ex
 
                         _ensure_process_group()
                     self._executor = _C.FusionExecutor(self._fusion)
-        values = self._with_vector_entries(inputs)
         if device is None:
-            outputs = self._executor.run(self._with_generator_values(values))
-            return self._returned(inputs, outputs)
-        device = self._check_device(device, inputs)
+            return self._returned(inputs, self._run(values, enable, disable))
+        device = self._check_device(device, values)
         with torch.cuda.device(device):
-            outputs = self._executor.run(self._with_generator_values(values))
-            return self._returned(inputs, outputs)
+            return self._returned(inputs, self._run(values, enable, disable))
+
+    def _run(self, values, enable, disable):
+        values = self._with_generator_values(values)
+        if enable or disable:
+            return self._executor.run(values, enable, disable)
+        return self._executor.run(values)
 
     # --- inspection --------------------------------------------------------------------
     def fusion_ir(self):
@@ -450,31 +455,6 @@ class FusionDefinition(OperandChecks, DomainMethods, MovementOps, ComputeOps, Ex
     def last_scheduled_fusion_ir(self):
         """The scheduled fusion(s) of the most recent execute()."""
         return "\n".join(self._last_run("last_scheduled_fusion_ir()").scheduled_fusion_irs())
-
-    def __str__(self):
-        if self._state == _NEW and not self._records and self._has_definition_method():
-            self._ensure_defined("print")
-        namer = rec.IdNamer()
-        body = [line for r in self._records for line in r.render(namer).split("\n")]
-        body = body or ["pass"]
-        lines = ["from fuser import DataType, FusionDefinition, ParallelType"]
-        if any(isinstance(r, rec.SetDeviceMesh) for r in self._records):
-            lines.append("from fuser.multidevice import DeviceMesh")
-        lines += [
-            "",
-            "",
-            "def fuser_fusion(fd: FusionDefinition) -> None:",
-        ]
-        lines += [f"    {line}" for line in body]
-        lines += [
-            "",
-            "",
-            "with FusionDefinition() as fd:",
-            "    fuser_fusion(fd)",
-        ]
-        return "\n".join(lines) + "\n"
-
-    __repr__ = __str__
 
 
 __all__ = ["FusionDefinition", "IterDomain", "Scalar", "Tensor", "TensorDomain", "Vector"]

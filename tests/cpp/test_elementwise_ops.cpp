@@ -53,6 +53,12 @@ at::Tensor signedUnit(const at::Tensor& u) {
   return u * 1.98 - 0.99;
 }
 
+// torch has no erfcinv: -ndtri(x / 2) / sqrt(2), in double.
+at::Tensor erfcinvReference(const at::Tensor& x) {
+  return (at::special_ndtri(x.to(at::kDouble) * 0.5) * -M_SQRT1_2)
+      .to(x.scalar_type());
+}
+
 std::vector<UnaryCase> floatFunctions() {
   auto wide = [](const at::Tensor& u) { return u * 8 - 4; };
   auto positive = [](const at::Tensor& u) { return u * 10 + 0.05; };
@@ -72,6 +78,8 @@ std::vector<UnaryCase> floatFunctions() {
       {"erf", erf, at::erf, wide},
       {"erfc", erfc, at::erfc, wide},
       {"erfinv", erfinv, at::erfinv, signedUnit},
+      {"erfcinv", erfcinv, erfcinvReference,
+       [](const at::Tensor& u) { return u * 1.96 + 0.02; }},
       {"lgamma", lgamma, at::lgamma, positive},
       {"log10", log10, at::log10, positive},
       {"log1p", log1p, at::log1p, positive},
@@ -177,6 +185,8 @@ TEST_F(ElementwiseOpsTest, ResultTypesFollowPyTorch) {
   TensorView* flag = makeContigTensor(1, DataType::Bool);
   // Float functions of integers give the default float type.
   EXPECT_EQ(erfinv(i64)->dtype(), DataType::Float);
+  EXPECT_EQ(erfcinv(i64)->dtype(), DataType::Float);
+  EXPECT_EQ(nextafter(f64, f64)->dtype(), DataType::Double);
   EXPECT_EQ(atan2(i32, i32)->dtype(), DataType::Float);
   // 16-bit floats compute in float and round back.
   TensorView* lg = lgamma(bf16);
@@ -228,6 +238,17 @@ TEST_F(ElementwiseOpsTest, OperandsOfTheWrongKindAreUserErrors) {
   EXPECT_THAT(
       [&]() { frac(i64); }, ::testing::ThrowsMessage<UserError>(HasSubstr(
                                 "frac: expected a floating-point operand")));
+  // nextafter steps in the operands' own type: float or double only.
+  EXPECT_THAT(
+      [&]() {
+        TensorView* bf16 = makeContigTensor(1, DataType::BFloat16);
+        nextafter(bf16, bf16);
+      },
+      ::testing::ThrowsMessage<UserError>(
+          HasSubstr("nextafter: takes float or double operands")));
+  EXPECT_THAT(
+      [&]() { nextafter(i64, i64); },
+      ::testing::ThrowsMessage<UserError>(HasSubstr("Cast them to float")));
   // The fusion stays usable after the errors.
   fusion.addInput(i64);
   fusion.addOutput(bitwise_not(i64));
@@ -254,6 +275,10 @@ TEST_F(ElementwiseOpsTest, EveryOpCompilesForEveryTypeItTakes) {
     EXPECT_NO_THROW(scheduleAndCompile(*binaryFusion(atan2, dtype), {x, x}));
     EXPECT_NO_THROW(
         scheduleAndCompile(*binaryFusion(remainder, dtype), {x, x}));
+    if (dtype == DataType::Float || dtype == DataType::Double) {
+      EXPECT_NO_THROW(
+          scheduleAndCompile(*binaryFusion(nextafter, dtype), {x, x}));
+    }
   }
   for (DataType dtype : {DataType::Int32, DataType::Int}) {
     const at::Tensor x = at::randint(1, 9, {8, 33}).to(atenType(dtype));
@@ -289,6 +314,8 @@ TEST_F(ElementwiseOpsTest, GeneratedCodeUsesTheRuntimeHelpers) {
   fusion->addInput(flag);
   fusion->addOutput(round(x));
   fusion->addOutput(erfinv(x));
+  fusion->addOutput(erfcinv(x));
+  fusion->addOutput(nextafter(x, x));
   fusion->addOutput(remainder(x, x));
   fusion->addOutput(logical_right_shift(n, n));
   fusion->addOutput(bitwise_not(flag));
@@ -296,6 +323,8 @@ TEST_F(ElementwiseOpsTest, GeneratedCodeUsesTheRuntimeHelpers) {
   const std::string code = generateCudaKernel(fusion.get(), DataType::Int32);
   EXPECT_THAT(code, HasSubstr("rintf(")); // half to even, as torch.round
   EXPECT_THAT(code, HasSubstr("erfinvf("));
+  EXPECT_THAT(code, HasSubstr("erfcinvf("));
+  EXPECT_THAT(code, HasSubstr("nextafterf("));
   EXPECT_THAT(code, HasSubstr("fuserRemainder("));
   EXPECT_THAT(code, HasSubstr("fuserLogicalRightShift("));
   EXPECT_THAT(code, HasSubstr("(!")); // not ~: ~true is true
@@ -477,6 +506,24 @@ TEST_F(ElementwiseOpsGpuTest, FloatBinaryOpsMatchTorch) {
         expectSameAsTorch(
             outputs[0], torch_op(lhs, b), name + " of " + toString(dtype));
       }
+    }
+  }
+  // nextafter: float and double, exactly (one ulp apart, equal operands,
+  // signed zeros and NaN included).
+  for (DataType dtype : {DataType::Float, DataType::Double}) {
+    FusionExecutorCache fec(binaryFusion(nextafter, dtype));
+    at::Tensor a = at::randn({300, 70}, cuda).to(atenType(dtype));
+    at::Tensor b = at::randn({300, 70}, cuda).to(atenType(dtype));
+    b.index_put_({0}, a.index({0}));
+    const at::Tensor edges = edgeValues(atenType(dtype)).to(at::kCUDA);
+    for (auto [lhs, rhs] : std::vector<std::pair<at::Tensor, at::Tensor>>{
+             {a, b}, {edges, edges.flip(0)}}) {
+      auto outputs = fec.runFusionWithInputs({lhs, rhs});
+      EXPECT_TRUE(
+          at::equal(at::isnan(outputs[0]), at::isnan(at::nextafter(lhs, rhs))));
+      EXPECT_TRUE(at::equal(
+          at::nan_to_num(outputs[0]), at::nan_to_num(at::nextafter(lhs, rhs))))
+          << "nextafter of " << toString(dtype);
     }
   }
 }

@@ -1,12 +1,16 @@
 // Failures inside the runtime (doc/design.md §8): generated code that NVRTC
-// rejects and a launch the driver refuses (both injected through the test
-// hooks of runtime/kernel_executor.h) are InternalErrors that name the
-// kernel and the dump options that show it, and leave the executor cache
-// usable: the same fusion runs on the next call, another one meanwhile.
+// rejects (injected through the test hooks of runtime/kernel_executor.h)
+// runs its segment with ATen instead, with a warning and the reason kept;
+// under FUSER_DISABLE=kernel_fallback, and for a launch the driver refuses,
+// it is an InternalError that names the kernel and the dump options that
+// show it, and leaves the executor cache usable: the same fusion runs on
+// the next call, another one meanwhile.
 #include <fusion.h>
 #include <ir/all_nodes.h>
 #include <ops/all_ops.h>
+#include <base/options.h>
 #include <runtime/fusion_executor_cache.h>
+#include <runtime/fusion_kernel_runtime.h>
 #include <runtime/kernel_executor.h>
 #include <tests/cpp/utils.h>
 
@@ -25,6 +29,7 @@ class FailureGpuTest : public FuserTest {
   void TearDown() override {
     failNextCompilesForTesting(0);
     failNextLaunchesForTesting(0);
+    FuserTest::TearDown();
   }
 };
 
@@ -54,9 +59,32 @@ at::Tensor cudaRandn(std::vector<int64_t> shape) {
 
 } // namespace
 
+TEST_F(FailureGpuTest, RejectedKernelRunsWithATenInstead) {
+  FusionExecutorCache fec(rowSumFusion());
+  const at::Tensor x = cudaRandn({64, 96});
+  failNextCompilesForTesting(1);
+  const int64_t before = kernelFallbackCount();
+  const auto outputs = fec.runFusionWithInputs({x});
+  testValidate(fec.fusion(), outputs, {x}, __LINE__, __FILE__);
+  EXPECT_EQ(kernelFallbackCount(), before + 1);
+  expectKernelFallbacks();
+  const FusionKernelRuntime* runtime = fec.getMostRecentKernelRuntime();
+  EXPECT_EQ(runtime->schedulerType(0), SchedulerType::ExprEval);
+  EXPECT_THAT(
+      runtime->segments()[0].fallback_reason,
+      AllOf(
+          HasSubstr("Reduction kernel failed"),
+          HasSubstr("injected compile failure")));
+  // The fallback is cached with the runtime: the next call runs it again.
+  testValidate(
+      fec.fusion(), fec.runFusionWithInputs({x}), {x}, __LINE__, __FILE__);
+  EXPECT_EQ(fec.numRuntimes(), 1u);
+}
+
 TEST_F(FailureGpuTest, RejectedKernelIsAnInternalErrorAndNothingIsCached) {
   FusionExecutorCache fec(reluFusion());
   const at::Tensor x = cudaRandn({64, 96});
+  ScopedOptions strict({}, {"kernel_fallback"});
   failNextCompilesForTesting(1);
   EXPECT_THAT(
       [&] { fec.runFusionWithInputs({x}); },

@@ -196,18 +196,42 @@ TEST_F(OpsTest, BinaryOpMisuse) {
   TensorView* tv2 = makeContigConcreteTensor({4, 6});
 
   EXPECT_THAT(
-      [&]() { add(tv0, tv1); },
-      ThrowsMessage<UserError>(AllOf(
-          HasSubstr("Elementwise op over tensors of different ranks"),
-          HasSubstr("has 2 axes"),
-          HasSubstr("has 1. Insert broadcast(tv, {...})"))));
-  EXPECT_THAT(
       [&]() { mul(tv0, tv2); }, ThrowsMessage<UserError>(AllOf(
                                     HasSubstr("extents of axis 1 do not match"),
                                     HasSubstr("iS1{5} vs iS4{6}"))));
   EXPECT_THAT(
       [&]() { add(tv0, static_cast<Val*>(nullptr)); },
       ThrowsMessage<UserError>(HasSubstr("an operand is null")));
+}
+
+// Tensors of fewer axes get leading broadcast axes, as torch broadcasts;
+// a 0-dim tensor promotes like a number of its type would (below tensors
+// with axes, above Python numbers), as in PyTorch.
+TEST_F(OpsTest, ElementwiseOpsBroadcastLowerRanksAsTorch) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* matrix = makeContigConcreteTensor({4, 5}, DataType::Half);
+  TensorView* row = makeContigConcreteTensor({5}, DataType::Half);
+  TensorView* zero_dim = makeContigConcreteTensor({}, DataType::Float);
+  TensorView* ints = makeContigConcreteTensor({4, 5}, DataType::Int32);
+
+  TensorView* sum = add(matrix, row);
+  ASSERT_EQ(sum->nDims(), 2);
+  EXPECT_EQ(sum->axis(1)->extent()->constIntValue(), 5);
+  EXPECT_FALSE(sum->axis(0)->isBroadcast());
+  EXPECT_EQ(sum->dtype(), DataType::Half);
+
+  // half (axes) with a float 0-dim tensor stays half; int32 (axes) with a
+  // float 0-dim tensor is float; a 0-dim tensor with a Python float keeps
+  // its own type.
+  EXPECT_EQ(mul(matrix, zero_dim)->dtype(), DataType::Half);
+  EXPECT_EQ(mul(ints, zero_dim)->dtype(), DataType::Float);
+  EXPECT_EQ(
+      mul(zero_dim, IrBuilder::create<Val>(2.0, DataType::Double))->dtype(),
+      DataType::Float);
+  TensorView* picked = where(gt(row, zero_dim), matrix, zero_dim);
+  EXPECT_EQ(picked->nDims(), 2);
+  EXPECT_EQ(picked->dtype(), DataType::Half);
 }
 
 TEST_F(OpsTest, Where) {

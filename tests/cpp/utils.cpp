@@ -1,6 +1,7 @@
 #include <tests/cpp/utils.h>
 
 #include <codegen/embedded_runtime.h>
+#include <runtime/fusion_kernel_runtime.h>
 
 #include <codegen/codegen.h>
 #include <expr/evaluator.h>
@@ -377,10 +378,21 @@ void testValidate(
 }
 
 void FuserTest::SetUp() {
+  fallbacks_at_start_ = kernelFallbackCount();
   if (!deviceAvailable()) {
     GTEST_SKIP() << "No CUDA device: this test runs kernels and needs a GPU "
                     "(it runs in tools/gpu_test.sh on a GPU machine).";
   }
+}
+
+void FuserTest::TearDown() {
+  EXPECT_EQ(kernelFallbackCount(), fallbacks_at_start_)
+      << "a kernel failed in this test and its segment ran with ATen "
+         "instead (the warning above says why)";
+}
+
+void FuserTest::expectKernelFallbacks() {
+  fallbacks_at_start_ = kernelFallbackCount();
 }
 
 std::string referenceMismatches(

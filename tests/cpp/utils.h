@@ -101,10 +101,19 @@ class ScopedEnv {
 bool deviceAvailable();
 
 // Base fixture for tests that run kernels: skips, with a message, when no
-// CUDA device is present.
+// CUDA device is present, and fails a test in which a kernel failed and
+// its segment ran with ATen instead (kernelFallbackCount,
+// runtime/fusion_kernel_runtime.h), so that the fallback hides no bug.
 class FuserTest : public ::testing::Test {
  protected:
   void SetUp() override;
+  void TearDown() override;
+  // For a test that makes kernels fail on purpose: the fallbacks so far
+  // are expected.
+  void expectKernelFallbacks();
+
+ private:
+  int64_t fallbacks_at_start_ = 0;
 };
 
 // Base fixture for IR-only tests: runs everywhere.

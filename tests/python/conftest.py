@@ -19,3 +19,30 @@ except ImportError:
     sys.path[:0] = [os.path.join(root, "python"), os.path.join(build, "python")]
     for name in [m for m in sys.modules if m == "fuser" or m.startswith("fuser.")]:
         del sys.modules[name]
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _no_kernel_fallback(request):
+    """Fails a test in which a kernel failed and its segment ran with ATen
+    instead (the runtime's fallback, doc/design.md §6): the fallback must
+    hide no bug. A test that makes kernels fail on purpose is marked
+    `kernel_fallback`."""
+    from fuser import _C
+
+    before = _C.kernel_fallback_count()
+    yield
+    if request.node.get_closest_marker("kernel_fallback") is None:
+        after = _C.kernel_fallback_count()
+        assert after == before, (
+            f"{after - before} segment(s) ran with ATen because their kernel "
+            "failed (see the warning printed above)"
+        )
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "kernel_fallback: the test makes kernels fail on purpose"
+    )

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Lightning Thunder on fuser, on a GPU machine (doc/thunder.md). Installs
+# Thunder 0.2.6 and its small dependencies from the wheels in
+# .thunder-wheels/ (the GPU machine has no network) into /tmp/thunder-site
+# and nvFuser 0.2.36 from .peer/ as the peer, then runs the stages named in
+# FUSER_THUNDER_STAGES (default "tests bench"):
+#   tests  Thunder's nvFuser-parametrized tests (test_nvfuser.py and the
+#          nvFuser instances of test_networks.py and test_ops.py) on fuser
+#          (through fuser.nvfuser_compat's pytest plugin) and on nvFuser
+#          0.2.36 side by side, then tools/thunder_test_report.py compares
+#          them file by file;
+#   bench  benchmarks/bench_thunder.py (every configuration, one run).
+# fuser must be built in $FUSER_GPU_BUILD_DIR (default build-gpu/, as
+# tools/gpu_test.sh builds it). Results go to $OUT when it is set.
+#   FUSER_THUNDER_FILES    test files (default: test_nvfuser.py
+#                          test_networks.py test_ops.py)
+#   FUSER_THUNDER_WORKERS  pytest-xdist workers per executor (default:
+#                          half the cores: both executors run at once)
+#   FUSER_THUNDER_TIMEOUT  seconds for one executor's run of one file
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${FUSER_GPU_BUILD_DIR:-$ROOT/build-gpu}"
+PYTHON="${FUSER_PYTHON:-python3}"
+SITE=/tmp/thunder-site
+RESULTS="$BUILD_DIR/thunder"
+cd "$ROOT" || exit 1
+source tools/stage.sh
+mkdir -p "$RESULTS"
+
+stage "install Thunder (.thunder-wheels) and nvFuser 0.2.36 (.peer)"
+"$PYTHON" -m pip install -q --no-deps --no-index --target "$SITE" \
+  .thunder-wheels/*.whl >"$RESULTS/pip.log" 2>&1 || { cat "$RESULTS/pip.log"; exit 1; }
+bash .peer/setup.sh .peer/nvf-slim.tar.xz >/dev/null || exit 1
+FUSER_PATH="$ROOT/python:$BUILD_DIR/python:$SITE"
+PEER_PATH="/tmp/nvf:$ROOT/tools/nvfuser_legacy_shim:$SITE"
+export FUSER_KERNEL_CACHE_DIR="$BUILD_DIR/kernel-cache"
+
+run_tests() {  # <executor> <file> <workers>: a junit report per run
+  local executor="$1" file="$2" workers="$3"
+  local junit="$RESULTS/${executor}_${file%.py}.xml" log="$RESULTS/${executor}_${file%.py}.log"
+  local args=("$SITE/thunder/tests/$file" -k nvfuser -q -p no:cacheprovider
+    --timeout=300 -n "$workers" --junitxml="$junit")
+  if [ "$executor" = fuser ]; then
+    PYTHONPATH="$FUSER_PATH" timeout "${FUSER_THUNDER_TIMEOUT:-540}" \
+      "$PYTHON" -m pytest -p fuser.nvfuser_compat.pytest_plugin "${args[@]}" >"$log" 2>&1
+  else
+    PYTHONPATH="$PEER_PATH" LD_PRELOAD=/tmp/nvf/libshim.so \
+      timeout "${FUSER_THUNDER_TIMEOUT:-540}" "$PYTHON" -m pytest "${args[@]}" >"$log" 2>&1
+  fi
+  echo "$executor $file: $(tail -n 1 "$log")"
+}
+
+if [[ " ${FUSER_THUNDER_STAGES:-tests bench} " == *" tests "* ]]; then
+  workers="${FUSER_THUNDER_WORKERS:-$(( $(nproc) / 2 ))}"
+  for file in ${FUSER_THUNDER_FILES:-test_nvfuser.py test_networks.py test_ops.py}; do
+    stage "Thunder's $file on fuser and on nvFuser ($workers workers each)"
+    run_tests fuser "$file" "$workers" &
+    run_tests nvfuser "$file" "$workers" &
+    wait
+  done
+  stage "report"
+  "$PYTHON" tools/thunder_test_report.py "$RESULTS" >"$RESULTS/thunder_tests.md"
+  head -n 40 "$RESULTS/thunder_tests.md"
+fi
+
+if [[ " ${FUSER_THUNDER_STAGES:-tests bench} " == *" bench "* ]]; then
+  stage "benchmark"
+  THUNDER_SITE="$SITE" FUSER_PYTHONPATH="$ROOT/python:$BUILD_DIR/python" \
+    NVFUSER_PYTHONPATH="/tmp/nvf:$ROOT/tools/nvfuser_legacy_shim" \
+    NVFUSER_PRELOAD=/tmp/nvf/libshim.so \
+    "$PYTHON" benchmarks/bench_thunder.py --csv "$RESULTS/bench_thunder.csv" \
+    ${FUSER_THUNDER_BENCH_ARGS:-} 2>&1 | tee "$RESULTS/bench_thunder.log" | tail -n 30
+fi
+
+if [ -n "${OUT:-}" ]; then
+  tar -C "$RESULTS" -czf "$OUT/thunder.tar.gz" .
+  cp "$RESULTS"/thunder_tests.md "$RESULTS"/bench_thunder.csv "$OUT/" 2>/dev/null || true
+fi
+stage "done"
