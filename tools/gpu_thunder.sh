@@ -2,7 +2,9 @@
 # Lightning Thunder on fuser, on a GPU machine (doc/thunder.md). Installs
 # Thunder 0.2.6 and its small dependencies from the wheels in
 # .thunder-wheels/ (the GPU machine has no network) into /tmp/thunder-site
-# and nvFuser 0.2.36 from .peer/ as the peer, then runs the stages named in
+# and nvFuser 0.2.36 from .peer/ as the peer (always; with
+# FUSER_THUNDER_STAGES=none, only that, for tools/gpu_test.sh to find
+# Thunder with PYTHONPATH=/tmp/thunder-site), then runs the stages named in
 # FUSER_THUNDER_STAGES (default "tests bench"):
 #   tests  Thunder's nvFuser-parametrized tests (test_nvfuser.py and the
 #          nvFuser instances of test_networks.py and test_ops.py) on fuser

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian 12 machine needs to build and test fuser:
 # the compiler, CMake, Ninja, ccache, GoogleTest/GoogleMock, Google
-# Benchmark, fmt (apt), torch 2.11.0, pytest and numpy (pip), and the Python headers when
+# Benchmark, fmt (apt), torch 2.11.0, pytest, numpy and lightning-thunder
+# 0.2.6 (pip), and the Python headers when
 # the interpreter lacks them (python3-dev). Idempotent: prints nothing
 # when everything is already there. The CUDA toolkit (nvcc, NVRTC) is expected
 # to be installed already.
 set -euo pipefail
 
 TORCH_VERSION="2.11.0"
+THUNDER_VERSION="0.2.6"
 APT_PACKAGES=(g++ cmake ninja-build ccache libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev)
 PYTHON="${FUSER_PYTHON:-python3}"
 
@@ -59,6 +61,11 @@ fi
 py_missing=()
 "$PYTHON" -c "import pytest" >/dev/null 2>&1 || py_missing+=(pytest)
 "$PYTHON" -c "import numpy" >/dev/null 2>&1 || py_missing+=(numpy)
+# Lightning Thunder, the frontend whose nvFuser executor runs on fuser
+# (doc/thunder.md): the tests check its registration and its fusion
+# definitions without a GPU.
+"$PYTHON" -c "import importlib.metadata as m; assert m.version('lightning-thunder') == '${THUNDER_VERSION}'" \
+  >/dev/null 2>&1 || py_missing+=("lightning-thunder==${THUNDER_VERSION}")
 if [ "${#py_missing[@]}" -gt 0 ]; then
   echo "setup.sh: installing ${py_missing[*]}"
   pip_install "${py_missing[@]}"

@@ -13,6 +13,7 @@
 #include <runtime/fusion_executor_cache.h>
 #include <runtime/fusion_kernel_runtime.h>
 #include <runtime/input_binding.h>
+#include <runtime/kernel_executor.h>
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/ivalue.h>
@@ -234,6 +235,9 @@ void bindRuntime(py::module_& m) {
   // Segments of this process that ran with ATen because their kernel
   // failed (runtime/fusion_kernel_runtime.h); the test suite checks it.
   m.def("kernel_fallback_count", &kernelFallbackCount);
+  // For the tests of that fallback: the next `count` kernel compilations
+  // fail as NVRTC failures would (runtime/kernel_executor.h).
+  m.def("_fail_next_compiles_for_testing", &failNextCompilesForTesting);
 
   // For the tests of error translation.
   m.def("_raise_internal_error_for_tests", [](const std::string& msg) {
