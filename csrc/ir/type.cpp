@@ -22,6 +22,56 @@ bool isFloat8Type(DataType dtype) {
   return dtype == DataType::Float8_e4m3fn || dtype == DataType::Float8_e5m2;
 }
 
+bool kernelsTakeComplex(UnaryOpType op) {
+  return op == UnaryOpType::Neg || op == UnaryOpType::Abs ||
+         op == UnaryOpType::Real || op == UnaryOpType::Imag ||
+         op == UnaryOpType::Conj;
+}
+
+bool kernelsTakeComplex(BinaryOpType op) {
+  return op == BinaryOpType::Add || op == BinaryOpType::Sub ||
+         op == BinaryOpType::Mul || op == BinaryOpType::Div ||
+         op == BinaryOpType::Eq || op == BinaryOpType::Ne;
+}
+
+bool atenTakesComplex(UnaryOpType op) {
+  switch (op) {
+    case UnaryOpType::Exp:
+    case UnaryOpType::Exp2:
+    case UnaryOpType::Expm1:
+    case UnaryOpType::Log:
+    case UnaryOpType::Log10:
+    case UnaryOpType::Log1p:
+    case UnaryOpType::Log2:
+    case UnaryOpType::Sqrt:
+    case UnaryOpType::Rsqrt:
+    case UnaryOpType::Reciprocal:
+    case UnaryOpType::Sigmoid:
+    case UnaryOpType::Sin:
+    case UnaryOpType::Cos:
+    case UnaryOpType::Tan:
+    case UnaryOpType::Sinh:
+    case UnaryOpType::Cosh:
+    case UnaryOpType::Tanh:
+    case UnaryOpType::Asin:
+    case UnaryOpType::Acos:
+    case UnaryOpType::Atan:
+    case UnaryOpType::Asinh:
+    case UnaryOpType::Acosh:
+    case UnaryOpType::Atanh:
+    case UnaryOpType::IsNan:
+    case UnaryOpType::IsInf:
+    case UnaryOpType::IsFinite:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool atenTakesComplex(BinaryOpType op) {
+  return op == BinaryOpType::Pow;
+}
+
 bool isDataOnlyType(DataType dtype) {
   return dtype == DataType::UInt64 || dtype == DataType::Float4_e2m1fn_x2;
 }

@@ -200,6 +200,14 @@ enum class ReductionOpType { Sum, Prod, Max, Min, Welford };
 // Type queries.
 bool isFloatingPointType(DataType dtype); // fp8 included
 bool isFloat8Type(DataType dtype);
+// The ops on complex values (doc/ops.md "Complex numbers"): those the
+// generated kernels compute, and the further ones torch defines that only
+// ATen computes (the kernel schedulers decline them on complex operands,
+// so they run in an ExprEval segment).
+bool kernelsTakeComplex(UnaryOpType op);
+bool kernelsTakeComplex(BinaryOpType op);
+bool atenTakesComplex(UnaryOpType op);
+bool atenTakesComplex(BinaryOpType op);
 // UInt64 and Float4_e2m1fn_x2: moved and copied, never computed on or cast.
 bool isDataOnlyType(DataType dtype);
 bool isComplexType(DataType dtype);

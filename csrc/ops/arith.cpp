@@ -76,17 +76,14 @@ bool isFloatFunction(UnaryOpType op) {
   }
 }
 
-// The ops complex values take (doc/ops.md "Complex numbers").
+// The ops complex values take (doc/ops.md "Complex numbers"): those the
+// kernels compute, and those only ATen does (ir/type.h).
 bool takesComplex(UnaryOpType op) {
-  return op == UnaryOpType::Neg || op == UnaryOpType::Abs ||
-         op == UnaryOpType::Real || op == UnaryOpType::Imag ||
-         op == UnaryOpType::Conj;
+  return kernelsTakeComplex(op) || atenTakesComplex(op);
 }
 
 bool takesComplex(BinaryOpType op) {
-  return op == BinaryOpType::Add || op == BinaryOpType::Sub ||
-         op == BinaryOpType::Mul || op == BinaryOpType::Div ||
-         op == BinaryOpType::Eq || op == BinaryOpType::Ne;
+  return kernelsTakeComplex(op) || atenTakesComplex(op);
 }
 
 bool isRounding(UnaryOpType op) {

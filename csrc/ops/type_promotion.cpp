@@ -143,15 +143,15 @@ DataType wrappedNumberType(DataType dtype) {
 } // namespace
 
 DataType computeTypePromotion(const std::vector<Val*>& operands) {
-  DataType dim_type = DataType::Null; // tensors with axes
+  DataType dim_type = DataType::Null;      // tensors with axes
   DataType zero_dim_type = DataType::Null; // 0-dim tensors
   DataType scalar_type = DataType::Null;
   for (Val* operand : operands) {
     DataType* slot = &scalar_type;
     if (auto* tv = dynamic_cast<TensorView*>(operand)) {
       slot = TensorDomain::noReductions(tv->getLogicalDomain()).empty()
-          ? &zero_dim_type
-          : &dim_type;
+                 ? &zero_dim_type
+                 : &dim_type;
     }
     *slot = *slot == DataType::Null ? operand->dtype()
                                     : promoteTypes(*slot, operand->dtype());

@@ -33,7 +33,32 @@ std::unordered_set<Val*> upstreamOf(Val* from) {
   return seen;
 }
 
+namespace {
+
+// An op on complex values that only ATen computes (ir/type.h).
+bool complexOpOnlyATenComputes(const Expr* expr) {
+  const bool complex_operand = std::any_of(
+      expr->inputs().begin(), expr->inputs().end(),
+      [](const Val* v) { return isComplexType(v->dtype()); });
+  if (!complex_operand) {
+    return false;
+  }
+  if (auto* uop = dynamic_cast<const UnaryOp*>(expr)) {
+    return uop->opType() != UnaryOpType::Cast &&
+           !kernelsTakeComplex(uop->opType());
+  }
+  if (auto* bop = dynamic_cast<const BinaryOp*>(expr)) {
+    return !kernelsTakeComplex(bop->opType());
+  }
+  return false;
+}
+
+} // namespace
+
 bool isPointwiseExpr(const Expr* expr) {
+  if (complexOpOnlyATenComputes(expr)) {
+    return false;
+  }
   return expr->isA<UnaryOp>() || expr->isA<BinaryOp>() ||
          expr->isA<TernaryOp>() || expr->isA<LoadStoreOp>() ||
          expr->isA<BroadcastOp>() || expr->isA<ExpandOp>() ||

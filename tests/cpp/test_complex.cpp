@@ -7,6 +7,9 @@
 #include <ops/all_ops.h>
 #include <runtime/aten_evaluator.h>
 #include <runtime/fusion_executor_cache.h>
+#include <runtime/fusion_kernel_runtime.h>
+#include <runtime/input_binding.h>
+#include <scheduler/registry.h>
 #include <tests/cpp/utils.h>
 
 #include <ATen/ATen.h>
@@ -96,9 +99,9 @@ TEST_F(ComplexTest, OpsThatTakeNoComplexValuesAreUserErrors) {
   fusion.addInput(a);
   fusion.addInput(x);
   EXPECT_THAT(
-      [&] { exp(a); },
+      [&] { erf(a); },
       ThrowsMessage<UserError>(HasSubstr(
-          "is of type complex64, and exp does not take complex values")));
+          "is of type complex64, and erf does not take complex values")));
   EXPECT_THAT(
       [&] { lt(a, x); },
       ThrowsMessage<UserError>(HasSubstr("Python fd.ops.real, fd.ops.imag")));
@@ -114,6 +117,30 @@ TEST_F(ComplexTest, OpsThatTakeNoComplexValuesAreUserErrors) {
   // The fusion is intact after the errors.
   fusion.addOutput(add(a, x));
   EXPECT_EQ(fusion.outputs().size(), 1u);
+}
+
+// The functions torch defines on complex values that the kernels do not
+// compute (exp, log, sqrt, the trigonometric ones, pow, ...) are the
+// ATen's: the kernel schedulers decline them, the ExprEval scheduler runs
+// them, between kernels of the arithmetic around them.
+TEST_F(ComplexTest, FunctionsOnlyATenComputesRunThroughExprEval) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* a = makeContigTensor(2, DataType::ComplexFloat);
+  fusion->addInput(a);
+  TensorView* e = exp(a);
+  EXPECT_EQ(e->dtype(), DataType::ComplexFloat);
+  EXPECT_EQ(isnan(a)->dtype(), DataType::Bool);
+  fusion->addOutput(pow(sqrt(e), a));
+  const at::Tensor ta = complexRandn({4, 6}, at::TensorOptions());
+  RuntimeInfo info = makeRuntimeInfo(fusion.get(), {ta}, false);
+  SchedulerChoice choice = chooseScheduler(fusion.get(), info);
+  EXPECT_EQ(choice.scheduler->type(), SchedulerType::ExprEval);
+  EXPECT_THAT(
+      choice.rejections,
+      ::testing::Contains(HasSubstr("PointWise (compile time): it has a")));
+  const auto out = evaluateFusionWithATen(fusion.get(), {ta});
+  EXPECT_TRUE(at::allclose(out[0], at::pow(at::sqrt(at::exp(ta)), ta)));
 }
 
 TEST_F(ComplexTest, AtenEvaluationEqualsTorch) {
@@ -210,6 +237,29 @@ TEST_F(ComplexGpuTest, ComplexArithmeticEqualsTorch) {
             ->schedulerType(),
         SchedulerType::PointWise);
   }
+}
+
+TEST_F(ComplexGpuTest, FunctionsOnlyATenComputesRunBetweenKernels) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* a = makeContigTensor(2, DataType::ComplexFloat);
+  TensorView* x = makeContigTensor(2);
+  fusion->addInput(a);
+  fusion->addInput(x);
+  fusion->addOutput(mul(exp(add(a, x)), x));
+  FusionExecutorCache fec(std::move(fusion));
+  const auto options = at::TensorOptions().device(at::kCUDA);
+  const at::Tensor ta = complexRandn({130, 250}, options);
+  const at::Tensor tx = at::randn({130, 250}, options);
+  const auto out = fec.runFusionWithInputs({ta, tx});
+  EXPECT_TRUE(at::allclose(out[0], at::exp(ta + tx) * tx, 1e-5, 1e-5));
+  std::vector<SchedulerType> types;
+  for (SegmentedGroup* group :
+       fec.getMostRecentKernelRuntime()->fusionSegments()->groups()) {
+    types.push_back(group->schedulerType());
+  }
+  EXPECT_THAT(types, ::testing::Contains(SchedulerType::ExprEval));
+  EXPECT_THAT(types, ::testing::Contains(SchedulerType::PointWise));
 }
 
 // Smith's division keeps quotients whose naive form would overflow.
