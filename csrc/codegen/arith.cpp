@@ -30,6 +30,14 @@ std::string literal(const Val* v) {
         v->dtype() == DataType::Int || x > INT32_MAX || x < INT32_MIN;
     return std::to_string(x) + (long_long ? "LL" : "");
   }
+  if (isComplexType(v->dtype())) {
+    // Each part printed as a real constant of the part type.
+    const DataType part = complexPartType(v->dtype());
+    const Val re(ScalarValue(value.asComplex().real()), part);
+    const Val im(ScalarValue(value.asComplex().imag()), part);
+    return "makeComplex<" + cudaTypeName(part) + ">(" + literal(&re) + ", " +
+           literal(&im) + ")";
+  }
   const double d = value.asDouble();
   if (std::isinf(d)) {
     return d > 0 ? "CUDART_INF" : "(-CUDART_INF)";

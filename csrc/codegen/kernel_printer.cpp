@@ -125,8 +125,13 @@ std::string KernelPrinter::operand(Val* v, DataType dtype) {
   if (v->isScalar() && !v->isA<kir::TensorIndex>() && v->dtype() != dtype &&
       !integers_mix) {
     if (v->isConst() && isFloatingPointType(dtype) &&
-        (dtype == DataType::Float || dtype == DataType::Double)) {
+        (dtype == DataType::Float || dtype == DataType::Double) &&
+        !isComplexType(v->dtype())) {
       Val tmp(ScalarValue(v->value().asDouble()), dtype);
+      return literal(&tmp);
+    }
+    if (v->isConst() && isComplexType(dtype)) { // at the operand's precision
+      Val tmp(ScalarValue(v->value().asComplex()), dtype);
       return literal(&tmp);
     }
     return castExpr(gen(v), v->dtype(), dtype);

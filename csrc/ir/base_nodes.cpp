@@ -27,7 +27,7 @@ DataType dataTypeOf(const ScalarValue& value) {
   if (value.isInt()) {
     return DataType::Int;
   }
-  return DataType::Double;
+  return value.isComplex() ? DataType::ComplexDouble : DataType::Double;
 }
 
 } // namespace
@@ -54,6 +54,12 @@ Val::Val(ScalarValue value, DataType dtype) : Val(ValType::Scalar, dtype) {
     value_ = ScalarValue(0.0);
   } else if (dtype == DataType::Bool) {
     value_ = ScalarValue(value.asBool());
+  } else if (isComplexType(dtype)) {
+    std::complex<double> c = value.asComplex();
+    if (dtype == DataType::ComplexFloat) { // held at the type's precision
+      c = std::complex<double>(std::complex<float>(c));
+    }
+    value_ = ScalarValue(c);
   } else {
     FUSER_CHECK(false, "A constant scalar cannot have data type ", dtype, ".");
   }
@@ -73,7 +79,13 @@ std::string Val::toString(int indent_size) const {
   std::stringstream ss;
   ss << indent(indent_size);
   if (isConst()) {
-    if (isFloatingPointType(dtype_)) {
+    if (isComplexType(dtype_)) {
+      std::ostringstream num;
+      num.precision(17);
+      num << "complex(" << value_.asComplex().real() << ", "
+          << value_.asComplex().imag() << ")";
+      ss << num.str();
+    } else if (isFloatingPointType(dtype_)) {
       std::ostringstream num;
       num.precision(17);
       num << value_.asDouble();

@@ -1,10 +1,13 @@
-// The value of a constant scalar: nothing, a bool, an integer or a double.
+// The value of a constant scalar: nothing, a bool, an integer, a double or
+// a complex double (a constant of a complex type: doc/ops.md "Complex
+// numbers"; no host arithmetic takes it, asDouble() of it is an error).
 // Comparable with plain C++ numbers so tests can write
 // `EXPECT_EQ(split->factor()->value(), 2)`.
 #pragma once
 
 #include <base/exceptions.h>
 
+#include <complex>
 #include <cstdint>
 #include <ostream>
 #include <type_traits>
@@ -23,6 +26,7 @@ class ScalarValue {
   ScalarValue(T v) : value_(static_cast<int64_t>(v)) {}
   ScalarValue(double v) : value_(v) {}
   ScalarValue(float v) : value_(static_cast<double>(v)) {}
+  ScalarValue(std::complex<double> v) : value_(v) {}
 
   bool hasValue() const {
     return !std::holds_alternative<std::monostate>(value_);
@@ -36,6 +40,16 @@ class ScalarValue {
   bool isDouble() const {
     return std::holds_alternative<double>(value_);
   }
+  bool isComplex() const {
+    return std::holds_alternative<std::complex<double>>(value_);
+  }
+  // Any value as a complex number (a real one with no imaginary part).
+  std::complex<double> asComplex() const {
+    if (isComplex()) {
+      return std::get<std::complex<double>>(value_);
+    }
+    return {asDouble(), 0.0};
+  }
 
   // Numeric views; a bool reads as 0/1.
   int64_t asInt() const {
@@ -46,10 +60,12 @@ class ScalarValue {
     if (isBool()) {
       return std::get<bool>(value_) ? 1 : 0;
     }
+    FUSER_INTERNAL_ASSERT(!isComplex(), "reading a complex value as an integer");
     return static_cast<int64_t>(std::get<double>(value_));
   }
   double asDouble() const {
     FUSER_INTERNAL_ASSERT(hasValue(), "reading an empty ScalarValue");
+    FUSER_INTERNAL_ASSERT(!isComplex(), "reading a complex value as a real");
     if (isDouble()) {
       return std::get<double>(value_);
     }
@@ -59,6 +75,9 @@ class ScalarValue {
     FUSER_INTERNAL_ASSERT(hasValue(), "reading an empty ScalarValue");
     if (isBool()) {
       return std::get<bool>(value_);
+    }
+    if (isComplex()) {
+      return asComplex() != std::complex<double>(0.0, 0.0);
     }
     return isInt() ? asInt() != 0 : asDouble() != 0.0;
   }
@@ -77,6 +96,9 @@ class ScalarValue {
   bool operator==(const ScalarValue& other) const {
     if (!hasValue() || !other.hasValue()) {
       return hasValue() == other.hasValue();
+    }
+    if (isComplex() || other.isComplex()) {
+      return asComplex() == other.asComplex();
     }
     if (isDouble() || other.isDouble()) {
       return asDouble() == other.asDouble();
@@ -97,11 +119,16 @@ class ScalarValue {
     if (v.isInt()) {
       return os << v.asInt();
     }
+    if (v.isComplex()) {
+      return os << "complex(" << v.asComplex().real() << ", "
+                << v.asComplex().imag() << ")";
+    }
     return os << v.asDouble();
   }
 
  private:
-  std::variant<std::monostate, bool, int64_t, double> value_;
+  std::variant<std::monostate, bool, int64_t, double, std::complex<double>>
+      value_;
 };
 
 template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>

@@ -20,6 +20,10 @@ namespace fuser {
 namespace {
 
 at::Scalar toAtenScalar(const ScalarValue& value) {
+  if (value.isComplex()) {
+    return at::Scalar(c10::complex<double>(
+        value.asComplex().real(), value.asComplex().imag()));
+  }
   if (value.isDouble()) {
     return at::Scalar(value.asDouble());
   }

@@ -154,8 +154,13 @@ ScalarValue toScalarValue(const py::handle& value) {
   if (py::isinstance<py::float_>(value)) {
     return ScalarValue(value.cast<double>());
   }
+  if (PyComplex_Check(value.ptr())) {
+    return ScalarValue(std::complex<double>(
+        PyComplex_RealAsDouble(value.ptr()),
+        PyComplex_ImagAsDouble(value.ptr())));
+  }
   FUSER_CHECK(
-      false, "A scalar value must be a bool, an int or a float; got ",
+      false, "A scalar value must be a bool, an int, a float or a complex; got ",
       py::str(py::type::handle_of(value)).cast<std::string>(), ".");
   return ScalarValue();
 }
@@ -234,7 +239,9 @@ Val* defineScalar(Fusion& fusion, const py::object& value, DataType dtype) {
     return IrBuilder::create<Val>(scalar);
   }
   // Keep the value's kind consistent with its type.
-  if (isFloatingPointType(dtype)) {
+  if (isComplexType(dtype)) {
+    scalar = ScalarValue(scalar.asComplex());
+  } else if (isFloatingPointType(dtype)) {
     scalar = ScalarValue(scalar.asDouble());
   } else if (isIntegralType(dtype)) {
     scalar = ScalarValue(scalar.asInt());

@@ -26,10 +26,9 @@ def _is_int(value):
 
 
 _COMPLEX_SCALARS = (
-    "{what}: {value!r} is a complex number; fuser has complex tensors but "
-    "no complex scalars. Pass it as a complex tensor input (broadcast it), "
-    "or apply its real and imaginary parts to fd.ops.real and fd.ops.imag "
-    "of the operand."
+    "{what}: {value!r} is a complex number, but the dtype asked for is not a "
+    "complex type. Give dtype=DataType.ComplexFloat or DataType.ComplexDouble "
+    "(or no dtype)."
 )
 
 
@@ -43,11 +42,9 @@ class OperandChecks:
             if isinstance(value, Scalar) and value._pending is not None:
                 self._materialize(value)
             return value
-        if isinstance(value, (bool, int, float)):
+        if isinstance(value, (bool, int, float, complex)):
             # Python numbers become constant scalars, as in nvFuser.
             return self.define_scalar(value)
-        if isinstance(value, complex):
-            raise FuserError(_COMPLEX_SCALARS.format(what=what, value=value))
         raise TypeError(
             f"{what}: argument {position} must be a Tensor, a Scalar or a "
             f"Python bool, int or float; got {type(value).__name__}."

@@ -36,6 +36,8 @@ def render_value(value, namer):
         return repr(value)
     if value is None or isinstance(value, (bool, int)):
         return repr(value)
+    if isinstance(value, complex):
+        return f"complex({render_value(value.real, namer)}, {render_value(value.imag, namer)})"
     raise TypeError(f"cannot print {value!r} in a fusion definition")
 
 

@@ -311,34 +311,42 @@ class FusionDefinition(
         ``define_scalar(DataType.X)`` (nvFuser's form) is a scalar input of
         type X too.
 
-        Without a dtype: Bool for a bool, Int for an int, Double otherwise.
+        Without a dtype: Bool for a bool, Int for an int, ComplexDouble for
+        a complex, Double otherwise. Complex scalars are constants (a
+        complex scalar input is a FuserError: pass a 0-dim complex tensor).
         """
         what = "fd.define_scalar"
         self._check_defining(what)
         if isinstance(value, DataType) and dtype is None:
             value, dtype = None, value
-        if isinstance(value, complex):
-            raise FuserError(_COMPLEX_SCALARS.format(what=what, value=value))
-        if value is not None and not isinstance(value, (bool, int, float)):
+        if value is not None and not isinstance(value, (bool, int, float, complex)):
             raise TypeError(
-                f"{what}: the value must be None, a bool, an int or a float; "
-                f"got {type(value).__name__}."
+                f"{what}: the value must be None, a bool, an int, a float or a "
+                f"complex; got {type(value).__name__}."
             )
         if dtype is None:
             if isinstance(value, bool):
                 dtype = DataType.Bool
             elif isinstance(value, int):
                 dtype = DataType.Int
+            elif isinstance(value, complex):
+                dtype = DataType.ComplexDouble
             else:
                 dtype = DataType.Double
         dtype = to_data_type(dtype)
-        if dtype in (DataType.ComplexFloat, DataType.ComplexDouble):
+        complex_type = dtype in (DataType.ComplexFloat, DataType.ComplexDouble)
+        if complex_type and value is None:
             raise FuserError(
-                f"{what}: fuser has complex tensors but no complex scalars; "
-                f"got dtype={dtype}. Declare a complex tensor input instead."
+                f"{what}: fuser's complex scalars are constants; got an input of "
+                f"dtype={dtype}. Pass the value as a 0-dim complex tensor input "
+                "instead (fd.define_tensor(shape=[], dtype=...))."
             )
+        if isinstance(value, complex) and not complex_type:
+            raise FuserError(_COMPLEX_SCALARS.format(what=what, value=value))
         if value is not None:
-            if dtype in (DataType.Float, DataType.Double, DataType.Half, DataType.BFloat16):
+            if complex_type:
+                value = complex(value)
+            elif dtype in (DataType.Float, DataType.Double, DataType.Half, DataType.BFloat16):
                 value = float(value)
             elif dtype in (DataType.Int, DataType.Int32):
                 value = int(value)

@@ -143,6 +143,38 @@ TEST_F(ComplexTest, FunctionsOnlyATenComputesRunThroughExprEval) {
   EXPECT_TRUE(at::allclose(out[0], at::pow(at::sqrt(at::exp(ta)), ta)));
 }
 
+// A complex constant: printed, compiled into the kernel at the operand's
+// precision (makeComplex<float>), promoting a float tensor to complex64
+// (a Python complex stands for complex64 among tensors, as in torch), and
+// evaluated by ATen.
+TEST_F(ComplexTest, ComplexConstantsAreKernelLiterals) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* a = makeContigTensor(2, DataType::ComplexFloat);
+  TensorView* x = makeContigTensor(2);
+  fusion->addInput(a);
+  fusion->addInput(x);
+  Val* c = IrBuilder::create<Val>(
+      std::complex<double>(1.5, -2.0), DataType::ComplexDouble);
+  EXPECT_EQ(c->toString(), "complex(1.5, -2)");
+  TensorView* scaled = mul(a, c);
+  TensorView* shifted = add(x, c);
+  EXPECT_EQ(scaled->dtype(), DataType::ComplexFloat);
+  EXPECT_EQ(shifted->dtype(), DataType::ComplexFloat);
+  fusion->addOutput(scaled);
+  fusion->addOutput(shifted);
+  const at::Tensor ta = complexRandn({4, 6}, at::TensorOptions());
+  const at::Tensor tx = at::randn({4, 6});
+  const CompiledSchedule compiled = scheduleAndCompile(*fusion, {ta, tx});
+  EXPECT_EQ(compiled.type, SchedulerType::PointWise);
+  EXPECT_THAT(compiled.code, HasSubstr("makeComplex<float>(1.5f, -2.0f)"));
+  const auto out = evaluateFusionWithATen(fusion.get(), {ta, tx});
+  const c10::complex<double> cc(1.5, -2.0);
+  EXPECT_TRUE(at::allclose(out[0], ta * cc));
+  EXPECT_TRUE(at::allclose(out[1], tx + cc));
+  EXPECT_EQ(out[1].scalar_type(), at::kComplexFloat);
+}
+
 TEST_F(ComplexTest, AtenEvaluationEqualsTorch) {
   std::unique_ptr<Fusion> fusion = complexArithmetic();
   const at::Tensor a = complexRandn({4, 6}, at::TensorOptions());

@@ -1,0 +1,102 @@
+"""Translators of the aten ops that move data without computing
+(view/reshape, permute and transposes, expand, squeeze/unsqueeze, slice,
+select, cat, pad) to fd.ops, for aten_table.py.
+
+Sizes may be ints or fuser Scalars: a symbolic size of Dynamo's graph
+reaches the partition as an Int scalar input, so one definition serves
+every value of it."""
+
+
+def translate_reshape(ctx, x, size):
+    """view, _unsafe_view, reshape (fuser's reshape is a view where it can
+    be one)."""
+    return ctx.fd.ops.reshape(x, list(size))
+
+
+def translate_permute(ctx, x, dims):
+    return ctx.fd.ops.permute(x, [ctx.normalized_dim(d, x.ndim) for d in dims])
+
+
+def translate_transpose(ctx, x, dim0, dim1):
+    rank = x.ndim
+    if rank < 2:
+        return ctx.fd.ops.set(x)
+    dims = list(range(rank))
+    a, b = ctx.normalized_dim(dim0, rank), ctx.normalized_dim(dim1, rank)
+    dims[a], dims[b] = dims[b], dims[a]
+    return ctx.fd.ops.permute(x, dims)
+
+
+def translate_t(ctx, x):
+    return translate_transpose(ctx, x, 0, 1)
+
+
+def translate_expand(ctx, x, size, implicit=False):
+    """torch.expand: new leading axes, then the axes of size 1 (broadcast
+    axes in fuser) take their new sizes; fuser takes -1 for the others."""
+    size = list(size)
+    x = ctx.with_rank(x, len(size))
+    source = ctx.input_sizes(0)
+    leading = len(size) - len(source)
+    extents = []
+    for axis, target in enumerate(size):
+        was_one = axis < leading or source[axis - leading] == 1
+        if was_one and not (isinstance(target, int) and target in (1, -1)):
+            extents.append(target)
+        else:
+            extents.append(-1)
+    if all(isinstance(e, int) and e == -1 for e in extents):
+        return ctx.fd.ops.set(x)
+    return ctx.fd.ops.expand(x, extents)
+
+
+def _squeezable(ctx, dims):
+    """The axes among `dims` of size 1 in eager ATen (squeeze leaves other
+    axes alone)."""
+    sizes = ctx.input_sizes(0)
+    rank = len(sizes)
+    dims = range(rank) if dims is None else dims
+    return sorted({ctx.normalized_dim(d, rank) for d in dims if sizes[d] == 1})
+
+
+def translate_squeeze(ctx, x, dims=None):
+    """squeeze.default, squeeze.dim and squeeze.dims."""
+    if isinstance(dims, int):
+        dims = [dims]
+    dims = _squeezable(ctx, dims)
+    if not dims:
+        return ctx.fd.ops.set(x)
+    return ctx.fd.ops.squeeze(x, dims)
+
+
+def translate_unsqueeze(ctx, x, dim):
+    return ctx.fd.ops.unsqueeze(x, ctx.normalized_dim(dim, x.ndim + 1))
+
+
+def translate_slice(ctx, x, dim=0, start=None, end=None, step=1):
+    """slice.Tensor of one axis: the others whole (fuser clamps the bounds
+    and counts negative ones from the end, as torch)."""
+    rank = x.ndim
+    dim = ctx.normalized_dim(dim, rank)
+    starts = [0] * rank
+    ends = [ctx.size(x, d) for d in range(rank)]
+    steps = [1] * rank
+    starts[dim] = 0 if start is None else start
+    if end is not None:
+        ends[dim] = end
+    steps[dim] = step
+    return ctx.fd.ops.slice(x, starts, ends, steps)
+
+
+def translate_select(ctx, x, dim, index):
+    return ctx.fd.ops.select(x, index, ctx.normalized_dim(dim, x.ndim))
+
+
+def translate_cat(ctx, tensors, dim=0):
+    rank = ctx.result_rank()
+    tensors = ctx.as_dtype(list(tensors), ctx.result_dtype())
+    return ctx.fd.ops.cat(tensors, ctx.normalized_dim(dim, rank))
+
+
+def translate_constant_pad_nd(ctx, x, pad, value=0):
+    return ctx.fd.ops.pad(x, list(pad), value)
