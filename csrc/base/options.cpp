@@ -112,13 +112,14 @@ bool listedIn(const char* variable, const char* name) {
 // The names FUSER_ENABLE and FUSER_DISABLE take, in enum order.
 constexpr const char* kEnableNames[] = {
     "outer_persistent", "matmul_cluster",      "shared_buffers",
-    "warp_per_row",     "tight_register_caps", "narrow_load_unroll"};
+    "warp_per_row",     "tight_register_caps", "narrow_load_unroll",
+    "validate_runs"};
 constexpr const char* kDisableNames[] = {
     "inner_outer_persistent", "fewer_rows_per_block", "matmul_expr_eval",
     "kernel_fallback"};
 static_assert(
     std::size(kEnableNames) ==
-    static_cast<size_t>(EnableOption::NarrowLoadUnroll) + 1);
+    static_cast<size_t>(EnableOption::ValidateRuns) + 1);
 static_assert(
     std::size(kDisableNames) ==
     static_cast<size_t>(DisableOption::KernelFallback) + 1);

@@ -29,7 +29,8 @@
 //                           (comma-separated, isEnabled below):
 //                           outer_persistent, matmul_cluster,
 //                           shared_buffers, warp_per_row,
-//                           tight_register_caps, narrow_load_unroll
+//                           tight_register_caps, narrow_load_unroll,
+//                           validate_runs
 //   FUSER_DISABLE           schedulers that are on by default
 //                           (comma-separated, isDisabled below):
 //                           inner_outer_persistent, fewer_rows_per_block,
@@ -88,6 +89,9 @@ enum class EnableOption {
   WarpPerRow,        // warp_per_row
   TightRegisterCaps, // tight_register_caps
   NarrowLoadUnroll,  // narrow_load_unroll (doc/pointwise.md §4)
+  // validate_runs: every run is checked against an ATen evaluation
+  // (runtime/run_validation.h); a debugging aid, slow.
+  ValidateRuns,
 };
 bool isEnabled(EnableOption option);
 

@@ -60,7 +60,8 @@ class ScalarValue {
     if (isBool()) {
       return std::get<bool>(value_) ? 1 : 0;
     }
-    FUSER_INTERNAL_ASSERT(!isComplex(), "reading a complex value as an integer");
+    FUSER_INTERNAL_ASSERT(
+        !isComplex(), "reading a complex value as an integer");
     return static_cast<int64_t>(std::get<double>(value_));
   }
   double asDouble() const {

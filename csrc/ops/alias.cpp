@@ -87,13 +87,41 @@ IterDomain* expandedAxis(
 
 } // namespace
 
+namespace {
+
+// Whether `id` is an axis of size 1 that is not a broadcast axis (a
+// reshape to size 1, a slice of one element) which `extent` expands.
+bool expandsSizeOneAxis(IterDomain* id, Val* extent) {
+  return !id->isBroadcast() && id->extent()->isConstInt() &&
+         id->extent()->constIntValue() == 1 && !isConstInt(extent, -1) &&
+         !isConstInt(extent, 1);
+}
+
+} // namespace
+
 TensorView* expand(TensorView* tv, const std::vector<Val*>& extents) {
   checkTensor(tv, "expand");
-  const auto inputs = TensorDomain::noReductions(tv->getLogicalDomain());
+  auto inputs = TensorDomain::noReductions(tv->getLogicalDomain());
   FUSER_CHECK(
       extents.size() == inputs.size(), "expand of ", tv->toString(),
       ": needs one extent per axis (", inputs.size(), "), got ", extents.size(),
       ". To add axes, broadcast first.");
+  // torch expands any axis of size 1: such an axis that is not a broadcast
+  // axis becomes one (squeezed, then broadcast again) first.
+  std::vector<int64_t> size_one;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (expandsSizeOneAxis(inputs[i], extents[i])) {
+      size_one.push_back(static_cast<int64_t>(i));
+    }
+  }
+  if (!size_one.empty() && size_one.size() < inputs.size()) {
+    std::vector<bool> flags(inputs.size(), false);
+    for (int64_t i : size_one) {
+      flags[static_cast<size_t>(i)] = true;
+    }
+    tv = broadcast(squeeze(tv, size_one), flags);
+    inputs = TensorDomain::noReductions(tv->getLogicalDomain());
+  }
   std::vector<IterDomain*> out_ids;
   for (size_t i = 0; i < inputs.size(); ++i) {
     out_ids.push_back(expandedAxis(tv, i, inputs[i], extents[i]));

@@ -375,6 +375,22 @@ FUSER_DEFINE_BINARY(logical_right_shift, LogicalRightShift)
 FUSER_DEFINE_BINARY(gcd, Gcd)
 #undef FUSER_DEFINE_BINARY
 
+Val* truncDiv(Val* lhs, Val* rhs) {
+  checkOperands({lhs, rhs}, "trunc_div");
+  ops::checkComputable({lhs, rhs}, "trunc_div");
+  ops::checkNotComplex({lhs, rhs}, "trunc_div");
+  const DataType promoted = computeTypePromotion({lhs, rhs});
+  if (!isIntegralType(promoted)) {
+    return unaryOp(UnaryOpType::Trunc, div(lhs, rhs));
+  }
+  const std::vector<Val*> aligned = ops::alignRanks({lhs, rhs});
+  Val* a = ops::maybeCastTensor(aligned[0], promoted);
+  Val* b = ops::maybeCastTensor(aligned[1], promoted);
+  Val* out = newResult({a, b}, promoted);
+  IrBuilder::create<BinaryOp>(BinaryOpType::Div, out, a, b);
+  return out;
+}
+
 Val* where(Val* condition, Val* a, Val* b) {
   checkOperands({condition, a, b}, "where");
   ops::checkComputable({a, b}, "where");

@@ -117,6 +117,9 @@ FUSER_DECLARE_BINARY(atan2)
 FUSER_DECLARE_BINARY(remainder)
 // The next float after lhs towards rhs, of float or double operands.
 FUSER_DECLARE_BINARY(nextafter)
+// torch.div(a, b, rounding_mode="trunc"): integers divide as C's `/`
+// (nvFuser's div of integers), floats give trunc(a / b).
+Val* truncDiv(Val* lhs, Val* rhs);
 // Integer operands (bools too for and, or, xor), torch's semantics: a
 // shift by a negative amount or by the width or more gives 0 (left,
 // logical right) or the sign fill (arithmetic right); gcd is non-negative.

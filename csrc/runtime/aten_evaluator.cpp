@@ -11,6 +11,7 @@
 #include <runtime/input_binding.h>
 
 #include <ATen/ATen.h>
+#include <c10/cuda/CUDAGraphsC10Utils.h>
 
 #include <algorithm>
 #include <unordered_map>
@@ -295,7 +296,12 @@ class AtenEvaluator {
       return in.select(dim, i).clone();
     }
     const at::Tensor index = tensorOf(op->index()).to(at::kLong);
-    if (index.numel() > 0) {
+    // Reading the range synchronizes, which a stream being captured into a
+    // CUDA graph does not allow: the check is skipped then.
+    const bool capturing =
+        index.is_cuda() && c10::cuda::currentStreamCaptureStatusMayInitCtx() !=
+                               c10::cuda::CaptureStatus::None;
+    if (index.numel() > 0 && !capturing) {
       const int64_t low = index.min().item<int64_t>();
       const int64_t high = index.max().item<int64_t>();
       FUSER_CHECK(

@@ -1,6 +1,7 @@
 #include <runtime/fusion_executor_cache.h>
 
 #include <base/options.h>
+#include <runtime/run_validation.h>
 #include <ir/all_nodes.h>
 #include <layout/vectorization.h>
 #include <multidevice/sharding.h>
@@ -144,7 +145,15 @@ std::vector<at::Tensor> FusionExecutorCache::runFusionWithInputs(
     runtime = runtimes_.try_emplace(key, std::move(fresh)).first->second.get();
   }
   most_recent_.store(runtime);
-  return runtime->run(inputs);
+  std::vector<at::Tensor> outputs = runtime->run(inputs);
+  if (isEnabled(EnableOption::ValidateRuns)) {
+    std::string segments;
+    for (size_t i = 0; i < runtime->segments().size(); ++i) {
+      segments += (i ? ", " : "") + toString(runtime->schedulerType(i));
+    }
+    validateRunWithATen(fusion_.get(), inputs, outputs, segments);
+  }
+  return outputs;
 }
 
 MultiDeviceExecutor* FusionExecutorCache::multiDeviceExecutor() const {

@@ -160,7 +160,8 @@ ScalarValue toScalarValue(const py::handle& value) {
         PyComplex_ImagAsDouble(value.ptr())));
   }
   FUSER_CHECK(
-      false, "A scalar value must be a bool, an int, a float or a complex; got ",
+      false,
+      "A scalar value must be a bool, an int, a float or a complex; got ",
       py::str(py::type::handle_of(value)).cast<std::string>(), ".");
   return ScalarValue();
 }
@@ -407,6 +408,13 @@ void bindIr(py::module_& m) {
             FUSER_CHECK(
                 it != binaryOps().end(), "Unknown binary op '", op, "'.");
             return binaryOp(it->second, lhs, rhs);
+          },
+          kRef)
+      .def(
+          "trunc_div",
+          [](Fusion& fusion, Val* lhs, Val* rhs) {
+            FusionGuard fg(&fusion);
+            return truncDiv(lhs, rhs);
           },
           kRef)
       .def(

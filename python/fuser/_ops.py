@@ -20,6 +20,13 @@ class Ops:
     def cast(self, arg, dtype):
         return self._fd._cast(arg, dtype)
 
+    def trunc_div(self, arg1, arg2):
+        """torch.div(a, b, rounding_mode="trunc"): integers divide as C's
+        `/` (nvFuser's div of integers), floats give trunc(a / b)."""
+        return self._fd._elementwise(
+            "trunc_div", [arg1, arg2], lambda a, b: self._fd._fusion.trunc_div(a, b)
+        )
+
     def set(self, arg):
         """A copy of a tensor."""
         return self._fd._set("set", arg)

@@ -235,6 +235,23 @@ TEST_F(ExpandOpTest, BadExtentsAreUserErrors) {
   EXPECT_EQ(fusion.outputs().size(), 1u);
 }
 
+// As torch, an axis of size 1 that is not a broadcast axis (here a
+// reshape's) expands: it becomes a broadcast axis first.
+TEST_F(ExpandOpTest, SizeOneAxesOfAReshapeExpand) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* x = makeContigTensor(2);
+  fusion->addInput(x);
+  TensorView* viewed = reshape(x, std::vector<int64_t>{1, 4, 1, 6});
+  ASSERT_FALSE(viewed->axis(0)->isBroadcast());
+  TensorView* expanded = expand(
+      viewed, {indexConst(2), indexConst(-1), indexConst(3), indexConst(-1)});
+  fusion->addOutput(expanded);
+  const at::Tensor in = at::randn({4, 6});
+  const auto out = evaluateFusionWithATen(fusion.get(), {in});
+  EXPECT_TRUE(at::equal(out[0], in.reshape({1, 4, 1, 6}).expand({2, 4, 3, 6})));
+}
+
 // A size given to expand as a scalar input is checked against the axes
 // the fusion joins to it when the fusion runs.
 TEST_F(ExpandOpTest, SizesGivenAtRunTimeMustAgreeWithTheJoinedAxes) {

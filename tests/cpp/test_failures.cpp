@@ -5,13 +5,14 @@
 // it is an InternalError that names the kernel and the dump options that
 // show it, and leaves the executor cache usable: the same fusion runs on
 // the next call, another one meanwhile.
+#include <base/options.h>
 #include <fusion.h>
 #include <ir/all_nodes.h>
 #include <ops/all_ops.h>
-#include <base/options.h>
 #include <runtime/fusion_executor_cache.h>
 #include <runtime/fusion_kernel_runtime.h>
 #include <runtime/kernel_executor.h>
+#include <runtime/run_validation.h>
 #include <tests/cpp/utils.h>
 
 #include <ATen/ATen.h>
@@ -58,6 +59,24 @@ at::Tensor cudaRandn(std::vector<int64_t> shape) {
 }
 
 } // namespace
+
+// FUSER_ENABLE=validate_runs's check (runtime/run_validation.h): outputs
+// equal to the ATen evaluation pass; a wrong element is an InternalError
+// that names the output, the element and how the fusion ran.
+TEST(RunValidationTest, AWrongOutputElementIsNamed) {
+  std::unique_ptr<Fusion> fusion = reluFusion();
+  const at::Tensor x = at::randn({4, 6});
+  at::Tensor out = at::relu(x);
+  EXPECT_NO_THROW(validateRunWithATen(fusion.get(), {x}, {out}, "PointWise"));
+  out.view({-1})[7] = 5.0;
+  EXPECT_THAT(
+      [&] { validateRunWithATen(fusion.get(), {x}, {out}, "PointWise"); },
+      ThrowsMessage<InternalError>(AllOf(
+          HasSubstr("output 0 (T1_g_float"),
+          HasSubstr("1 of 24 elements differ"),
+          HasSubstr("element 7 (flat) is 5"),
+          HasSubstr("The fusion ran as: PointWise"))));
+}
 
 TEST_F(FailureGpuTest, RejectedKernelRunsWithATenInstead) {
   FusionExecutorCache fec(rowSumFusion());

@@ -323,7 +323,8 @@ TEST_F(LibraryOpsGpuTest, ArgsortAndEmbeddingEqualTorchs) {
       castOp(DataType::Float, embedding(ids, weight, int64_t{0})));
   FusionExecutorCache fec(std::move(fusion));
   const at::Tensor in = at::randint(0, 5, {129, 33}, at::kCUDA).to(at::kFloat);
-  const at::Tensor idx = at::randint(0, 50, {4, 9}, at::kCUDA);
+  const at::Tensor idx = at::randint(
+      0, 50, {4, 9}, at::TensorOptions().device(at::kCUDA).dtype(at::kLong));
   const at::Tensor w = at::randn({50, 64}, at::kCUDA).to(at::kBFloat16);
   const auto out = fec.runFusionWithInputs({in, idx, w});
   EXPECT_TRUE(at::equal(out[0], at::argsort(-in, /*stable=*/true, 0)));
@@ -334,7 +335,7 @@ TEST_F(LibraryOpsGpuTest, GroupedMatmulEqualsTorchs) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());
   TensorView* a = makeContigTensor(2, DataType::BFloat16);
-  TensorView* b = makeContigTensor(3, DataType::BFloat16);
+  TensorView* b = makeSymbolicTensor(3, DataType::BFloat16);
   TensorView* offsets = makeContigTensor(1, DataType::Int32);
   fusion->addInput(a);
   fusion->addInput(b);

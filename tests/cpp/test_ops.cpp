@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 #include <ir/all_nodes.h>
 #include <ops/all_ops.h>
+#include <runtime/aten_evaluator.h>
 #include <tests/cpp/utils.h>
+
+#include <ATen/ATen.h>
 
 #include <cmath>
 #include <limits>
@@ -232,6 +235,30 @@ TEST_F(OpsTest, ElementwiseOpsBroadcastLowerRanksAsTorch) {
   TensorView* picked = where(gt(row, zero_dim), matrix, zero_dim);
   EXPECT_EQ(picked->nDims(), 2);
   EXPECT_EQ(picked->dtype(), DataType::Half);
+}
+
+// truncDiv: integers divide as C's `/` (toward zero, nvFuser's div of
+// integers), floats give trunc(a / b).
+TEST_F(OpsTest, TruncDivRoundsTowardZero) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* a = makeContigTensor(1, DataType::Int32);
+  TensorView* b = makeContigTensor(1, DataType::Int32);
+  TensorView* x = makeContigTensor(1);
+  fusion->addInput(a);
+  fusion->addInput(b);
+  fusion->addInput(x);
+  Val* q = truncDiv(a, b);
+  EXPECT_EQ(q->dtype(), DataType::Int32);
+  fusion->addOutput(q->as<TensorView>());
+  fusion->addOutput(truncDiv(x, IrBuilder::create<Val>(2.0))->as<TensorView>());
+  const at::Tensor ta = at::tensor({7, -7, 6, -1}, at::kInt);
+  const at::Tensor tb = at::tensor({2, 2, -4, 3}, at::kInt);
+  const at::Tensor tx = at::tensor({3.0f, -3.0f, 5.5f, -0.5f});
+  const auto out = evaluateFusionWithATen(fusion.get(), {ta, tb, tx});
+  EXPECT_TRUE(at::equal(out[0], at::tensor({3, -3, -1, 0}, at::kInt)));
+  EXPECT_TRUE(at::equal(out[1], at::tensor({1.0f, -1.0f, 2.0f, -0.0f})));
+  EXPECT_THAT(scheduleAndCompile(*fusion, {ta, tb, tx}).code, HasSubstr(" / "));
 }
 
 TEST_F(OpsTest, Where) {

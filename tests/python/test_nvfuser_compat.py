@@ -677,3 +677,30 @@ dist.destroy_process_group()
 """)
     assert result.returncode == 0, result.stderr
     assert "output 0 (T1) has no device mesh" in result.stdout
+
+
+# --- fd.ops with nvFuser's meanings (nvfuser_compat/ops.py) ---------------------
+
+
+def test_compat_div_of_integers_truncates_and_indices_may_be_floats():
+    from fuser.nvfuser_compat.fusion_definition import FusionDefinition as CompatDefinition
+
+    with CompatDefinition() as fd:
+        a = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Int32)
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        w = fd.define_tensor(shape=[-1, 1], contiguity=[True, None])  # float index
+        q = fd.ops.div(a, a)
+        t = fd.ops.div(x, 2.0)
+        g = fd.ops.take_along_axis(x, w, 1)
+        fd.add_output(q)
+        fd.add_output(t)
+        fd.add_output(g)
+    assert q.dtype == DataType.Int32  # nvFuser's integer division
+    assert t.dtype == DataType.Float
+    text = str(fd)
+    assert "fd.ops.trunc_div(T0, T0)" in text
+    assert "fd.ops.cast(T2, dtype=DataType.Int)" in text
+    # fuser's own fd.ops.div is torch.div: true division.
+    with FusionDefinition() as plain:
+        b = plain.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Int32)
+        assert plain.ops.div(b, b).dtype == DataType.Float

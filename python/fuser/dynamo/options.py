@@ -129,8 +129,7 @@ def parse_options(options, mode=None):
     if unknown:
         raise FuserError(
             f"torch.compile(backend='fuser'): unknown option"
-            f"{'s' if len(unknown) > 1 else ''} {', '.join(repr(k) for k in unknown)}.\n"
-            + _help()
+            f"{'s' if len(unknown) > 1 else ''} {', '.join(repr(k) for k in unknown)}.\n" + _help()
         )
     fields = {}
     if "fuser.eager_ops" in options:

@@ -56,15 +56,11 @@ def translate_bernoulli_p(ctx, x, p=0.5, *, generator=None):
 
 
 def translate_rand_like(ctx, x, **kwargs):
-    return ctx.fd.ops.uniform(
-        0.0, 1.0, ctx.fd.ops.shape(x), dtype=ctx.fd_dtype(ctx.result_dtype())
-    )
+    return ctx.fd.ops.uniform(0.0, 1.0, ctx.fd.ops.shape(x), dtype=ctx.fd_dtype(ctx.result_dtype()))
 
 
 def translate_randn_like(ctx, x, **kwargs):
-    return ctx.fd.ops.normal(
-        0.0, 1.0, ctx.fd.ops.shape(x), dtype=ctx.fd_dtype(ctx.result_dtype())
-    )
+    return ctx.fd.ops.normal(0.0, 1.0, ctx.fd.ops.shape(x), dtype=ctx.fd_dtype(ctx.result_dtype()))
 
 
 def translate_rand(ctx, size, **kwargs):

@@ -59,9 +59,9 @@ def _hint(size):
     """An int for a size that may be symbolic: the value Dynamo traced with."""
     if isinstance(size, int):
         return size
-    from torch.fx.experimental.symbolic_shapes import hint_int
+    from torch.fx.experimental.symbolic_shapes import size_hint
 
-    return hint_int(size)
+    return size_hint(size)
 
 
 def tensor_signature(sizes, strides, dtype, device_type):

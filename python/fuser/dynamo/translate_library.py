@@ -27,7 +27,9 @@ def translate_addmm(ctx, bias, a, b, *, beta=1, alpha=1):
     return ctx.fd.ops.add(product, ctx.cast(bias, ctx.result_dtype()))
 
 
-def translate_embedding(ctx, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+def translate_embedding(
+    ctx, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False
+):
     """aten.embedding(weight, indices, ...), in nvFuser's argument order.
     padding_idx and scale_grad_by_freq matter to the backward only, which
     ATen runs (embedding_dense_backward)."""

@@ -157,5 +157,23 @@ def translate_scalar_tensor(ctx, value, **kwargs):
     return ctx.fd.ops.full([], value, ctx.fd_dtype(ctx.result_dtype()))
 
 
+def translate_full_like(ctx, x, fill_value, **kwargs):
+    return ctx.fd.ops.full(ctx.fd.ops.shape(x), fill_value, ctx.fd_dtype(ctx.result_dtype()))
+
+
 def translate_fill(ctx, x, value):
     return ctx.fd.ops.full(ctx.fd.ops.shape(x), value, ctx.fd_dtype(ctx.result_dtype()))
+
+
+def translate_arange(ctx, start, end=None, step=1, **kwargs):
+    """arange.start_step (and arange.default, whose one argument is the
+    end): fd.ops.iota of ceil((end - start) / step) values. The table's
+    check keeps a step other than 1 to Python ints."""
+    if end is None:
+        start, end = 0, start
+    if isinstance(start, int) and isinstance(end, int) and isinstance(step, int):
+        length = max(0, -((start - end) // step))
+    else:
+        length = end - start  # step 1
+    dtype = ctx.fd_dtype(ctx.result_dtype())
+    return ctx.fd.ops.iota(length, start, step, dtype)

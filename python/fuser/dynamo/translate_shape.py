@@ -8,9 +8,16 @@ every value of it."""
 
 
 def translate_reshape(ctx, x, size):
-    """view, _unsafe_view, reshape (fuser's reshape is a view where it can
-    be one)."""
-    return ctx.fd.ops.reshape(x, list(size))
+    """view, _unsafe_view, reshape. The axes of size 1 are made broadcast
+    axes (a reshape to the other sizes, then fd.ops.broadcast): an axis of
+    extent 1 that fuser's reshape made would not broadcast against a full
+    one in the ops after it, as it does in PyTorch."""
+    size = list(size)
+    ones = [isinstance(s, int) and s == 1 for s in size]
+    if not any(ones):
+        return ctx.fd.ops.reshape(x, size)
+    kept = [s for s, one in zip(size, ones) if not one]
+    return ctx.fd.ops.broadcast(ctx.fd.ops.reshape(x, kept), ones)
 
 
 def translate_permute(ctx, x, dims):
@@ -73,19 +80,44 @@ def translate_unsqueeze(ctx, x, dim):
     return ctx.fd.ops.unsqueeze(x, ctx.normalized_dim(dim, x.ndim + 1))
 
 
-def translate_slice(ctx, x, dim=0, start=None, end=None, step=1):
-    """slice.Tensor of one axis: the others whole (fuser clamps the bounds
-    and counts negative ones from the end, as torch)."""
+def _slice_axis(ctx, x, dim, start, end, step, length):
+    """x sliced along `dim` (fuser clamps the bounds and counts negative
+    ones from the end, as torch), the other axes whole. `length` is the
+    eager result's size along `dim`: a slice of length 1 is made a
+    broadcast axis, as it broadcasts in PyTorch."""
     rank = x.ndim
-    dim = ctx.normalized_dim(dim, rank)
     starts = [0] * rank
     ends = [ctx.size(x, d) for d in range(rank)]
     steps = [1] * rank
-    starts[dim] = 0 if start is None else start
+    starts[dim] = start
     if end is not None:
         ends[dim] = end
     steps[dim] = step
-    return ctx.fd.ops.slice(x, starts, ends, steps)
+    sliced = ctx.fd.ops.slice(x, starts, ends, steps)
+    if isinstance(length, int) and length == 1 and ctx.input_sizes(0)[dim] != 1:
+        flags = [d == dim for d in range(rank)]
+        sliced = ctx.fd.ops.broadcast(ctx.fd.ops.squeeze(sliced, [dim]), flags)
+    return sliced
+
+
+def translate_slice(ctx, x, dim=0, start=None, end=None, step=1):
+    """slice.Tensor of one axis."""
+    dim = ctx.normalized_dim(dim, x.ndim)
+    start = 0 if start is None else start
+    return _slice_axis(ctx, x, dim, start, end, step, ctx.result().shape[dim])
+
+
+def translate_split_with_sizes(ctx, x, split_sizes, dim=0):
+    """The pieces, as slices (torch.split's results are views)."""
+    dim = ctx.normalized_dim(dim, x.ndim)
+    pieces = []
+    start = 0
+    for index, size in enumerate(split_sizes):
+        end = start + size
+        length = ctx.result(index).shape[dim]
+        pieces.append(_slice_axis(ctx, x, dim, start, end, 1, length))
+        start = end
+    return pieces
 
 
 def translate_select(ctx, x, dim, index):

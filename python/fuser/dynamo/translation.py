@@ -18,8 +18,7 @@ import operator
 import torch
 from torch.fx.node import map_arg
 
-from .. import FusionDefinition
-from .._C import DataType
+from .. import FusionDefinition, Tensor
 from .signatures import ScalarSignature, data_type, output_stride_order
 
 
@@ -43,9 +42,13 @@ class TranslationContext:
     the fake values of the node's results, and the helpers that express
     PyTorch semantics with fd.ops (broadcasting lower ranks, casts)."""
 
+    tensor_type = Tensor  # what fd.ops return for tensors
+
     def __init__(self, fd):
         self.fd = fd
         self.node = None  # the node being translated
+        # fuser tensor name -> its sizes in eager ATen (see aligned()).
+        self.eager_sizes = {}
 
     # --- the node's expected results (eager ATen's, from the fake values) ------
     def result(self, index=None):
@@ -57,6 +60,16 @@ class TranslationContext:
 
     def result_rank(self, index=None):
         return self.result(index).dim()
+
+    def input_sizes(self, position):
+        """The sizes of the node's argument `position` in eager ATen: ints,
+        None for a symbolic size (never 1: Dynamo specializes sizes 0 and 1)."""
+        value = fake_value(self.node.args[position])
+        return [s if isinstance(s, int) else None for s in value.shape]
+
+    def fd_dtype(self, dtype):
+        """fuser's DataType of a torch dtype."""
+        return data_type(dtype)
 
     # --- PyTorch semantics -----------------------------------------------------------
     def cast(self, value, dtype):
@@ -72,12 +85,50 @@ class TranslationContext:
         if not isinstance(value, self.tensor_type) or value.ndim >= rank:
             return value
         missing = rank - value.ndim
-        return self.fd.ops.broadcast(value, [True] * missing + [False] * value.ndim)
+        result = self.fd.ops.broadcast(value, [True] * missing + [False] * value.ndim)
+        if value.name in self.eager_sizes:
+            self.record_eager_sizes(result, [1] * missing + self.eager_sizes[value.name])
+        return result
 
     def aligned(self, operands, rank=None):
-        """Tensor operands broadcast to one rank (the result's by default)."""
-        rank = self.result_rank() if rank is None else rank
-        return [self.with_rank(v, rank) for v in operands]
+        """Tensor operands broadcast to one rank (the result's by default),
+        checked to broadcast as in PyTorch."""
+        result = self.result()
+        rank = result.dim() if rank is None else rank
+        aligned = [self.with_rank(v, rank) for v in operands]
+        if is_fake_tensor(result) and rank == result.dim():
+            for position, value in enumerate(aligned):
+                self._check_broadcasts(value, position)
+        return aligned
+
+    def _check_broadcasts(self, value, position):
+        """PyTorch broadcasts an axis of size 1 against a longer one; fuser
+        does so only for its broadcast axes. An operand whose eager size is
+        1 where the result's is not, on an axis that is not a broadcast axis
+        in fuser (a length-1 slice, say), would lend the result its extent:
+        such a node is not translated."""
+        if not isinstance(value, self.tensor_type):
+            return
+        eager = self.eager_sizes.get(value.name)
+        if eager is None:
+            return
+        axes = [d for d in value.logical_domain() if not d.is_reduction()]
+        result_sizes = self.result().shape
+        for axis, (domain, size, result_size) in enumerate(zip(axes, eager, result_sizes)):
+            if size != 1 or domain.is_broadcast():
+                continue
+            if not (isinstance(result_size, int) and result_size == 1):
+                raise UntranslatableError(
+                    f"{self.node.format_node()}: operand {position} has an axis {axis} of "
+                    "size 1 that is not a broadcast axis in fuser, where the result has "
+                    f"size {result_size}."
+                )
+
+    def record_eager_sizes(self, value, sizes):
+        """Notes the eager sizes of a fuser tensor (ints; None for symbolic
+        ones); a tensor given leading broadcast axes by with_rank has 1s
+        there."""
+        self.eager_sizes[value.name] = [s if isinstance(s, int) else None for s in sizes]
 
     def as_dtype(self, operands, dtype):
         """Tensor operands cast to `dtype`; numbers and Scalars pass."""
@@ -88,12 +139,6 @@ class TranslationContext:
 
     def size(self, value, dim):
         return self.fd.ops.size(value, dim)
-
-    @property
-    def tensor_type(self):
-        from .. import Tensor
-
-        return Tensor
 
 
 def _define_input(fd, signature):
@@ -122,9 +167,9 @@ def _conform(ctx, node, produced):
                 f"{node.format_node()}: its translation gave {produced!r}, expected "
                 f"{len(expected)} results."
             )
+        # A None stands for a result the row's check made sure is unused.
         return tuple(
-            _conform_one(ctx, node, p, e) if e is not None else p
-            for p, e in zip(produced, expected)
+            None if p is None else _conform_one(ctx, node, p, e) for p, e in zip(produced, expected)
         )
     return _conform_one(ctx, node, produced, expected)
 
@@ -159,6 +204,10 @@ def build_definition(graph_module, input_signatures, table):
     with fd:
         for node, signature in zip(placeholders, input_signatures):
             values[node] = _define_input(fd, signature)
+            if not isinstance(signature, ScalarSignature):
+                ctx.record_eager_sizes(
+                    values[node], [1 if s == 1 else None for s in signature.shape]
+                )
         for node in graph_module.graph.nodes:
             if node.op == "placeholder":
                 continue
@@ -189,7 +238,13 @@ def _translate_node(ctx, node, values, table):
         # fd.ops reject what fuser cannot express (FuserError is a
         # RuntimeError): the partition stays eager, with the reason.
         raise UntranslatableError(f"{node.format_node()}: {error}") from error
-    return _conform(ctx, node, produced)
+    produced = _conform(ctx, node, produced)
+    expected = fake_value(node)
+    pairs = zip(produced, expected) if isinstance(produced, tuple) else [(produced, expected)]
+    for value, fake in pairs:
+        if isinstance(value, ctx.tensor_type) and is_fake_tensor(fake):
+            ctx.record_eager_sizes(value, list(fake.shape))
+    return produced
 
 
 def _add_outputs(fd, output_node, values):
@@ -208,7 +263,3 @@ def _add_outputs(fd, output_node, values):
             fd.add_output(value)
         else:
             fd.add_output(value, stride_order=stride_order)
-
-
-def int_data_type():
-    return DataType.Int

@@ -2,6 +2,7 @@
 programs written for nvfuser_direct reach for beyond it:
 
 * ``fd.fusion`` (fusion_view.py), for scheduling inputs on device meshes;
+* fd.ops with nvFuser's meaning where it differs from fuser's (ops.py);
 * nvFuser's option names in execute() (options.py);
 * printed scripts and repro scripts that import ``nvfuser_direct``.
 """
@@ -10,6 +11,7 @@ import fuser
 
 from . import _installation
 from .fusion_view import FusionView
+from .ops import CompatOps
 from .options import translate_run_options
 
 
@@ -18,6 +20,10 @@ class FusionDefinition(fuser.FusionDefinition):
 
     _script_module = "nvfuser_direct"
     _script_function = "nvfuser_fusion"
+
+    def __init__(self):
+        super().__init__()
+        self.ops = CompatOps(self)  # nvFuser's meanings (ops.py)
 
     def _repro_preamble(self):
         # A repro script runs in a process of its own, where the module
