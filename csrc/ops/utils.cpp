@@ -52,6 +52,85 @@ std::vector<IterDomain*> freshCopies(const std::vector<IterDomain*>& ids) {
   return copies;
 }
 
+namespace {
+
+bool isConstInt(Val* v, int64_t value) {
+  return v->isConstInt() && v->constIntValue() == value;
+}
+
+bool isSizeOneIteration(IterDomain* id) {
+  return !id->isBroadcast() && id->extent()->isConstInt() &&
+         id->extent()->constIntValue() == 1;
+}
+
+// Whether logical axis `axis` of `tv` (of size 1) is a fusion input's axis
+// carried by the ops that made `tv`: the binding of the inputs then checks
+// that every axis joined to it has size 1 too.
+bool carriedFromAnInput(TensorView* tv, size_t axis) {
+  Expr* def = tv->definition();
+  if (def == nullptr) {
+    return true;
+  }
+  if (tv->hasRoot()) {
+    return false; // a reshape or permute: positions move
+  }
+  for (Val* in : def->inputs()) {
+    auto* producer = dynamic_cast<TensorView*>(in);
+    if (producer == nullptr) {
+      continue;
+    }
+    const auto ids = TensorDomain::noReductions(producer->getLogicalDomain());
+    for (auto [p, c] : def->mappedAxes(producer)) {
+      if (c == axis && isSizeOneIteration(ids.at(p)) &&
+          carriedFromAnInput(producer, p)) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// `operands` (tensors of rank `rank`) with each axis of size 1 that is not
+// a broadcast axis made one (squeezed, then broadcast again) where another
+// operand's axis is not known to have size 1. Only axes that no fusion
+// input's axis of size 1 carries (a reshape's, a slice's): an input's is
+// checked against the axes joined to it when the inputs are bound.
+std::vector<Val*> broadcastSizeOneAxes(
+    std::vector<Val*> operands, size_t rank) {
+  std::vector<bool> longer(rank, false);
+  for (Val* v : operands) {
+    if (auto* tv = dynamic_cast<TensorView*>(v)) {
+      const auto ids = TensorDomain::noReductions(tv->getLogicalDomain());
+      for (size_t i = 0; i < rank; ++i) {
+        longer[i] = longer[i] ||
+            (!ids[i]->isBroadcast() && !isSizeOneIteration(ids[i]));
+      }
+    }
+  }
+  for (Val*& v : operands) {
+    auto* tv = dynamic_cast<TensorView*>(v);
+    if (tv == nullptr) {
+      continue;
+    }
+    const auto ids = TensorDomain::noReductions(tv->getLogicalDomain());
+    std::vector<int64_t> squeezed;
+    std::vector<bool> flags(rank, false);
+    for (size_t i = 0; i < rank; ++i) {
+      if (longer[i] && isSizeOneIteration(ids[i]) &&
+          !carriedFromAnInput(tv, i)) {
+        squeezed.push_back(static_cast<int64_t>(i));
+        flags[i] = true;
+      }
+    }
+    if (!squeezed.empty() && squeezed.size() < rank) {
+      v = broadcast(squeeze(tv, squeezed), flags);
+    }
+  }
+  return operands;
+}
+
+} // namespace
+
 std::vector<Val*> alignRanks(const std::vector<Val*>& operands) {
   size_t rank = 0;
   for (Val* v : operands) {
@@ -73,7 +152,7 @@ std::vector<Val*> alignRanks(const std::vector<Val*>& operands) {
     std::fill(flags.begin(), flags.begin() + (rank - own), true);
     aligned.push_back(broadcast(tv, flags));
   }
-  return aligned;
+  return broadcastSizeOneAxes(aligned, rank);
 }
 
 TensorView* newOutputTV(const std::vector<Val*>& inputs, DataType dtype) {
@@ -116,8 +195,10 @@ TensorView* newOutputTV(const std::vector<Val*>& inputs, DataType dtype) {
             "Elementwise op: extents of axis ", i,
             " do not match: ", chosen->toString(), " vs ", id->toString(),
             ". Tensors must have equal sizes or be broadcast.");
-      } else if (!a->isConstInt() && b->isConstInt()) {
-        chosen = id; // prefer the known extent
+      } else {
+        if (!a->isConstInt() && b->isConstInt()) {
+          chosen = id; // prefer the known extent
+        }
       }
     }
     if (chosen == nullptr) {

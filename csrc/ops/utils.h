@@ -30,9 +30,11 @@ int64_t normalizedDim(TensorView* tv, int64_t dim, const char* op);
 // known.
 TensorView* newOutputTV(const std::vector<Val*>& inputs, DataType dtype);
 
-// The operands of an elementwise op, each tensor of fewer axes than the
-// others given leading broadcast axes, as torch broadcasts (a 0-dim tensor
-// with a matrix, a row with a batch of matrices). Scalars pass through.
+// The operands of an elementwise op broadcast as torch broadcasts: a tensor
+// of fewer axes than the others gets leading broadcast axes (a 0-dim tensor
+// with a matrix, a row with a batch of matrices), and an axis of size 1
+// that is not a broadcast axis (a reshape's, a slice's) where another
+// operand's axis may be longer becomes one. Scalars pass through.
 std::vector<Val*> alignRanks(const std::vector<Val*>& operands);
 
 // Fresh copies (no definition) of `ids` without reduction axes.

@@ -42,6 +42,10 @@ from .fusion_definition import (  # noqa: E402
 )
 from .dtypes import to_data_type, to_torch_dtype  # noqa: E402
 
+# torch.compile(model, backend="fuser"): registered when TorchDynamo's
+# registry loads, without importing torch._dynamo here (doc/torch_compile.md).
+from . import dynamo  # noqa: E402,F401
+
 # Shown as fuser.FuserError in tracebacks.
 FuserError.__module__ = __name__
 FuserInternalError.__module__ = __name__

@@ -239,6 +239,25 @@ TEST_F(OpsTest, ElementwiseOpsBroadcastLowerRanksAsTorch) {
 
 // truncDiv: integers divide as C's `/` (toward zero, nvFuser's div of
 // integers), floats give trunc(a / b).
+// An axis of size 1 that is not a broadcast axis (a reshape's) broadcasts
+// against a longer one, as in torch (it once silently kept size 1).
+TEST_F(OpsTest, SizeOneAxesOfAReshapeBroadcast) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* x = makeContigTensor(2);
+  TensorView* y = makeContigTensor(3);
+  fusion->addInput(x);
+  fusion->addInput(y);
+  TensorView* viewed = reshape(x, std::vector<int64_t>{4, 1, 6});
+  TensorView* sum = add(viewed, y);
+  EXPECT_FALSE(sum->axis(1)->extent()->isConstInt());
+  fusion->addOutput(sum);
+  const at::Tensor tx = at::randn({4, 6});
+  const at::Tensor ty = at::randn({4, 5, 6});
+  const auto out = evaluateFusionWithATen(fusion.get(), {tx, ty});
+  EXPECT_TRUE(at::allclose(out[0], tx.reshape({4, 1, 6}) + ty));
+}
+
 TEST_F(OpsTest, TruncDivRoundsTowardZero) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());
