@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian 12 machine needs to build and test fuser:
 # the compiler, CMake, Ninja, ccache, GoogleTest/GoogleMock, Google
-# Benchmark, fmt (apt), torch 2.11.0, pytest, numpy and lightning-thunder
+# Benchmark, fmt (apt), torch 2.11.0, pytest, pytest-xdist, numpy and lightning-thunder
 # 0.2.6 (pip), and the Python headers when
 # the interpreter lacks them (python3-dev). Idempotent: prints nothing
 # when everything is already there. The CUDA toolkit (nvcc, NVRTC) is expected
@@ -60,6 +60,7 @@ fi
 
 py_missing=()
 "$PYTHON" -c "import pytest" >/dev/null 2>&1 || py_missing+=(pytest)
+"$PYTHON" -c "import xdist" >/dev/null 2>&1 || py_missing+=(pytest-xdist)
 "$PYTHON" -c "import numpy" >/dev/null 2>&1 || py_missing+=(numpy)
 # Lightning Thunder, the frontend whose nvFuser executor runs on fuser
 # (doc/thunder.md): the tests check its registration and its fusion

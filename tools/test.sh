@@ -56,7 +56,9 @@ if [ -d tests/python ] && [ -n "$(find tests/python -name 'test_*.py' -o -name '
   stage "Python tests"
   # The package from the source tree, its extension (fuser._C) from the build.
   export PYTHONPATH="$ROOT/python:$BUILD_DIR/python${PYTHONPATH:+:$PYTHONPATH}"
-  "$PYTHON" -m pytest tests/python -q --junitxml="$RESULTS/pytest.xml"
+  # One worker per job: most of the time is interpreters starting (the
+  # tests of Thunder, torch.compile and torchrun run subprocesses).
+  "$PYTHON" -m pytest tests/python -q -n "$JOBS" --junitxml="$RESULTS/pytest.xml"
   rc=$?
   if [ "$rc" -eq 5 ]; then
     rc=0  # no tests collected
