@@ -41,7 +41,9 @@ export FUSER_KERNEL_CACHE_DIR="$BUILD_DIR/kernel-cache"
 run_tests() {  # <executor> <file> <workers>: a junit report per run
   local executor="$1" file="$2" workers="$3"
   local junit="$RESULTS/${executor}_${file%.py}.xml" log="$RESULTS/${executor}_${file%.py}.log"
-  local args=("$SITE/thunder/tests/$file" -k nvfuser -q -p no:cacheprovider
+  # -v: a line per finished test, read when a run ends at its timeout
+  # before pytest writes the junit report.
+  local args=("$SITE/thunder/tests/$file" -k nvfuser -v -p no:cacheprovider
     --timeout=300 -n "$workers" --junitxml="$junit")
   if [ "$executor" = fuser ]; then
     PYTHONPATH="$FUSER_PATH" timeout "${FUSER_THUNDER_TIMEOUT:-540}" \

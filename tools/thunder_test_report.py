@@ -36,6 +36,21 @@ def outcomes(path):
     return result
 
 
+def outcomes_from_log(path):
+    """{test name: (outcome, "")} from a verbose pytest-xdist log, for a run
+    stopped (at its timeout) before pytest wrote its junit report."""
+    result = {}
+    with open(path, errors="replace") as f:
+        for line in f:
+            for outcome, word in (("passed", " PASSED "), ("failed", " FAILED "),
+                                  ("failed", " ERROR "), ("skipped", " SKIPPED "),
+                                  ("skipped", " XFAIL "), ("failed", " XPASS ")):
+                if word in line and "::" in line:
+                    name = line.split("::", 1)[1].split()[0]
+                    result[name] = (outcome, "")
+    return result
+
+
 def counts(results):
     c = {"passed": 0, "failed": 0, "skipped": 0}
     for outcome, _ in results.values():
@@ -46,13 +61,24 @@ def counts(results):
 def main():
     folder = sys.argv[1]
     files = sorted(
-        {os.path.basename(p).split("_", 1)[1][: -len(".xml")] for p in glob.glob(f"{folder}/*_test_*.xml")}
+        {
+            os.path.splitext(os.path.basename(p))[0].split("_", 1)[1]
+            for p in glob.glob(f"{folder}/*_test_*.xml") + glob.glob(f"{folder}/*_test_*.log")
+        }
     )
     runs = {}
+    unfinished = set()
     for f in files:
         for e in EXECUTORS:
-            path = os.path.join(folder, f"{e}_{f}.xml")
-            runs[(e, f)] = outcomes(path) if os.path.exists(path) else None
+            xml = os.path.join(folder, f"{e}_{f}.xml")
+            log = os.path.join(folder, f"{e}_{f}.log")
+            if os.path.exists(xml):
+                runs[(e, f)] = outcomes(xml)
+            elif os.path.exists(log):
+                runs[(e, f)] = outcomes_from_log(log)
+                unfinished.add((e, f))
+            else:
+                runs[(e, f)] = None
     print("| file | executor | passed | failed | skipped |")
     print("|---|---|---:|---:|---:|")
     for f in files:
@@ -62,7 +88,8 @@ def main():
                 print(f"| {f} | {e} | no report (the run did not finish) | | |")
                 continue
             c = counts(r)
-            print(f"| {f} | {e} | {c['passed']} | {c['failed']} | {c['skipped']} |")
+            note = " (stopped at its timeout: the tests that finished)" if (e, f) in unfinished else ""
+            print(f"| {f} | {e}{note} | {c['passed']} | {c['failed']} | {c['skipped']} |")
     for f in files:
         fr, nr = runs[("fuser", f)], runs[("nvfuser", f)]
         if fr is None or nr is None:
