@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the whole test suite: installs what is missing (tools/setup.sh), builds
+# Runs the whole test suite: installs what is missing (tools/setup.sh), checks
+# the include layers (tools/check_layers.py), builds
 # (tools/build.sh), runs the C++ tests through ctest, the Python tests under
 # tests/python, the external consumer checks (tools/check_external.sh) and
 # the concurrency tests under ThreadSanitizer (tools/tsan_test.sh).
@@ -22,6 +23,11 @@ source tools/stage.sh
 
 stage "setup"
 bash tools/setup.sh || { echo "setup.sh failed"; exit 1; }
+# --- The folders include each other only downward (tools/check_layers.py) --
+stage "layers"
+layers_ok=1
+"$PYTHON" tools/check_layers.py || layers_ok=0
+
 stage "build"
 if ! bash tools/build.sh; then
   echo "build failed"
@@ -32,8 +38,8 @@ fi
 RESULTS="$BUILD_DIR/test-results"
 rm -rf "$RESULTS"
 mkdir -p "$RESULTS"
-summary_args=()
-status=0
+summary_args=(--check "layers=$layers_ok")
+status=$(( 1 - layers_ok ))
 
 # --- C++ tests (ctest; each gtest binary writes $RESULTS/<test name>.json) --
 ctest_tests="$(cd "$BUILD_DIR" && ctest -N | sed -n 's/^ *Test *#[0-9]*: *//p')"

@@ -37,9 +37,9 @@
 //                           matmul_expr_eval, kernel_fallback
 //   FUSER_COMM_TIMEOUT_S    how long a collective of a multi-device fusion
 //                           waits for the other ranks (default 300;
-//                           multidevice/communicator.h)
+//                           runtime/communicator.h)
 //   LOCAL_RANK              torchrun's rank within the host: the GPU of a
-//                           multi-device rank (multidevice/communicator.h)
+//                           multi-device rank (runtime/communicator.h)
 //   XDG_CACHE_HOME, HOME    where the per-user cache folder is
 //   CUDA_HOME               where to find cuda_fp16.h / cuda_bf16.h for NVRTC
 //                           ($CUDA_HOME/include) before the default places

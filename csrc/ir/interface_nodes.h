@@ -2,8 +2,8 @@
 // §3.
 #pragma once
 
+#include <ir/device_mesh.h>
 #include <ir/internal_base_nodes.h>
-#include <multidevice/device_mesh.h>
 
 #include <optional>
 #include <unordered_map>
@@ -152,5 +152,8 @@ class TensorView : public Val {
   DeviceMesh mesh_;
   bool partial_sum_ = false;
 };
+
+// The number of logical axes of `tv`, reductions left out.
+int64_t rankOf(const TensorView* tv);
 
 } // namespace fuser

@@ -219,4 +219,9 @@ std::string contiguityToString(const Contiguity& contiguity) {
   return ss.str();
 }
 
+int64_t rankOf(const TensorView* tv) {
+  return static_cast<int64_t>(
+      TensorDomain::noReductions(tv->getLogicalDomain()).size());
+}
+
 } // namespace fuser

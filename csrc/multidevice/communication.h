@@ -1,11 +1,11 @@
 // The collectives a resharding expr lowers to (doc/multidevice.md §4): a
 // `set` whose input and output are spread over the devices differently.
 // This header describes them from the IR;
-// multidevice/communication_executor.h runs them through c10d.
+// runtime/communication_executor.h runs them through c10d.
 #pragma once
 
+#include <ir/device_mesh.h>
 #include <ir/interface_nodes.h>
-#include <multidevice/device_mesh.h>
 
 #include <cstdint>
 #include <string>

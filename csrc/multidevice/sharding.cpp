@@ -141,7 +141,7 @@ void shard(TensorView* tv, const Sharding& sharding) {
     return ids;
   };
   // The allocation says how a rank's shard lies in memory: inputs (bound
-  // in global sizes, multidevice/device_counts.h) and tensors with a layout
+  // in global sizes, layout/device_counts.h) and tensors with a layout
   // of their own; the loop domain says it for the rest.
   const bool laid_out = tv->isFusionInput() || tv->hasAllocation();
   if (laid_out && position(tv->getMaybeAllocationDomain(), did) < 0) {

@@ -7,8 +7,8 @@
 #pragma once
 
 #include <fusion.h>
+#include <ir/device_mesh.h>
 #include <ir/interface_nodes.h>
-#include <multidevice/device_mesh.h>
 
 #include <cstdint>
 #include <string>

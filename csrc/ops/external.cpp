@@ -12,10 +12,6 @@ std::vector<IterDomain*> axesOf(TensorView* tv) {
   return TensorDomain::noReductions(tv->getLogicalDomain());
 }
 
-int64_t rankOf(TensorView* tv) {
-  return static_cast<int64_t>(axesOf(tv).size());
-}
-
 std::vector<Val*> extentsOf(TensorView* tv) {
   std::vector<Val*> extents;
   for (IterDomain* id : axesOf(tv)) {

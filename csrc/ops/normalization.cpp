@@ -15,11 +15,6 @@ namespace fuser {
 
 namespace {
 
-int64_t rankOf(TensorView* tv) {
-  return static_cast<int64_t>(
-      TensorDomain::noReductions(tv->getLogicalDomain()).size());
-}
-
 TensorView* inType(TensorView* tv, DataType dtype) {
   return tv->dtype() == dtype ? tv : castOp(dtype, tv);
 }

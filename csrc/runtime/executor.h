@@ -3,7 +3,7 @@
 // ExprEval executor evaluates the segment op by op with ATen, the NoOp
 // executor only allocates empty outputs and forwards inputs, and the
 // communication executor runs a collective between devices
-// (multidevice/communication_executor.h). Every executor returns its
+// (runtime/communication_executor.h). Every executor returns its
 // outputs in their declared allocation layout (runtime/tensor_layout.h).
 #pragma once
 

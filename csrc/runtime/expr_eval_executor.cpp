@@ -1,7 +1,7 @@
 #include <runtime/expr_eval_executor.h>
 
 #include <ir/all_nodes.h>
-#include <multidevice/communication_executor.h>
+#include <runtime/communication_executor.h>
 #include <runtime/aten_evaluator.h>
 #include <runtime/aten_types.h>
 #include <runtime/input_binding.h>

@@ -11,7 +11,7 @@
 #pragma once
 
 #include <fusion.h>
-#include <multidevice/executor.h>
+#include <runtime/multidevice_executor.h>
 #include <runtime/fusion_kernel_runtime.h>
 
 #include <ATen/core/Tensor.h>

@@ -4,7 +4,7 @@
 #include <ir/all_nodes.h>
 #include <ir/domain_traversal.h>
 #include <layout/vectorization.h>
-#include <multidevice/device_counts.h>
+#include <layout/device_counts.h>
 #include <runtime/aten_types.h>
 #include <runtime/tensor_layout.h>
 

@@ -2,7 +2,7 @@
 
 #include <ir/all_nodes.h>
 #include <ir/domain_traversal.h>
-#include <multidevice/device_counts.h>
+#include <layout/device_counts.h>
 #include <runtime/aten_types.h>
 #include <runtime/input_binding.h>
 

@@ -19,7 +19,7 @@ namespace fuser {
 
 namespace {
 
-// From the H200's pointwise benchmarks (benchmarks/results/README.md): a
+// From the H200's pointwise benchmarks (benchmarks/results/pointwise.md): a
 // tanh-GELU of 9 operations ran 9-12% faster unrolled by 4, fusions of at
 // most 3 ran 1-5% slower.
 constexpr int64_t kArithmeticOpsWorthUnrolling = 6;
@@ -34,11 +34,6 @@ std::string joinFlags(const std::vector<bool>& values) {
     ss << (values[i] ? "v" : "-");
   }
   return ss.str();
-}
-
-int64_t rankOf(const TensorView* tv) {
-  return static_cast<int64_t>(
-      TensorDomain::noReductions(tv->getLogicalDomain()).size());
 }
 
 // Whether the order is a permutation that differs from identity.

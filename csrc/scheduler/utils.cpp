@@ -11,11 +11,6 @@
 
 namespace fuser::scheduler_utils {
 
-int64_t rankOf(const TensorView* tv) {
-  return static_cast<int64_t>(
-      TensorDomain::noReductions(tv->getLogicalDomain()).size());
-}
-
 std::unordered_set<Val*> upstreamOf(Val* from) {
   std::unordered_set<Val*> seen = {from};
   std::vector<Val*> stack = {from};

@@ -13,8 +13,7 @@
 
 namespace fuser::scheduler_utils {
 
-// The number of logical axes of `tv`, reductions left out.
-int64_t rankOf(const TensorView* tv);
+using ::fuser::rankOf; // ir/interface_nodes.h
 
 // `from` and every tensor it is computed from.
 std::unordered_set<Val*> upstreamOf(Val* from);

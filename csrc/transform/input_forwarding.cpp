@@ -2,7 +2,6 @@
 
 #include <ir/all_nodes.h>
 #include <ops/rebuild.h>
-#include <scheduler/utils.h>
 
 #include <set>
 #include <unordered_map>
@@ -52,7 +51,7 @@ int64_t forwardPointwiseChainsFromInputs(Fusion* fusion) {
         continue;
       }
       if (tv->isFusionInput()) {
-        if (scheduler_utils::rankOf(tv) == scheduler_utils::rankOf(out)) {
+        if (rankOf(tv) == rankOf(out)) {
           reads.insert(tv);
         }
       } else if (auto it = full_size_inputs.find(tv);

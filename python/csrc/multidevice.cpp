@@ -6,9 +6,9 @@
 
 #include <fusion.h>
 #include <ir/all_nodes.h>
-#include <multidevice/communicator.h>
-#include <multidevice/device_mesh.h>
-#include <multidevice/executor.h>
+#include <runtime/communicator.h>
+#include <ir/device_mesh.h>
+#include <runtime/multidevice_executor.h>
 #include <multidevice/sharding.h>
 
 #include <pybind11/stl.h>

@@ -8,7 +8,7 @@
 #include <expr/evaluator.h>
 #include <fusion.h>
 #include <ir/all_nodes.h>
-#include <multidevice/executor.h>
+#include <runtime/multidevice_executor.h>
 #include <multidevice/sharding.h>
 #include <runtime/fusion_executor_cache.h>
 #include <runtime/fusion_kernel_runtime.h>

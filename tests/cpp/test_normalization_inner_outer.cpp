@@ -350,7 +350,7 @@ std::unique_ptr<Fusion> benchRmsNormBackward(int64_t rows) {
 
 // The benchmark's RMS norm weight gradient fits its register cap. It
 // spilled 17.7 million local-memory requests on the GPU (0.42 of nvFuser's
-// speed, benchmarks/results/normalization_round7.md): its cap left no
+// speed on an H100, the results of commit 2a68639): its cap left no
 // slack, and the heuristics now take the batch whose cap does.
 TEST_F(InnerOuterTest, BenchmarkRmsNormBackwardDoesNotSpill) {
   const int64_t rows = 32768;

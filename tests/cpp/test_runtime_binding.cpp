@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 #include <ir/all_nodes.h>
 #include <ir/domain_traversal.h>
-#include <multidevice/device_counts.h>
+#include <layout/device_counts.h>
 #include <ops/all_ops.h>
 #include <runtime/aten_types.h>
 #include <runtime/fusion_executor_cache.h>

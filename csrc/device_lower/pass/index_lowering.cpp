@@ -9,7 +9,7 @@
 #include <device_lower/kir_mma.h>
 #include <device_lower/kir_visitor.h>
 #include <device_lower/lower.h>
-#include <multidevice/device_counts.h>
+#include <layout/device_counts.h>
 #include <ops/resize.h>
 
 #include <algorithm>
