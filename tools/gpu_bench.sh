@@ -6,8 +6,8 @@
 # attention and matmul throughput, each
 # against nvFuser (when its repacked wheel is in .peer/, see
 # ../shared/peer/README.md), eager
-# PyTorch and torch.compile. Results go to benchmarks/results/ (and to $OUT
-# when set).
+# PyTorch and torch.compile. Results go to benchmarks/results/<area>.{csv,md,png}
+# (benchmarks/results/README.md; and to $OUT when set).
 #   FUSER_BENCH_SIZES  sizes in MiB for the bandwidth benchmarks
 #                      (default 64,256,1024)
 #   FUSER_BENCHES      which to run (default host,first_call,pointwise,
