@@ -26,6 +26,8 @@ import subprocess
 import sys
 import time
 
+from kernel_table import profile_step
+
 CONFIGS = ["fuser", "nvfuser", "thunder-torch", "torch.compile", "eager"]
 CASES = [
     ("nanogpt", "forward"),
@@ -126,20 +128,6 @@ def count_fusions(config, jitted, backward):
     )
 
 
-def kernels_per_step(step):
-    from torch.profiler import ProfilerActivity, profile
-
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        step()
-        torch.cuda.synchronize()
-    return sum(
-        1
-        for e in prof.events()
-        if e.device_type == torch.autograd.DeviceType.CUDA and not e.name.startswith("Memcpy")
-    )
-
-
 def time_step(step, iters):
     for _ in range(3):
         step()
@@ -192,7 +180,7 @@ def run_one(config, model_name, mode, quick):
     first = time.perf_counter() - first
     diff = (out.float() - reference).abs().max().item()
     ms = time_step(step, 10 if quick else 20)
-    kernels = kernels_per_step(step)
+    kernels, profile = profile_step(step)
     fusions = count_fusions(config, fn, backward)
     return {
         "model": model_name,
@@ -205,6 +193,7 @@ def run_one(config, model_name, mode, quick):
         "first_step_s": round(first, 2),
         "max_abs_diff_vs_eager": diff,
         "device": torch.cuda.get_device_name(),
+        "profile": profile,
     }
 
 
@@ -248,7 +237,10 @@ def run_all(args):
         with open(args.csv, "w", newline="") as f:
             writer = csv.DictWriter(f, fieldnames=fields)
             writer.writeheader()
-            writer.writerows(rows)
+            writer.writerows(
+                {k: json.dumps(v) if isinstance(v, dict) else v for k, v in r.items()}
+                for r in rows
+            )
     print_table(rows)
 
 

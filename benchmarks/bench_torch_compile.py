@@ -26,6 +26,8 @@ import subprocess
 import sys
 import time
 
+from kernel_table import profile_step
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIGS = ["eager", "fuser", "inductor", "inductor-max-autotune"]
 MODELS = ["nanogpt", "llama_block", "resnet_block"]
@@ -69,21 +71,6 @@ def compiled(config, model):
     if config == "inductor":
         return torch.compile(model)
     return torch.compile(model, mode="max-autotune-no-cudagraphs")
-
-
-def kernels_per_step(step):
-    import torch
-    from torch.profiler import ProfilerActivity, profile
-
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        step()
-        torch.cuda.synchronize()
-    return sum(
-        1
-        for e in prof.events()
-        if e.device_type == torch.autograd.DeviceType.CUDA and not e.name.startswith("Memcpy")
-    )
 
 
 def median_ms(step, iters):
@@ -134,15 +121,17 @@ def run_one(config, model_name, quick):
     torch.cuda.synchronize()
     first_s = time.perf_counter() - start
     ms = median_ms(step, 10 if quick else 30)
+    kernels, profile = profile_step(step)
     row = {
         "model": model_name,
         "config": config,
         "ms_per_step": round(ms, 3),
-        "kernels_per_step": kernels_per_step(step),
+        "kernels_per_step": kernels,
         "first_step_s": round(first_s, 2),
         "first_loss_diff_vs_eager": abs(first_loss - expected),
         "device": torch.cuda.get_device_name(),
         "quick": quick,
+        "profile": profile,
     }
     if config == "fuser":
         from torch._dynamo.utils import counters
@@ -174,7 +163,10 @@ def run_all(args):
         with open(args.csv, "w", newline="") as f:
             writer = csv.DictWriter(f, fieldnames=fields)
             writer.writeheader()
-            writer.writerows(rows)
+            writer.writerows(
+                {k: json.dumps(v) if isinstance(v, dict) else v for k, v in r.items()}
+                for r in rows
+            )
     print_table(rows)
 
 

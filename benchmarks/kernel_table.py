@@ -39,6 +39,50 @@ def kernels_per_call(fn, inputs, names=None):
     return count
 
 
+KERNEL_CLASSES = [  # (class, name fragments), first match wins
+    ("fusion", ("fuser_kernel", "nvfuser", "kernelcodegen", "triton_")),
+    ("matmul", ("gemm", "cublas", "cutlass", "nvjet", "xmma", "sm90_", "sm80_")),
+    ("attention", ("flash", "fmha", "attention", "cudnn")),
+]
+
+
+def kernel_class(name):
+    lowered = name.lower()
+    for cls, fragments in KERNEL_CLASSES:
+        if any(f in lowered for f in fragments):
+            return cls
+    return "other"
+
+
+def profile_step(step):
+    """Kernels of one step from the CUDA profiler: their count, the GPU time
+    per class (fusion, matmul, attention, other; µs) and the ten kernels
+    with the most time (name, calls, µs), for the analysis of a slow case."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        step()
+        torch.cuda.synchronize()
+    count = 0
+    per_class = {}
+    per_kernel = {}
+    for e in prof.events():
+        if e.device_type != torch.autograd.DeviceType.CUDA or e.name.startswith("Memcpy"):
+            continue
+        count += 1
+        cls = kernel_class(e.name)
+        per_class[cls] = per_class.get(cls, 0.0) + e.device_time
+        calls, total = per_kernel.get(e.name, (0, 0.0))
+        per_kernel[e.name] = (calls + 1, total + e.device_time)
+    top = sorted(per_kernel.items(), key=lambda kv: -kv[1][1])[:10]
+    return count, {
+        "us_per_class": {k: round(v, 1) for k, v in sorted(per_class.items())},
+        "top_kernels": [[name[:90], calls, round(us, 1)] for name, (calls, us) in top],
+    }
+
+
 def timed_row(name, runners, inputs, input_sets, moved):
     """{case, bytes_moved, <frontend>_kernels, _ms, _gbps (when `moved`),
     fuser_vs_<other>} for `runners` ({frontend: fn}), timed over
