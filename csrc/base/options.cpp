@@ -10,19 +10,12 @@
 namespace fuser {
 
 const std::vector<std::string>& debugDumpOptionNames() {
-  static const std::vector<std::string> names = {"fusion_ir",
-                                                 "segmented_fusion",
-                                                 "scheduled_ir",
-                                                 "scheduler_params",
-                                                 "scheduler_reject",
-                                                 "lower_passes",
-                                                 "lower_ir",
-                                                 "kernel_ir",
-                                                 "cuda_kernel",
-                                                 "launch_params",
-                                                 "nvrtc",
-                                                 "kernel_cache",
-                                                 "compile_time"};
+  static const std::vector<std::string> names = {
+      "fusion_ir",        "segmented_fusion", "scheduled_ir",
+      "scheduler_params", "scheduler_reject", "preseg_ir",
+      "lower_passes",     "lower_ir",         "kernel_ir",
+      "cuda_kernel",      "launch_params",    "nvrtc",
+      "kernel_cache",     "compile_time"};
   return names;
 }
 

@@ -7,6 +7,9 @@
 //   scheduled_ir     the fusion after scheduling
 //   scheduler_params the heuristic parameters a scheduler chose
 //   scheduler_reject why each scheduler tried before it declined
+//   preseg_ir        the fusion after every rewrite before segmentation;
+//                    preseg_ir:<pass> after that pass only (names in
+//                    csrc/segmentation/preseg_passes.cpp)
 //   lower_passes     each lowering pass's name and time
 //   lower_ir         the kernel IR after every lowering pass;
 //                    lower_ir:<pass> after that pass only (e.g.
@@ -57,6 +60,7 @@ enum class DebugDumpOption {
   ScheduledIr,
   SchedulerParams,
   SchedulerReject,
+  PreSegIr,
   LowerPasses,
   LowerIr,
   KernelIr,

@@ -2,14 +2,13 @@
 
 #include <base/options.h>
 #include <ir/all_nodes.h>
-#include <runtime/communicator.h>
-#include <multidevice/propagation.h>
-#include <multidevice/resharding.h>
 #include <multidevice/sharding.h>
 #include <runtime/aten_evaluator.h>
+#include <runtime/communicator.h>
 #include <runtime/fusion_executor_cache.h>
 #include <runtime/input_binding.h>
 #include <runtime/segment_scheduling.h>
+#include <segmentation/preseg_passes.h>
 
 #include <ATen/ATen.h>
 
@@ -108,8 +107,7 @@ void checkRanksAgree(const Fusion* fusion) {
 MultiDeviceExecutor::MultiDeviceExecutor(const Fusion* fusion)
     : complete_(std::make_unique<Fusion>(*fusion)) {
   checkRanksAgree(complete_.get());
-  propagateShardings(complete_.get());
-  insertReshardings(complete_.get());
+  runPreSegmentationPasses(complete_.get(), PreSegmentationStage::MultiDevice);
   checkMeshesFit(complete_.get());
   makeStages();
   if (isDebugDumpEnabled(DebugDumpOption::SegmentedFusion)) {

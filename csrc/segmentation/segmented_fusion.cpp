@@ -2,10 +2,8 @@
 
 #include <ir/all_nodes.h>
 #include <ir/cloner.h>
+#include <segmentation/preseg_passes.h>
 #include <segmentation/segmenter.h>
-#include <transform/input_forwarding.h>
-#include <transform/redundant_expands.h>
-#include <transform/resize_to_inputs.h>
 
 #include <algorithm>
 #include <functional>
@@ -165,9 +163,8 @@ SegmentedFusion::SegmentedFusion(const Fusion* fusion)
 }
 
 void SegmentedFusion::rewriteBeforeCut() {
-  const int64_t rewritten = fuser::bypassRedundantExpands(complete_.get()) +
-                            resizesToInputs(complete_.get());
-  if (rewritten > 0) {
+  if (runPreSegmentationPasses(
+          complete_.get(), PreSegmentationStage::BeforeCut) > 0) {
     cutAtSegmentSets();
   }
 }
@@ -197,7 +194,8 @@ void SegmentedFusion::segment(SegmentScheduling& scheduling) {
   // Cut into several kernels: each recomputes what it reads of a pointwise
   // chain of inputs instead of reading it from another (doc/segmentation.md
   // §7).
-  if (forwardPointwiseChainsFromInputs(complete_.get()) > 0) {
+  if (runPreSegmentationPasses(
+          complete_.get(), PreSegmentationStage::SeveralKernels) > 0) {
     cutAtSegmentSets();
   }
   setGroups(segmentExprs(complete_.get(), tensor_exprs_, scheduling));

@@ -231,6 +231,8 @@ void bindRuntime(py::module_& m) {
   // The option names FUSER_ENABLE and FUSER_DISABLE (and run's `enable`
   // and `disable`) take.
   m.def("enable_option_names", &enableOptionNames);
+  // The names FUSER_DUMP takes (csrc/base/options.h).
+  m.def("dump_option_names", &debugDumpOptionNames);
   m.def("disable_option_names", &disableOptionNames);
   // Segments of this process that ran with ATen because their kernel
   // failed (runtime/fusion_kernel_runtime.h); the test suite checks it.

@@ -35,3 +35,13 @@ def test_no_citation_of_an_outside_design_document():
         if path.name != "test_docs.py" and "DESIGN §" in path.read_text(errors="ignore")
     ]
     assert not stale, f"cite doc/design.md instead of DESIGN in {stale}"
+
+
+def test_the_readme_names_every_dump_option():
+    # The names come from C++ (csrc/base/options.cpp), not a copy here.
+    from fuser import _C
+
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Debug dumps")[1].split("\n## ")[0]
+    missing = [n for n in _C.dump_option_names() if f"`{n}`" not in section and f"`{n}:" not in section]
+    assert missing == []

@@ -122,3 +122,26 @@ def test_segmented_fusion_prints_groups_and_edges():
     assert ": group 0 -> group 1" in out
     # Each group says why the schedulers before its own declined it.
     assert "[scheduler_reject] PointWise (compile time):" in out
+
+
+EXPANDED = """
+import torch
+from fuser import DataType, FusionDefinition
+x = torch.randn(64, 300, device="cuda")
+w = torch.randn(300, device="cuda")
+with FusionDefinition() as fd:
+    t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+    t1 = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Float)
+    fd.add_output(fd.ops.sub(t0, fd.ops.broadcast_in_dim(t1, t0.shape(), [1])))
+fd.execute([x, w])
+"""
+
+
+@requires_gpu
+def test_preseg_ir_prints_the_fusion_after_each_rewrite_before_segmentation():
+    # The rewrites run when a fusion executes (segmentation/preseg_passes.h).
+    out = run_with_dump("preseg_ir", EXPANDED)
+    assert "[preseg_ir] after bypassRedundantExpands (1 changes):" in out
+    assert "[preseg_ir] after resizesToInputs (0 changes):" in out
+    only = run_with_dump("preseg_ir:resizesToInputs", EXPANDED)
+    assert only.count("[preseg_ir] after ") == 1

@@ -1,0 +1,69 @@
+#include <segmentation/preseg_passes.h>
+
+#include <base/options.h>
+#include <multidevice/propagation.h>
+#include <multidevice/resharding.h>
+#include <transform/input_forwarding.h>
+#include <transform/redundant_expands.h>
+#include <transform/resize_to_inputs.h>
+
+#include <algorithm>
+#include <iostream>
+#include <string>
+
+namespace fuser {
+
+const std::vector<PreSegmentationPass>& preSegmentationPasses() {
+  using Stage = PreSegmentationStage;
+  static const std::vector<PreSegmentationPass> passes = {
+      {"propagateShardings", Stage::MultiDevice,
+       [](Fusion* fusion) -> int64_t {
+         propagateShardings(fusion);
+         return 0;
+       }},
+      {"insertReshardings", Stage::MultiDevice,
+       [](Fusion* fusion) -> int64_t {
+         insertReshardings(fusion);
+         return 0;
+       }},
+      {"bypassRedundantExpands", Stage::BeforeCut, bypassRedundantExpands},
+      {"resizesToInputs", Stage::BeforeCut, resizesToInputs},
+      {"forwardPointwiseChainsFromInputs", Stage::SeveralKernels,
+       forwardPointwiseChainsFromInputs},
+  };
+  return passes;
+}
+
+namespace {
+
+bool dumpAfter(const char* pass) {
+  if (!isDebugDumpEnabled(DebugDumpOption::PreSegIr)) {
+    return false;
+  }
+  const auto& names = debugDumpArguments(DebugDumpOption::PreSegIr);
+  return names.empty() ||
+         std::find(names.begin(), names.end(), std::string(pass)) !=
+             names.end();
+}
+
+} // namespace
+
+int64_t runPreSegmentationPasses(Fusion* fusion, PreSegmentationStage stage) {
+  int64_t changes = 0;
+  for (const PreSegmentationPass& pass : preSegmentationPasses()) {
+    if (pass.stage != stage) {
+      continue;
+    }
+    const int64_t made = pass.run(fusion);
+    changes += made;
+    if (dumpAfter(pass.name)) {
+      std::cout << "[preseg_ir] after " << pass.name << " (" << made
+                << " changes):\n";
+      fusion->printMath(std::cout);
+      std::cout << std::flush;
+    }
+  }
+  return changes;
+}
+
+} // namespace fuser
