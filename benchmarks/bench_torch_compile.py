@@ -144,20 +144,22 @@ def run_one(config, model_name, quick):
 # --- the run: each (model, configuration) in its own process --------------------------------
 def run_all(args):
     rows = []
-    for model_name in MODELS:
-        for config in CONFIGS:
-            cmd = [sys.executable, os.path.abspath(__file__), "--one", config, model_name]
-            if args.quick:
-                cmd.append("--quick")
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
-            lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-            if proc.returncode != 0 or not lines:
-                tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-                row = {"model": model_name, "config": config, "error": " | ".join(tail)}
-            else:
-                row = json.loads(lines[-1])
-            rows.append(row)
-            print(json.dumps(row), flush=True)
+    # Inductor's max-autotune compiles for minutes: it runs last, so that a
+    # run cut short still has the other columns of every model.
+    order = [(m, c) for c in CONFIGS[:-1] for m in MODELS] + [(m, CONFIGS[-1]) for m in MODELS]
+    for model_name, config in order:
+        cmd = [sys.executable, os.path.abspath(__file__), "--one", config, model_name]
+        if args.quick:
+            cmd.append("--quick")
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+        lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+        if proc.returncode != 0 or not lines:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+            row = {"model": model_name, "config": config, "error": " | ".join(tail)}
+        else:
+            row = json.loads(lines[-1])
+        rows.append(row)
+        print(json.dumps(row), flush=True)
     if args.csv:
         fields = sorted({k for r in rows for k in r})
         with open(args.csv, "w", newline="") as f:
