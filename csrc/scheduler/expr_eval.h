@@ -8,8 +8,13 @@
 
 namespace fuser {
 
-class ExprEvalParams : public HeuristicParams {
+class ExprEvalParams : public HeuristicParamsOf<ExprEvalParams> {
  public:
+  // Every field (HeuristicParamsOf).
+  auto fields() const {
+    return std::tie();
+  }
+
   std::string toString() const override {
     return "ExprEval: evaluated with ATen, one op at a time";
   }

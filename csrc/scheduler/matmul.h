@@ -19,8 +19,15 @@
 
 namespace fuser {
 
-class MatmulParams : public HeuristicParams {
+class MatmulParams : public HeuristicParamsOf<MatmulParams> {
  public:
+  // Every field (HeuristicParamsOf).
+  auto fields() const {
+    return std::tie(
+        tile.m, tile.n, tile.k, tile.stages, tile.cluster, grid, m_group,
+        vectorize);
+  }
+
   MmaTileConfig tile;
   // Blocks of the persistent grid.
   int64_t grid = 132;

@@ -7,8 +7,13 @@
 
 namespace fuser {
 
-class NoOpParams : public HeuristicParams {
+class NoOpParams : public HeuristicParamsOf<NoOpParams> {
  public:
+  // Every field (HeuristicParamsOf).
+  auto fields() const {
+    return std::tie();
+  }
+
   std::string toString() const override {
     return "NoOp: no kernel";
   }

@@ -22,8 +22,16 @@
 
 namespace fuser {
 
-class InnerPersistentParams : public HeuristicParams {
+class InnerPersistentParams : public HeuristicParamsOf<InnerPersistentParams> {
  public:
+  // Every field (HeuristicParamsOf).
+  auto fields() const {
+    return std::tie(
+        kept_axes, reduced_axes, vectorize, batch, threads_x, threads_y,
+        persistent_buffers, persistent_registers, shared_inputs, shared_bytes,
+        partial_workspace_bytes, narrow_buffers, grid_blocks, registers);
+  }
+
   // Logical positions of the first reduction's output, in memory order.
   std::vector<int64_t> kept_axes;
   std::vector<int64_t> reduced_axes;

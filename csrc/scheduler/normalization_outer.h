@@ -19,8 +19,16 @@
 
 namespace fuser {
 
-class OuterPersistentParams : public HeuristicParams {
+class OuterPersistentParams : public HeuristicParamsOf<OuterPersistentParams> {
  public:
+  // Every field (HeuristicParamsOf).
+  auto fields() const {
+    return std::tie(
+        kept_axes, reduced_axes, vectorize, threads_x, threads_y, batch,
+        blocks_x, blocks_y, persistent_buffers, persistent_registers,
+        registers);
+  }
+
   // Logical positions of the first reduction's output, in memory order.
   std::vector<int64_t> kept_axes;
   std::vector<int64_t> reduced_axes;

@@ -17,8 +17,16 @@
 
 namespace fuser {
 
-class PointwiseParams : public HeuristicParams {
+class PointwiseParams : public HeuristicParamsOf<PointwiseParams> {
  public:
+  // Every field (HeuristicParamsOf).
+  auto fields() const {
+    return std::tie(
+        reference_output, loop_order, break_point, vectorize, unroll,
+        threads_per_block, rows_per_block, rows_on_grid_y, vectorize_input,
+        vectorize_output, output_layouts);
+  }
+
   // Position of the reference among the fusion outputs.
   int64_t reference_output = 0;
   // Logical positions of the reference, outermost loop first.

@@ -23,8 +23,15 @@
 
 namespace fuser {
 
-class ReductionParams : public HeuristicParams {
+class ReductionParams : public HeuristicParamsOf<ReductionParams> {
  public:
+  // Every field (HeuristicParamsOf).
+  auto fields() const {
+    return std::tie(
+        inner, kept_axes, reduced_axes, vectorize, threads_x, threads_y,
+        grid_split, unroll, vectorize_output, stream_inputs);
+  }
+
   // Whether the innermost axis in memory is reduced.
   bool inner = true;
   // Logical positions of the reduction's output (reductions included), in

@@ -9,8 +9,12 @@
 #include <scheduler/runtime_info.h>
 #include <scheduler/scheduler_types.h>
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <tuple>
+#include <typeinfo>
+#include <utility>
 #include <vector>
 
 namespace fuser {
@@ -20,6 +24,69 @@ class HeuristicParams {
  public:
   virtual ~HeuristicParams() = default;
   virtual std::string toString() const = 0;
+  // Whether `other` holds the same scheduler's parameters with equal
+  // values: the scheduler makes the same kernel of the same fusion with
+  // either. Equal parameters have equal hashes.
+  virtual bool sameAs(const HeuristicParams& other) const = 0;
+  virtual size_t hash() const = 0;
+};
+
+namespace param_hash {
+
+template <typename A, typename B>
+void add(size_t& seed, const std::pair<A, B>& value);
+template <typename T>
+void add(size_t& seed, const std::vector<T>& values);
+
+inline void combine(size_t& seed, size_t value) {
+  seed ^= value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
+}
+inline void add(size_t& seed, int64_t value) {
+  combine(seed, std::hash<int64_t>{}(value));
+}
+inline void add(size_t& seed, bool value) {
+  combine(seed, value ? 1 : 2);
+}
+inline void add(size_t& seed, const std::string& value) {
+  combine(seed, std::hash<std::string>{}(value));
+}
+template <typename A, typename B>
+void add(size_t& seed, const std::pair<A, B>& value) {
+  add(seed, value.first);
+  add(seed, value.second);
+}
+template <typename T>
+void add(size_t& seed, const std::vector<T>& values) {
+  combine(seed, values.size());
+  for (const auto& value : values) {
+    add(seed, static_cast<const T&>(value));
+  }
+}
+
+} // namespace param_hash
+
+// The parameters of one scheduler. `Derived::fields()` ties every field
+// (std::tie), once: equality and the hash both read it, so a field added
+// to the list counts in both.
+template <typename Derived>
+class HeuristicParamsOf : public HeuristicParams {
+ public:
+  bool sameAs(const HeuristicParams& other) const override {
+    const auto* same_kind = dynamic_cast<const Derived*>(&other);
+    return same_kind != nullptr && self().fields() == same_kind->fields();
+  }
+  size_t hash() const override {
+    size_t seed = typeid(Derived).hash_code();
+    std::apply(
+        [&seed](const auto&... field) { (param_hash::add(seed, field), ...); },
+        self().fields());
+    return seed;
+  }
+
+ private:
+  const Derived& self() const {
+    return static_cast<const Derived&>(*this);
+  }
 };
 
 class Scheduler {
