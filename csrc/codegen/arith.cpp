@@ -185,28 +185,14 @@ std::string unary(
       return "sin(" + x + ")";
     case UnaryOpType::Cos:
       return "cos(" + x + ")";
-    case UnaryOpType::Acos:
-    case UnaryOpType::Acosh:
-    case UnaryOpType::Asin:
-    case UnaryOpType::Asinh:
-    case UnaryOpType::Atan:
-    case UnaryOpType::Atanh:
-    case UnaryOpType::Cosh:
-    case UnaryOpType::Sinh:
-    case UnaryOpType::Tan:
-    case UnaryOpType::Exp2:
-    case UnaryOpType::Expm1:
-    case UnaryOpType::Erf:
-    case UnaryOpType::Erfc:
     case UnaryOpType::Erfinv:
     case UnaryOpType::Erfcinv:
-    case UnaryOpType::Lgamma:
-    case UnaryOpType::Log10:
-    case UnaryOpType::Log1p:
-    case UnaryOpType::Log2:
-    case UnaryOpType::Ceil:
-    case UnaryOpType::Floor:
-    case UnaryOpType::Trunc:
+#define FUSER_UNARY_OP(e, name, result, complex)
+#define FUSER_UNARY_MATH(e, name, result, complex, host, aten) \
+  case UnaryOpType::e:
+#include <ir/unary_ops.def>
+#undef FUSER_UNARY_MATH
+#undef FUSER_UNARY_OP
       return mathCall(toString(op), out_type) + "(" + x + ")";
     case UnaryOpType::Round: // half to even
       return mathCall("rint", out_type) + "(" + x + ")";

@@ -231,54 +231,21 @@ ScalarValue evaluateUnaryOp(
       return castTo(ScalarValue(std::sin(x)), out_type);
     case UnaryOpType::Cos:
       return castTo(ScalarValue(std::cos(x)), out_type);
-    case UnaryOpType::Acos:
-      return castTo(ScalarValue(std::acos(x)), out_type);
-    case UnaryOpType::Acosh:
-      return castTo(ScalarValue(std::acosh(x)), out_type);
-    case UnaryOpType::Asin:
-      return castTo(ScalarValue(std::asin(x)), out_type);
-    case UnaryOpType::Asinh:
-      return castTo(ScalarValue(std::asinh(x)), out_type);
-    case UnaryOpType::Atan:
-      return castTo(ScalarValue(std::atan(x)), out_type);
-    case UnaryOpType::Atanh:
-      return castTo(ScalarValue(std::atanh(x)), out_type);
-    case UnaryOpType::Cosh:
-      return castTo(ScalarValue(std::cosh(x)), out_type);
-    case UnaryOpType::Sinh:
-      return castTo(ScalarValue(std::sinh(x)), out_type);
-    case UnaryOpType::Tan:
-      return castTo(ScalarValue(std::tan(x)), out_type);
-    case UnaryOpType::Exp2:
-      return castTo(ScalarValue(std::exp2(x)), out_type);
-    case UnaryOpType::Expm1:
-      return castTo(ScalarValue(std::expm1(x)), out_type);
-    case UnaryOpType::Erf:
-      return castTo(ScalarValue(std::erf(x)), out_type);
-    case UnaryOpType::Erfc:
-      return castTo(ScalarValue(std::erfc(x)), out_type);
+#define FUSER_UNARY_OP(e, name, result, complex)
+#define FUSER_UNARY_MATH(e, name, result, complex, host, aten) \
+  case UnaryOpType::e:                                         \
+    return castTo(ScalarValue(host(x)), out_type);
+#include <ir/unary_ops.def>
+#undef FUSER_UNARY_MATH
+#undef FUSER_UNARY_OP
     case UnaryOpType::Erfinv:
       return castTo(ScalarValue(erfinv(x)), out_type);
     case UnaryOpType::Erfcinv:
       return castTo(ScalarValue(erfinv(1.0 - x)), out_type);
-    case UnaryOpType::Lgamma:
-      return castTo(ScalarValue(std::lgamma(x)), out_type);
-    case UnaryOpType::Log10:
-      return castTo(ScalarValue(std::log10(x)), out_type);
-    case UnaryOpType::Log1p:
-      return castTo(ScalarValue(std::log1p(x)), out_type);
-    case UnaryOpType::Log2:
-      return castTo(ScalarValue(std::log2(x)), out_type);
     // Integers never reach the rounding ops (arith.cpp returns them as
     // they are).
-    case UnaryOpType::Ceil:
-      return castTo(ScalarValue(std::ceil(x)), out_type);
-    case UnaryOpType::Floor:
-      return castTo(ScalarValue(std::floor(x)), out_type);
     case UnaryOpType::Round:
       return castTo(ScalarValue(std::nearbyint(x)), out_type);
-    case UnaryOpType::Trunc:
-      return castTo(ScalarValue(std::trunc(x)), out_type);
     case UnaryOpType::Frac:
       return castTo(ScalarValue(x - std::trunc(x)), out_type);
     case UnaryOpType::Sign:

@@ -22,10 +22,25 @@ bool isFloat8Type(DataType dtype) {
   return dtype == DataType::Float8_e4m3fn || dtype == DataType::Float8_e5m2;
 }
 
+namespace {
+
+enum class ComplexSupport { NoComplex, KernelComplex, AtenComplex };
+
+ComplexSupport complexSupport(UnaryOpType op) {
+  switch (op) {
+#define FUSER_UNARY_OP(e, name, result, complex) \
+  case UnaryOpType::e:                           \
+    return ComplexSupport::complex;
+#include <ir/unary_ops.def>
+#undef FUSER_UNARY_OP
+  }
+  return ComplexSupport::NoComplex;
+}
+
+} // namespace
+
 bool kernelsTakeComplex(UnaryOpType op) {
-  return op == UnaryOpType::Neg || op == UnaryOpType::Abs ||
-         op == UnaryOpType::Real || op == UnaryOpType::Imag ||
-         op == UnaryOpType::Conj;
+  return complexSupport(op) == ComplexSupport::KernelComplex;
 }
 
 bool kernelsTakeComplex(BinaryOpType op) {
@@ -35,37 +50,7 @@ bool kernelsTakeComplex(BinaryOpType op) {
 }
 
 bool atenTakesComplex(UnaryOpType op) {
-  switch (op) {
-    case UnaryOpType::Exp:
-    case UnaryOpType::Exp2:
-    case UnaryOpType::Expm1:
-    case UnaryOpType::Log:
-    case UnaryOpType::Log10:
-    case UnaryOpType::Log1p:
-    case UnaryOpType::Log2:
-    case UnaryOpType::Sqrt:
-    case UnaryOpType::Rsqrt:
-    case UnaryOpType::Reciprocal:
-    case UnaryOpType::Sigmoid:
-    case UnaryOpType::Sin:
-    case UnaryOpType::Cos:
-    case UnaryOpType::Tan:
-    case UnaryOpType::Sinh:
-    case UnaryOpType::Cosh:
-    case UnaryOpType::Tanh:
-    case UnaryOpType::Asin:
-    case UnaryOpType::Acos:
-    case UnaryOpType::Atan:
-    case UnaryOpType::Asinh:
-    case UnaryOpType::Acosh:
-    case UnaryOpType::Atanh:
-    case UnaryOpType::IsNan:
-    case UnaryOpType::IsInf:
-    case UnaryOpType::IsFinite:
-      return true;
-    default:
-      return false;
-  }
+  return complexSupport(op) == ComplexSupport::AtenComplex;
 }
 
 bool atenTakesComplex(BinaryOpType op) {
@@ -211,8 +196,7 @@ bool isBitwiseOp(BinaryOpType op) {
 }
 
 bool isUnaryPredicate(UnaryOpType op) {
-  return op == UnaryOpType::Signbit || op == UnaryOpType::IsNan ||
-         op == UnaryOpType::IsInf || op == UnaryOpType::IsFinite;
+  return unaryResult(op) == UnaryResult::Predicate;
 }
 
 bool isParallelTypeThreadDim(ParallelType pt) {
@@ -461,114 +445,24 @@ std::string toString(CacheOp op) {
 
 std::string toString(UnaryOpType op) {
   switch (op) {
-    case UnaryOpType::Neg:
-      return "neg";
-    case UnaryOpType::Abs:
-      return "abs";
-    case UnaryOpType::Exp:
-      return "exp";
-    case UnaryOpType::Log:
-      return "log";
-    case UnaryOpType::Sqrt:
-      return "sqrt";
-    case UnaryOpType::Rsqrt:
-      return "rsqrt";
-    case UnaryOpType::Reciprocal:
-      return "reciprocal";
-    case UnaryOpType::Relu:
-      return "relu";
-    case UnaryOpType::Sigmoid:
-      return "sigmoid";
-    case UnaryOpType::Tanh:
-      return "tanh";
-    case UnaryOpType::Gelu:
-      return "gelu";
-    case UnaryOpType::Silu:
-      return "silu";
-    case UnaryOpType::Sin:
-      return "sin";
-    case UnaryOpType::Cos:
-      return "cos";
-    case UnaryOpType::Acos:
-      return "acos";
-    case UnaryOpType::Acosh:
-      return "acosh";
-    case UnaryOpType::Asin:
-      return "asin";
-    case UnaryOpType::Asinh:
-      return "asinh";
-    case UnaryOpType::Atan:
-      return "atan";
-    case UnaryOpType::Atanh:
-      return "atanh";
-    case UnaryOpType::Cosh:
-      return "cosh";
-    case UnaryOpType::Sinh:
-      return "sinh";
-    case UnaryOpType::Tan:
-      return "tan";
-    case UnaryOpType::Exp2:
-      return "exp2";
-    case UnaryOpType::Expm1:
-      return "expm1";
-    case UnaryOpType::Erf:
-      return "erf";
-    case UnaryOpType::Erfc:
-      return "erfc";
-    case UnaryOpType::Erfinv:
-      return "erfinv";
-    case UnaryOpType::Erfcinv:
-      return "erfcinv";
-    case UnaryOpType::Lgamma:
-      return "lgamma";
-    case UnaryOpType::Log10:
-      return "log10";
-    case UnaryOpType::Log1p:
-      return "log1p";
-    case UnaryOpType::Log2:
-      return "log2";
-    case UnaryOpType::Ceil:
-      return "ceil";
-    case UnaryOpType::Floor:
-      return "floor";
-    case UnaryOpType::Round:
-      return "round";
-    case UnaryOpType::Trunc:
-      return "trunc";
-    case UnaryOpType::Frac:
-      return "frac";
-    case UnaryOpType::Sign:
-      return "sign";
-    case UnaryOpType::Signbit:
-      return "signbit";
-    case UnaryOpType::IsNan:
-      return "isnan";
-    case UnaryOpType::IsInf:
-      return "isinf";
-    case UnaryOpType::IsFinite:
-      return "isfinite";
-    case UnaryOpType::LogicalNot:
-      return "logical_not";
-    case UnaryOpType::BitwiseNot:
-      return "bitwise_not";
-    case UnaryOpType::Cast:
-      return "cast";
-    case UnaryOpType::WelfordInit:
-      return "welford_init";
-    case UnaryOpType::WelfordAvg:
-      return "welford_avg";
-    case UnaryOpType::WelfordVarSum:
-      return "welford_var_sum";
-    case UnaryOpType::WelfordCount:
-      return "welford_count";
-    case UnaryOpType::Real:
-      return "real";
-    case UnaryOpType::Imag:
-      return "imag";
-    case UnaryOpType::Conj:
-      return "conj";
+#define FUSER_UNARY_OP(e, name, result, complex) \
+  case UnaryOpType::e:                           \
+    return #name;
+#include <ir/unary_ops.def>
+#undef FUSER_UNARY_OP
   }
   return "?";
+}
+
+UnaryResult unaryResult(UnaryOpType op) {
+  switch (op) {
+#define FUSER_UNARY_OP(e, name, result, complex) \
+  case UnaryOpType::e:                           \
+    return UnaryResult::result;
+#include <ir/unary_ops.def>
+#undef FUSER_UNARY_OP
+  }
+  return UnaryResult::Other;
 }
 
 std::string toString(BinaryOpType op) {

@@ -82,68 +82,16 @@ enum class LoadStoreOpType { Set, SegmenterSet, CpAsyncBulkTensorTile };
 
 enum class CacheOp { Unspecified, AllLevels, Streaming, Global };
 
+// The unary ops: ir/unary_ops.def lists them, one row each.
 enum class UnaryOpType {
-  Neg,
-  Abs,
-  Exp,
-  Log,
-  Sqrt,
-  Rsqrt,
-  Reciprocal,
-  Relu,
-  Sigmoid,
-  Tanh,
-  Gelu,
-  Silu,
-  Sin,
-  Cos,
-  // Floating-point functions of torch's names (doc/ops.md): integer inputs
-  // give the default float type.
-  Acos,
-  Acosh,
-  Asin,
-  Asinh,
-  Atan,
-  Atanh,
-  Cosh,
-  Sinh,
-  Tan,
-  Exp2,
-  Expm1,
-  Erf,
-  Erfc,
-  Erfinv,
-  Erfcinv, // the inverse of erfc, on [0, 2]
-  Lgamma,
-  Log10,
-  Log1p,
-  Log2,
-  // Rounding (identity on integers), the fractional part and the sign.
-  Ceil,
-  Floor,
-  Round, // half to even, as torch.round
-  Trunc,
-  Frac,
-  Sign,
-  // Predicates: bool results of the input's value (isUnaryPredicate).
-  Signbit,
-  IsNan,
-  IsInf,
-  IsFinite,
-  LogicalNot,
-  BitwiseNot,
-  Cast,
-  // Between values and Welford states (doc/reduction.md §4): a value as
-  // the state of one element, and the three parts of a state.
-  WelfordInit,
-  WelfordAvg,
-  WelfordVarSum,
-  WelfordCount,
-  // Parts of a complex value (doc/ops.md "Complex numbers").
-  Real,
-  Imag,
-  Conj,
+#define FUSER_UNARY_OP(e, name, result, complex) e,
+#include <ir/unary_ops.def>
+#undef FUSER_UNARY_OP
 };
+
+// How a unary op's result type follows from its input's (ir/unary_ops.def).
+enum class UnaryResult { Float, Rounding, Predicate, Other, Internal };
+UnaryResult unaryResult(UnaryOpType op);
 
 enum class BinaryOpType {
   Add,

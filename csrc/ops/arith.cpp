@@ -39,41 +39,7 @@ Val* newResult(const std::vector<Val*>& inputs, DataType dtype) {
 }
 
 bool isFloatFunction(UnaryOpType op) {
-  switch (op) {
-    case UnaryOpType::Exp:
-    case UnaryOpType::Log:
-    case UnaryOpType::Sqrt:
-    case UnaryOpType::Rsqrt:
-    case UnaryOpType::Reciprocal:
-    case UnaryOpType::Sigmoid:
-    case UnaryOpType::Tanh:
-    case UnaryOpType::Gelu:
-    case UnaryOpType::Silu:
-    case UnaryOpType::Sin:
-    case UnaryOpType::Cos:
-    case UnaryOpType::Acos:
-    case UnaryOpType::Acosh:
-    case UnaryOpType::Asin:
-    case UnaryOpType::Asinh:
-    case UnaryOpType::Atan:
-    case UnaryOpType::Atanh:
-    case UnaryOpType::Cosh:
-    case UnaryOpType::Sinh:
-    case UnaryOpType::Tan:
-    case UnaryOpType::Exp2:
-    case UnaryOpType::Expm1:
-    case UnaryOpType::Erf:
-    case UnaryOpType::Erfc:
-    case UnaryOpType::Erfinv:
-    case UnaryOpType::Erfcinv:
-    case UnaryOpType::Lgamma:
-    case UnaryOpType::Log10:
-    case UnaryOpType::Log1p:
-    case UnaryOpType::Log2:
-      return true;
-    default:
-      return false;
-  }
+  return unaryResult(op) == UnaryResult::Float;
 }
 
 // The ops complex values take (doc/ops.md "Complex numbers"): those the
@@ -87,8 +53,7 @@ bool takesComplex(BinaryOpType op) {
 }
 
 bool isRounding(UnaryOpType op) {
-  return op == UnaryOpType::Ceil || op == UnaryOpType::Floor ||
-         op == UnaryOpType::Round || op == UnaryOpType::Trunc;
+  return unaryResult(op) == UnaryResult::Rounding;
 }
 
 bool isIntegerOrBool(DataType dtype) {
@@ -232,6 +197,8 @@ TensorView* unaryOp(UnaryOpType op, TensorView* in) {
   return unaryOp(op, static_cast<Val*>(in))->as<TensorView>();
 }
 
+// The builders of ops/arith.h, one per row of ir/unary_ops.def but the
+// Internal ones.
 #define FUSER_DEFINE_UNARY(name, op_type)     \
   Val* name(Val* in) {                        \
     return unaryOp(UnaryOpType::op_type, in); \
@@ -239,54 +206,20 @@ TensorView* unaryOp(UnaryOpType op, TensorView* in) {
   TensorView* name(TensorView* in) {          \
     return unaryOp(UnaryOpType::op_type, in); \
   }
-FUSER_DEFINE_UNARY(neg, Neg)
-FUSER_DEFINE_UNARY(abs, Abs)
-FUSER_DEFINE_UNARY(exp, Exp)
-FUSER_DEFINE_UNARY(log, Log)
-FUSER_DEFINE_UNARY(sqrt, Sqrt)
-FUSER_DEFINE_UNARY(rsqrt, Rsqrt)
-FUSER_DEFINE_UNARY(reciprocal, Reciprocal)
-FUSER_DEFINE_UNARY(relu, Relu)
-FUSER_DEFINE_UNARY(sigmoid, Sigmoid)
-FUSER_DEFINE_UNARY(tanh, Tanh)
-FUSER_DEFINE_UNARY(gelu, Gelu)
-FUSER_DEFINE_UNARY(silu, Silu)
-FUSER_DEFINE_UNARY(sin, Sin)
-FUSER_DEFINE_UNARY(cos, Cos)
-FUSER_DEFINE_UNARY(acos, Acos)
-FUSER_DEFINE_UNARY(acosh, Acosh)
-FUSER_DEFINE_UNARY(asin, Asin)
-FUSER_DEFINE_UNARY(asinh, Asinh)
-FUSER_DEFINE_UNARY(atan, Atan)
-FUSER_DEFINE_UNARY(atanh, Atanh)
-FUSER_DEFINE_UNARY(cosh, Cosh)
-FUSER_DEFINE_UNARY(sinh, Sinh)
-FUSER_DEFINE_UNARY(tan, Tan)
-FUSER_DEFINE_UNARY(exp2, Exp2)
-FUSER_DEFINE_UNARY(expm1, Expm1)
-FUSER_DEFINE_UNARY(erf, Erf)
-FUSER_DEFINE_UNARY(erfc, Erfc)
-FUSER_DEFINE_UNARY(erfinv, Erfinv)
-FUSER_DEFINE_UNARY(erfcinv, Erfcinv)
-FUSER_DEFINE_UNARY(lgamma, Lgamma)
-FUSER_DEFINE_UNARY(log10, Log10)
-FUSER_DEFINE_UNARY(log1p, Log1p)
-FUSER_DEFINE_UNARY(log2, Log2)
-FUSER_DEFINE_UNARY(ceil, Ceil)
-FUSER_DEFINE_UNARY(floor, Floor)
-FUSER_DEFINE_UNARY(round, Round)
-FUSER_DEFINE_UNARY(trunc, Trunc)
-FUSER_DEFINE_UNARY(frac, Frac)
-FUSER_DEFINE_UNARY(sign, Sign)
-FUSER_DEFINE_UNARY(signbit, Signbit)
-FUSER_DEFINE_UNARY(isnan, IsNan)
-FUSER_DEFINE_UNARY(isinf, IsInf)
-FUSER_DEFINE_UNARY(isfinite, IsFinite)
-FUSER_DEFINE_UNARY(logical_not, LogicalNot)
-FUSER_DEFINE_UNARY(bitwise_not, BitwiseNot)
-FUSER_DEFINE_UNARY(real, Real)
-FUSER_DEFINE_UNARY(imag, Imag)
-FUSER_DEFINE_UNARY(conj, Conj)
+#define FUSER_DEFINE_UNARY_Internal(name, op_type)
+#define FUSER_DEFINE_UNARY_Float FUSER_DEFINE_UNARY
+#define FUSER_DEFINE_UNARY_Rounding FUSER_DEFINE_UNARY
+#define FUSER_DEFINE_UNARY_Predicate FUSER_DEFINE_UNARY
+#define FUSER_DEFINE_UNARY_Other FUSER_DEFINE_UNARY
+#define FUSER_UNARY_OP(e, name, result, complex) \
+  FUSER_DEFINE_UNARY_##result(name, e)
+#include <ir/unary_ops.def>
+#undef FUSER_UNARY_OP
+#undef FUSER_DEFINE_UNARY_Internal
+#undef FUSER_DEFINE_UNARY_Float
+#undef FUSER_DEFINE_UNARY_Rounding
+#undef FUSER_DEFINE_UNARY_Predicate
+#undef FUSER_DEFINE_UNARY_Other
 #undef FUSER_DEFINE_UNARY
 
 Val* binaryOp(BinaryOpType op, Val* lhs, Val* rhs) {

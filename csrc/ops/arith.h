@@ -27,65 +27,26 @@ inline Val* cast(Val* val, DataType dtype) {
 Val* unaryOp(UnaryOpType op, Val* in);
 TensorView* unaryOp(UnaryOpType op, TensorView* in);
 
+// One builder per row of ir/unary_ops.def but the Internal ones, of the
+// row's name: Val* neg(Val*), TensorView* neg(TensorView*), ... (the
+// table says what each computes and the type of its result).
 #define FUSER_DECLARE_UNARY(name) \
   Val* name(Val* in);             \
   TensorView* name(TensorView* in);
-FUSER_DECLARE_UNARY(neg)
-FUSER_DECLARE_UNARY(abs)
-FUSER_DECLARE_UNARY(exp)
-FUSER_DECLARE_UNARY(log)
-FUSER_DECLARE_UNARY(sqrt)
-FUSER_DECLARE_UNARY(rsqrt)
-FUSER_DECLARE_UNARY(reciprocal)
-FUSER_DECLARE_UNARY(relu)
-FUSER_DECLARE_UNARY(sigmoid)
-FUSER_DECLARE_UNARY(tanh)
-FUSER_DECLARE_UNARY(gelu)
-FUSER_DECLARE_UNARY(silu)
-FUSER_DECLARE_UNARY(sin)
-FUSER_DECLARE_UNARY(cos)
-// Floating-point functions: integer operands give the default float type.
-FUSER_DECLARE_UNARY(acos)
-FUSER_DECLARE_UNARY(acosh)
-FUSER_DECLARE_UNARY(asin)
-FUSER_DECLARE_UNARY(asinh)
-FUSER_DECLARE_UNARY(atan)
-FUSER_DECLARE_UNARY(atanh)
-FUSER_DECLARE_UNARY(cosh)
-FUSER_DECLARE_UNARY(sinh)
-FUSER_DECLARE_UNARY(tan)
-FUSER_DECLARE_UNARY(exp2)
-FUSER_DECLARE_UNARY(expm1)
-FUSER_DECLARE_UNARY(erf)
-FUSER_DECLARE_UNARY(erfc)
-FUSER_DECLARE_UNARY(erfinv)
-FUSER_DECLARE_UNARY(erfcinv)
-FUSER_DECLARE_UNARY(lgamma)
-FUSER_DECLARE_UNARY(log10)
-FUSER_DECLARE_UNARY(log1p)
-FUSER_DECLARE_UNARY(log2)
-// Rounding keeps the type (and an integer's values); round is half to
-// even. frac takes floating types only; sign is -1, 0 or 1 (0 for NaN).
-FUSER_DECLARE_UNARY(ceil)
-FUSER_DECLARE_UNARY(floor)
-FUSER_DECLARE_UNARY(round)
-FUSER_DECLARE_UNARY(trunc)
-FUSER_DECLARE_UNARY(frac)
-FUSER_DECLARE_UNARY(sign)
-// Bool results.
-FUSER_DECLARE_UNARY(signbit)
-FUSER_DECLARE_UNARY(isnan)
-FUSER_DECLARE_UNARY(isinf)
-FUSER_DECLARE_UNARY(isfinite)
-FUSER_DECLARE_UNARY(logical_not)
-// Integers and bools.
-FUSER_DECLARE_UNARY(bitwise_not)
-// The parts of complex values (doc/ops.md "Complex numbers"): real and
-// imag give the part type, conj a complex value; of a real tensor real
-// and conj give its values and imag is an error, as in PyTorch.
-FUSER_DECLARE_UNARY(real)
-FUSER_DECLARE_UNARY(imag)
-FUSER_DECLARE_UNARY(conj)
+#define FUSER_DECLARE_UNARY_Internal(name)
+#define FUSER_DECLARE_UNARY_Float FUSER_DECLARE_UNARY
+#define FUSER_DECLARE_UNARY_Rounding FUSER_DECLARE_UNARY
+#define FUSER_DECLARE_UNARY_Predicate FUSER_DECLARE_UNARY
+#define FUSER_DECLARE_UNARY_Other FUSER_DECLARE_UNARY
+#define FUSER_UNARY_OP(e, name, result, complex) \
+  FUSER_DECLARE_UNARY_##result(name)
+#include <ir/unary_ops.def>
+#undef FUSER_UNARY_OP
+#undef FUSER_DECLARE_UNARY_Internal
+#undef FUSER_DECLARE_UNARY_Float
+#undef FUSER_DECLARE_UNARY_Rounding
+#undef FUSER_DECLARE_UNARY_Predicate
+#undef FUSER_DECLARE_UNARY_Other
 #undef FUSER_DECLARE_UNARY
 
 Val* binaryOp(BinaryOpType op, Val* lhs, Val* rhs);

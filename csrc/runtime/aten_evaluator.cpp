@@ -410,54 +410,21 @@ class AtenEvaluator {
         return at::sin(x);
       case UnaryOpType::Cos:
         return at::cos(x);
-      case UnaryOpType::Acos:
-        return at::acos(x);
-      case UnaryOpType::Acosh:
-        return at::acosh(x);
-      case UnaryOpType::Asin:
-        return at::asin(x);
-      case UnaryOpType::Asinh:
-        return at::asinh(x);
-      case UnaryOpType::Atan:
-        return at::atan(x);
-      case UnaryOpType::Atanh:
-        return at::atanh(x);
-      case UnaryOpType::Cosh:
-        return at::cosh(x);
-      case UnaryOpType::Sinh:
-        return at::sinh(x);
-      case UnaryOpType::Tan:
-        return at::tan(x);
-      case UnaryOpType::Exp2:
-        return at::exp2(x);
-      case UnaryOpType::Expm1:
-        return at::expm1(x);
-      case UnaryOpType::Erf:
-        return at::erf(x);
-      case UnaryOpType::Erfc:
-        return at::erfc(x);
+#define FUSER_UNARY_OP(e, name, result, complex)
+#define FUSER_UNARY_MATH(e, name, result, complex, host, aten) \
+  case UnaryOpType::e:                                         \
+    return aten(x);
+#include <ir/unary_ops.def>
+#undef FUSER_UNARY_MATH
+#undef FUSER_UNARY_OP
       case UnaryOpType::Erfinv:
         return at::erfinv(x);
       case UnaryOpType::Erfcinv:
         // ATen has no erfcinv: erfcinv(x) = -ndtri(x / 2) / sqrt(2), in
         // double (accurate for tiny x, where erfinv(1 - x) is not).
         return at::special_ndtri(x.to(at::kDouble) * 0.5) * -M_SQRT1_2;
-      case UnaryOpType::Lgamma:
-        return at::lgamma(x);
-      case UnaryOpType::Log10:
-        return at::log10(x);
-      case UnaryOpType::Log1p:
-        return at::log1p(x);
-      case UnaryOpType::Log2:
-        return at::log2(x);
-      case UnaryOpType::Ceil:
-        return at::ceil(x);
-      case UnaryOpType::Floor:
-        return at::floor(x);
       case UnaryOpType::Round:
         return at::round(x);
-      case UnaryOpType::Trunc:
-        return at::trunc(x);
       case UnaryOpType::Frac:
         return at::frac(x);
       case UnaryOpType::Sign:

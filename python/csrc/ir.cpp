@@ -31,57 +31,19 @@ using Handle = std::unique_ptr<T, py::nodelete>;
 
 constexpr auto kRef = py::return_value_policy::reference_internal;
 
+// The Python names of the unary ops: those of ir/unary_ops.def but the
+// Internal rows.
 const std::unordered_map<std::string, UnaryOpType>& unaryOps() {
-  static const std::unordered_map<std::string, UnaryOpType> ops = {
-      {"neg", UnaryOpType::Neg},
-      {"abs", UnaryOpType::Abs},
-      {"exp", UnaryOpType::Exp},
-      {"log", UnaryOpType::Log},
-      {"sqrt", UnaryOpType::Sqrt},
-      {"rsqrt", UnaryOpType::Rsqrt},
-      {"reciprocal", UnaryOpType::Reciprocal},
-      {"relu", UnaryOpType::Relu},
-      {"sigmoid", UnaryOpType::Sigmoid},
-      {"tanh", UnaryOpType::Tanh},
-      {"gelu", UnaryOpType::Gelu},
-      {"silu", UnaryOpType::Silu},
-      {"sin", UnaryOpType::Sin},
-      {"cos", UnaryOpType::Cos},
-      {"logical_not", UnaryOpType::LogicalNot},
-      {"acos", UnaryOpType::Acos},
-      {"acosh", UnaryOpType::Acosh},
-      {"asin", UnaryOpType::Asin},
-      {"asinh", UnaryOpType::Asinh},
-      {"atan", UnaryOpType::Atan},
-      {"atanh", UnaryOpType::Atanh},
-      {"cosh", UnaryOpType::Cosh},
-      {"sinh", UnaryOpType::Sinh},
-      {"tan", UnaryOpType::Tan},
-      {"exp2", UnaryOpType::Exp2},
-      {"expm1", UnaryOpType::Expm1},
-      {"erf", UnaryOpType::Erf},
-      {"erfc", UnaryOpType::Erfc},
-      {"erfinv", UnaryOpType::Erfinv},
-      {"erfcinv", UnaryOpType::Erfcinv},
-      {"lgamma", UnaryOpType::Lgamma},
-      {"log10", UnaryOpType::Log10},
-      {"log1p", UnaryOpType::Log1p},
-      {"log2", UnaryOpType::Log2},
-      {"ceil", UnaryOpType::Ceil},
-      {"floor", UnaryOpType::Floor},
-      {"round", UnaryOpType::Round},
-      {"trunc", UnaryOpType::Trunc},
-      {"frac", UnaryOpType::Frac},
-      {"sign", UnaryOpType::Sign},
-      {"signbit", UnaryOpType::Signbit},
-      {"isnan", UnaryOpType::IsNan},
-      {"isinf", UnaryOpType::IsInf},
-      {"isfinite", UnaryOpType::IsFinite},
-      {"bitwise_not", UnaryOpType::BitwiseNot},
-      {"real", UnaryOpType::Real},
-      {"imag", UnaryOpType::Imag},
-      {"conj", UnaryOpType::Conj},
-  };
+  static const std::unordered_map<std::string, UnaryOpType> ops = [] {
+    std::unordered_map<std::string, UnaryOpType> names;
+#define FUSER_UNARY_OP(e, name, result, complex)      \
+  if (UnaryResult::result != UnaryResult::Internal) { \
+    names.emplace(#name, UnaryOpType::e);             \
+  }
+#include <ir/unary_ops.def>
+#undef FUSER_UNARY_OP
+    return names;
+  }();
   return ops;
 }
 
