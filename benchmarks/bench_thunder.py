@@ -19,14 +19,12 @@ and NVFUSER_PRELOAD (its ABI shim), as tools/gpu_thunder.sh sets them.
 """
 
 import argparse
-import csv
 import json
 import os
-import subprocess
 import sys
 import time
 
-from kernel_table import profile_step
+from kernel_table import median_step_ms, profile_step, row_of_child, write_rows_csv
 
 CONFIGS = ["fuser", "nvfuser", "thunder-torch", "torch.compile", "eager"]
 CASES = [
@@ -128,23 +126,6 @@ def count_fusions(config, jitted, backward):
     )
 
 
-def time_step(step, iters):
-    for _ in range(3):
-        step()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(iters):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        step()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    return times[len(times) // 2]
-
-
 def run_one(config, model_name, mode, quick):
     if config == "fuser":
         import fuser.nvfuser_compat
@@ -179,7 +160,7 @@ def run_one(config, model_name, mode, quick):
     torch.cuda.synchronize()
     first = time.perf_counter() - first
     diff = (out.float() - reference).abs().max().item()
-    ms = time_step(step, 10 if quick else 20)
+    ms = median_step_ms(step, 10 if quick else 20)
     kernels, profile = profile_step(step)
     fusions = count_fusions(config, fn, backward)
     return {
@@ -220,27 +201,12 @@ def run_all(args):
             cmd = [sys.executable, __file__, "--one", config, model_name, mode]
             if args.quick:
                 cmd.append("--quick")
-            proc = subprocess.run(
-                cmd, env=child_env(config), capture_output=True, text=True, timeout=900
-            )
-            lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-            if proc.returncode != 0 or not lines:
-                tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-                row = {"model": model_name, "mode": mode, "config": config,
-                       "error": " | ".join(tail)}  # fmt: skip
-            else:
-                row = json.loads(lines[-1])
+            keys = {"model": model_name, "mode": mode, "config": config}
+            row = row_of_child(cmd, keys, env=child_env(config), timeout=900)
             rows.append(row)
             print(json.dumps(row), flush=True)
     if args.csv:
-        fields = sorted({k for r in rows for k in r})
-        with open(args.csv, "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=fields)
-            writer.writeheader()
-            writer.writerows(
-                {k: json.dumps(v) if isinstance(v, dict) else v for k, v in r.items()}
-                for r in rows
-            )
+        write_rows_csv(args.csv, rows)
     print_table(rows)
 
 

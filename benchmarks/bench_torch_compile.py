@@ -19,14 +19,12 @@ caches: run the script once, it starts them all.
 """
 
 import argparse
-import csv
 import json
 import os
-import subprocess
 import sys
 import time
 
-from kernel_table import profile_step
+from kernel_table import median_step_ms, profile_step, row_of_child, write_rows_csv
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIGS = ["eager", "fuser", "inductor", "inductor-max-autotune"]
@@ -73,25 +71,6 @@ def compiled(config, model):
     return torch.compile(model, mode="max-autotune-no-cudagraphs")
 
 
-def median_ms(step, iters):
-    import torch
-
-    for _ in range(3):
-        step()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(iters):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        step()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    return times[len(times) // 2]
-
-
 def run_one(config, model_name, quick):
     # Compile from nothing: no kernel cache of an earlier run helps the
     # first step (inductor's FX graph and autotuning caches, fuser's cubins).
@@ -120,7 +99,7 @@ def run_one(config, model_name, quick):
     first_loss = step().item()
     torch.cuda.synchronize()
     first_s = time.perf_counter() - start
-    ms = median_ms(step, 10 if quick else 30)
+    ms = median_step_ms(step, 10 if quick else 30)
     kernels, profile = profile_step(step)
     row = {
         "model": model_name,
@@ -151,24 +130,11 @@ def run_all(args):
         cmd = [sys.executable, os.path.abspath(__file__), "--one", config, model_name]
         if args.quick:
             cmd.append("--quick")
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
-        lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-        if proc.returncode != 0 or not lines:
-            tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-            row = {"model": model_name, "config": config, "error": " | ".join(tail)}
-        else:
-            row = json.loads(lines[-1])
+        row = row_of_child(cmd, {"model": model_name, "config": config})
         rows.append(row)
         print(json.dumps(row), flush=True)
     if args.csv:
-        fields = sorted({k for r in rows for k in r})
-        with open(args.csv, "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=fields)
-            writer.writeheader()
-            writer.writerows(
-                {k: json.dumps(v) if isinstance(v, dict) else v for k, v in r.items()}
-                for r in rows
-            )
+        write_rows_csv(args.csv, rows)
     print_table(rows)
 
 

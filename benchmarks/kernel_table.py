@@ -83,6 +83,56 @@ def profile_step(step):
     }
 
 
+def median_step_ms(step, iters):
+    """Median time (ms, CUDA events) of `iters` calls of `step` after 3
+    warm-up calls: a whole model step, as bench_thunder.py and
+    bench_torch_compile.py time one."""
+    import torch
+
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(iters):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        step()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def row_of_child(cmd, keys, env=None, timeout=3600):
+    """Runs one configuration in a process of its own (`cmd`); its row is
+    the last JSON line it prints, else `keys` with the error's last lines."""
+    import json
+    import subprocess
+
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    if proc.returncode == 0 and lines:
+        return json.loads(lines[-1])
+    tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+    return dict(keys, error=" | ".join(tail))
+
+
+def write_rows_csv(path, rows):
+    """Rows of differing keys as one CSV; nested values (a profile) as JSON."""
+    import json
+
+    fields = sorted({k for r in rows for k in r})
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(
+            {k: json.dumps(v) if isinstance(v, dict) else v for k, v in r.items()}
+            for r in rows
+        )
+
+
 def timed_row(name, runners, inputs, input_sets, moved):
     """{case, bytes_moved, <frontend>_kernels, _ms, _gbps (when `moved`),
     fuser_vs_<other>} for `runners` ({frontend: fn}), timed over
