@@ -3,14 +3,16 @@
 LAYERS below is the one list of the layers, lowest first (doc/design.md §2
 describes what each holds). A file may include headers of its own layer
 and of the layers below it; an include of a higher layer is an upward edge
-and fails the check, as a cycle between two folders would need one. Two
-kinds of files are outside the graph:
-  - compatibility headers: a header that starts with "// Compatibility
-    path:" and holds only `#pragma once` and one include, kept at a path
-    that code outside this repository includes (doc/design.md §3). Nothing
-    under csrc/ or python/csrc/ may include one.
-  - the top-level headers named with their layer below (fusion.h is part of
-    the IR, transform_replay.h of the transforms).
+and fails the check, as a cycle between two folders would need one. The
+top-level files belong to the layer named with them below (fusion.h is
+part of the IR, transform_replay.h of the transforms).
+
+compat/ (a second include root, outside the graph) holds the
+compatibility headers: a moved header's old path, which code outside this
+repository includes (doc/design.md §3), holding only `#pragma once` and
+the include of its new home under csrc/. Nothing under csrc/ or
+python/csrc/ may include one, and no compat/ path may also exist under
+csrc/.
 
     python3 tools/check_layers.py [--graph]
 
@@ -75,18 +77,6 @@ def includes(path):
                 yield number, match.group(1)
 
 
-COMPAT_MARK = "// Compatibility path:"
-
-
-def is_compatibility_header(path):
-    """A header that starts with COMPAT_MARK. Its only code must be
-    `#pragma once` and one include (check() reports one that has more)."""
-    if not path.endswith(".h"):
-        return False
-    with open(path, encoding="utf-8") as f:
-        return f.readline().startswith(COMPAT_MARK)
-
-
 def forwards_only(path):
     with open(path, encoding="utf-8") as f:
         code = [s for s in (line.strip() for line in f) if s and not s.startswith("//")]
@@ -96,32 +86,39 @@ def forwards_only(path):
 def check(root=ROOT):
     """(problems, folder graph, compatibility headers) of the tree at root."""
     csrc = os.path.join(root, "csrc")
+    compat_root = os.path.join(root, "compat")
     problems = []
     graph = collections.Counter()
-    compat = {os.path.relpath(p, csrc) for p in sources(csrc) if is_compatibility_header(p)}
+    compat = {os.path.relpath(p, compat_root) for p in sources(compat_root)}
+    for rel in sorted(compat):
+        path = os.path.join(compat_root, rel)
+        target = next((h for _, h in includes(path)), None)
+        if not forwards_only(path) or not os.path.exists(os.path.join(csrc, target)):
+            problems.append(
+                f"compat/{rel}: a compatibility header holds only `#pragma once` "
+                f"and the include of a header under csrc/"
+            )
+        if os.path.exists(os.path.join(csrc, rel)):
+            problems.append(f"compat/{rel}: csrc/{rel} exists too and hides it")
+
+    def check_not_compat(where, number, header):
+        if header in compat and not os.path.exists(os.path.join(csrc, header)):
+            problems.append(
+                f"{where}:{number}: includes the compatibility header "
+                f"<{header}>; include what it forwards to"
+            )
+
     for path in sources(csrc):
         rel = os.path.relpath(path, csrc)
-        if rel in compat:
-            if not forwards_only(path):
-                problems.append(
-                    f"csrc/{rel}: a compatibility header holds only "
-                    f"`#pragma once` and one include"
-                )
-            continue
         unit = unit_of_path(rel)
         layer = layer_of_unit(unit)
         if layer is None:
             problems.append(f"csrc/{rel}: its folder '{unit}' is in no layer of tools/check_layers.py")
             continue
         for number, header in includes(path):
+            check_not_compat(f"csrc/{rel}", number, header)
             if not os.path.exists(os.path.join(csrc, header)):
                 continue  # a system or third-party header
-            if header in compat:
-                problems.append(
-                    f"csrc/{rel}:{number}: includes the compatibility header "
-                    f"<{header}>; include what it forwards to"
-                )
-                continue
             target = unit_of_path(header)
             if target != unit:
                 graph[(unit, target)] += 1
@@ -134,11 +131,7 @@ def check(root=ROOT):
     python_csrc = os.path.join(root, "python", "csrc")
     for path in sources(python_csrc):
         for number, header in includes(path):
-            if header in compat:
-                problems.append(
-                    f"{os.path.relpath(path, root)}:{number}: includes the "
-                    f"compatibility header <{header}>; include what it forwards to"
-                )
+            check_not_compat(os.path.relpath(path, root), number, header)
     return problems, graph, compat
 
 

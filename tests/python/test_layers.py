@@ -38,7 +38,7 @@ def tree(tmp_path):
     write(root, "csrc/ir/node.h", "#pragma once\n#include <base/error.h>\n")
     write(root, "csrc/base/error.h", "#pragma once\n")
     write(root, "csrc/runtime/run.h", "#pragma once\n#include <ir/node.h>\n")
-    write(root, "csrc/runtime/old.h", "// Compatibility path: moved\n#pragma once\n#include <runtime/run.h>\n")
+    write(root, "compat/runtime/old.h", "// moved\n#pragma once\n#include <runtime/run.h>\n")
     return root
 
 
@@ -64,11 +64,17 @@ def test_a_compatibility_header_is_not_for_the_library(tree):
 
 
 def test_a_compatibility_header_only_forwards(tree):
-    write(tree, "csrc/runtime/old.h", "// Compatibility path: x\n#pragma once\n#include <ir/node.h>\nint f();\n")
+    write(tree, "compat/runtime/old.h", "// x\n#pragma once\n#include <ir/node.h>\nint f();\n")
+    write(tree, "compat/ir/gone.h", "#pragma once\n#include <ir/missing.h>\n")
     problems, _, _ = check_layers.check(tree)
-    assert problems == [
-        "csrc/runtime/old.h: a compatibility header holds only `#pragma once` and one include"
-    ]
+    expected = "a compatibility header holds only `#pragma once` and the include of a header under csrc/"
+    assert problems == [f"compat/ir/gone.h: {expected}", f"compat/runtime/old.h: {expected}"]
+
+
+def test_a_compatibility_path_is_not_hidden_by_csrc(tree):
+    write(tree, "csrc/runtime/old.h", "#pragma once\n")
+    problems, _, _ = check_layers.check(tree)
+    assert problems == ["compat/runtime/old.h: csrc/runtime/old.h exists too and hides it"]
 
 
 def test_a_folder_outside_the_layers_is_reported(tree):

@@ -1,0 +1,6 @@
+// The old path of <ir/device_mesh.h>, kept for code outside this repository
+// (doc/design.md §2, §3). compat/ is an include root beside csrc/; nothing
+// in csrc/ or python/csrc/ includes it (tools/check_layers.py).
+#pragma once
+
+#include <ir/device_mesh.h>
