@@ -740,6 +740,15 @@ void bindIr(py::module_& m) {
           });
 
   m.attr("unary_ops") = py::cast(sortedKeys(unaryOps()));
+  // Those of them whose bool result is a property of the input's value
+  // (UnaryResult::Predicate): computed on the input as it is.
+  std::vector<std::string> predicates;
+  for (const std::string& name : sortedKeys(unaryOps())) {
+    if (unaryResult(unaryOps().at(name)) == UnaryResult::Predicate) {
+      predicates.push_back(name);
+    }
+  }
+  m.attr("unary_predicates") = py::cast(predicates);
   m.attr("binary_ops") = py::cast(sortedKeys(binaryOps()));
 }
 

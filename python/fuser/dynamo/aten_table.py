@@ -22,6 +22,7 @@ from typing import Callable, Optional
 
 import torch
 
+from .. import _C
 from . import rng
 from . import translate_library as library
 from . import translate_pointwise as pointwise
@@ -139,13 +140,19 @@ def _gelu_approximation(node):
 
 # --- the table ----------------------------------------------------------------------
 
+# fuser's unary ops (csrc/ir/unary_ops.def, through fuser._C) that ATen has
+# under the same name with the same meaning; these are not: gelu has its
+# own row (its `approximate`), and real, imag and conj of a complex tensor
+# are views or lazy conjugates in ATen.
+_UNARY_OWN_MEANING = {"gelu", "real", "imag", "conj"}
+UNARY_PREDICATES = list(_C.unary_predicates)
 UNARY_MATH = [
-    "abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "cos", "cosh", "erf",
-    "erfc", "erfinv", "exp", "exp2", "expm1", "floor", "lgamma", "log", "log10", "log1p",
-    "log2", "neg", "reciprocal", "relu", "round", "rsqrt", "sigmoid", "sign", "silu", "sin",
-    "sinh", "sqrt", "tan", "tanh", "trunc", "bitwise_not",
-]  # fmt: skip
-UNARY_PREDICATES = ["isnan", "isinf", "isfinite", "signbit", "logical_not"]
+    name
+    for name in _C.unary_ops
+    if name not in _UNARY_OWN_MEANING
+    and name not in UNARY_PREDICATES
+    and hasattr(torch.ops.aten, name)
+]
 BINARY_ARITHMETIC = {
     # aten packet: fd.ops name; for its Tensor, Scalar and default overloads
     "add": "add", "sub": "sub", "mul": "mul", "div": "div", "maximum": "maximum",
