@@ -1,10 +1,11 @@
 #include <runtime/fusion_executor_cache.h>
 
+#include <base/hash.h>
 #include <base/options.h>
-#include <runtime/run_validation.h>
 #include <ir/all_nodes.h>
 #include <layout/vectorization.h>
 #include <multidevice/sharding.h>
+#include <runtime/run_validation.h>
 
 #include <iostream>
 #include <unordered_set>
@@ -72,7 +73,7 @@ size_t FusionExecutorCache::KeyHash::operator()(
     const std::vector<int64_t>& key) const {
   size_t h = key.size();
   for (int64_t v : key) {
-    h ^= std::hash<int64_t>()(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    hashCombine(h, std::hash<int64_t>()(v));
   }
   return h;
 }

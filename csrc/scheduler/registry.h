@@ -5,6 +5,7 @@
 // schedulers in order and uses the first that accepts.
 #pragma once
 
+#include <base/hash.h>
 #include <fusion.h>
 #include <scheduler/runtime_info.h>
 #include <scheduler/scheduler_types.h>
@@ -38,17 +39,14 @@ void add(size_t& seed, const std::pair<A, B>& value);
 template <typename T>
 void add(size_t& seed, const std::vector<T>& values);
 
-inline void combine(size_t& seed, size_t value) {
-  seed ^= value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
-}
 inline void add(size_t& seed, int64_t value) {
-  combine(seed, std::hash<int64_t>{}(value));
+  hashCombine(seed, std::hash<int64_t>{}(value));
 }
 inline void add(size_t& seed, bool value) {
-  combine(seed, value ? 1 : 2);
+  hashCombine(seed, value ? 1 : 2);
 }
 inline void add(size_t& seed, const std::string& value) {
-  combine(seed, std::hash<std::string>{}(value));
+  hashCombine(seed, std::hash<std::string>{}(value));
 }
 template <typename A, typename B>
 void add(size_t& seed, const std::pair<A, B>& value) {
@@ -57,7 +55,7 @@ void add(size_t& seed, const std::pair<A, B>& value) {
 }
 template <typename T>
 void add(size_t& seed, const std::vector<T>& values) {
-  combine(seed, values.size());
+  hashCombine(seed, values.size());
   for (const auto& value : values) {
     add(seed, static_cast<const T&>(value));
   }
