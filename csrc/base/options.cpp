@@ -15,7 +15,7 @@ const std::vector<std::string>& debugDumpOptionNames() {
       "scheduler_params", "scheduler_reject", "preseg_ir",
       "lower_passes",     "lower_ir",         "kernel_ir",
       "cuda_kernel",      "launch_params",    "nvrtc",
-      "kernel_cache",     "compile_time"};
+      "kernel_cache",     "compile_time",     "failure_repro"};
   return names;
 }
 

@@ -22,6 +22,10 @@
 //   kernel_cache     compile-cache hits and misses
 //   compile_time     the time of each stage of a cache miss (schedule,
 //                    lower, codegen, NVRTC, load, plan)
+//   failure_repro    (Python frontend) the repro script, with inputs like
+//                    the run's, of a definition whose run failed with an
+//                    internal error (a validate_runs mismatch included) or
+//                    had a segment run with ATen because its kernel failed
 //
 // Other environment variables fuser reads (not dump options):
 //   FUSER_KERNEL_CACHE_DIR  the directory for compiled kernels (cubins) that
@@ -69,6 +73,7 @@ enum class DebugDumpOption {
   Nvrtc,
   KernelCache,
   CompileTime,
+  FailureRepro,
 };
 
 // Whether FUSER_DUMP names `option` (read once, at first use).

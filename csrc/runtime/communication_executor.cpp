@@ -163,7 +163,8 @@ at::Tensor communicate(const Communication& comm, const at::Tensor& shard) {
 }
 
 void CommunicationExecutor::compile(
-    const Fusion* fusion, const std::vector<c10::IValue>&) {
+    const Fusion* fusion, const std::vector<c10::IValue>&,
+    const KnownLayouts&) {
   const auto exprs = fusion->exprs();
   FUSER_INTERNAL_ASSERT(
       exprs.size() == 1 && isResharding(exprs.front()),

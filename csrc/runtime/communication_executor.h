@@ -13,8 +13,10 @@ namespace fuser {
 class CommunicationExecutor : public Executor {
  public:
   // `fusion`: one resharding set.
+  using Executor::compile;
   void compile(
-      const Fusion* fusion, const std::vector<c10::IValue>& inputs) override;
+      const Fusion* fusion, const std::vector<c10::IValue>& inputs,
+      const KnownLayouts& layouts) override;
   std::vector<at::Tensor> run(const std::vector<c10::IValue>& inputs) override;
 
   const Communication& communication() const {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <fusion.h>
+#include <layout/tensor_layout.h>
 #include <scheduler/scheduler_types.h>
 
 #include <ATen/core/Tensor.h>
@@ -25,9 +26,15 @@ class Executor {
 
   // Prepares to run `fusion` (scheduled; the executor keeps a copy or what
   // it derives from it) on inputs of the signature of `inputs`: device,
-  // dtypes, sizes, strides and pointer alignment.
+  // dtypes, sizes, strides and pointer alignment. `layouts` holds, per
+  // input, the layout the caller made already (the runtime makes each once
+  // per cache miss); an input without one gets its layout made here.
   virtual void compile(
-      const Fusion* fusion, const std::vector<c10::IValue>& inputs) = 0;
+      const Fusion* fusion, const std::vector<c10::IValue>& inputs,
+      const KnownLayouts& layouts) = 0;
+  void compile(const Fusion* fusion, const std::vector<c10::IValue>& inputs) {
+    compile(fusion, inputs, KnownLayouts{});
+  }
 
   // Runs on any inputs binding accepts (checked); returns the outputs.
   virtual std::vector<at::Tensor> run(

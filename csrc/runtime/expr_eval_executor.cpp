@@ -1,9 +1,9 @@
 #include <runtime/expr_eval_executor.h>
 
 #include <ir/all_nodes.h>
-#include <runtime/communication_executor.h>
 #include <runtime/aten_evaluator.h>
 #include <runtime/aten_types.h>
+#include <runtime/communication_executor.h>
 #include <runtime/input_binding.h>
 #include <runtime/kernel_executor.h>
 #include <runtime/tensor_layout.h>
@@ -50,7 +50,8 @@ std::unique_ptr<Executor> makeExecutor(SchedulerType type) {
 }
 
 void ExprEvalExecutor::compile(
-    const Fusion* fusion, const std::vector<c10::IValue>&) {
+    const Fusion* fusion, const std::vector<c10::IValue>&,
+    const KnownLayouts&) {
   fusion_ = std::make_unique<Fusion>(*fusion);
 }
 
@@ -93,7 +94,8 @@ std::vector<at::Tensor> ExprEvalExecutor::run(
 }
 
 void NoOpExecutor::compile(
-    const Fusion* fusion, const std::vector<c10::IValue>&) {
+    const Fusion* fusion, const std::vector<c10::IValue>&,
+    const KnownLayouts&) {
   fusion_ = std::make_unique<Fusion>(*fusion);
 }
 

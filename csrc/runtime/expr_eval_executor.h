@@ -11,8 +11,10 @@ namespace fuser {
 
 class ExprEvalExecutor : public Executor {
  public:
+  using Executor::compile;
   void compile(
-      const Fusion* fusion, const std::vector<c10::IValue>& inputs) override;
+      const Fusion* fusion, const std::vector<c10::IValue>& inputs,
+      const KnownLayouts& layouts) override;
   std::vector<at::Tensor> run(const std::vector<c10::IValue>& inputs) override;
 
  private:
@@ -23,8 +25,10 @@ class ExprEvalExecutor : public Executor {
 // returned as they are, the others (empty) are allocated in their layout.
 class NoOpExecutor : public Executor {
  public:
+  using Executor::compile;
   void compile(
-      const Fusion* fusion, const std::vector<c10::IValue>& inputs) override;
+      const Fusion* fusion, const std::vector<c10::IValue>& inputs,
+      const KnownLayouts& layouts) override;
   std::vector<at::Tensor> run(const std::vector<c10::IValue>& inputs) override;
 
  private:

@@ -17,6 +17,18 @@ namespace {
 
 std::atomic<int64_t> kernel_fallbacks{0};
 
+// The allocation domain of each tensor input (empty for a scalar).
+std::vector<std::vector<IterDomain*>> inputAllocations(Fusion* fusion) {
+  std::vector<std::vector<IterDomain*>> result;
+  for (Val* input : fusion->inputs()) {
+    auto* tv = dynamic_cast<TensorView*>(input);
+    result.push_back(
+        tv == nullptr ? std::vector<IterDomain*>{}
+                      : tv->getMaybeAllocationDomain());
+  }
+  return result;
+}
+
 } // namespace
 
 int64_t kernelFallbackCount() {
@@ -24,13 +36,15 @@ int64_t kernelFallbackCount() {
 }
 
 void FusionKernelRuntime::scheduleAndCompile(
-    FusionSegment& segment, const std::vector<c10::IValue>& segment_inputs,
-    CompileTimer& timer, bool allow_kernels) {
+    FusionSegment& segment, const SegmentInputs& inputs, CompileTimer& timer,
+    bool allow_kernels) {
   Fusion* scheduled = segment.scheduled_fusion.get();
-  RuntimeInfo runtime_info = makeRuntimeInfo(scheduled, segment_inputs);
-  SchedulerChoice choice = allow_kernels
-      ? chooseScheduler(scheduled, runtime_info)
-      : SchedulerChoice{&schedulerFor(SchedulerType::ExprEval), {}};
+  RuntimeInfo runtime_info = makeRuntimeInfo(
+      scheduled, inputs.values, /*require_cuda=*/true, inputs.layouts);
+  SchedulerChoice choice =
+      allow_kernels
+          ? chooseScheduler(scheduled, runtime_info)
+          : SchedulerChoice{&schedulerFor(SchedulerType::ExprEval), {}};
   segment.scheduler_type = choice.scheduler->type();
   segment.group->setSchedulerType(segment.scheduler_type);
   if (allow_kernels) {
@@ -52,15 +66,14 @@ void FusionKernelRuntime::scheduleAndCompile(
     scheduled->print();
   }
   segment.executor = makeExecutor(segment.scheduler_type);
-  segment.executor->compile(scheduled, segment_inputs);
+  segment.executor->compile(scheduled, inputs.values, inputs.layouts);
   timer.stage("compile");
 }
 
 void FusionKernelRuntime::prepareSegment(
-    FusionSegment& segment, const std::vector<c10::IValue>& segment_inputs,
-    CompileTimer& timer) {
+    FusionSegment& segment, const SegmentInputs& inputs, CompileTimer& timer) {
   try {
-    scheduleAndCompile(segment, segment_inputs, timer, true);
+    scheduleAndCompile(segment, inputs, timer, true);
     return;
   } catch (const std::exception& e) {
     // A kernel fuser fails to schedule, lower or compile (its bug, never
@@ -71,8 +84,8 @@ void FusionKernelRuntime::prepareSegment(
         isDisabled(DisableOption::KernelFallback)) {
       throw;
     }
-    segment.fallback_reason = toString(segment.scheduler_type) +
-        " kernel failed (" + e.what() + ")";
+    segment.fallback_reason =
+        toString(segment.scheduler_type) + " kernel failed (" + e.what() + ")";
   }
   ++kernel_fallbacks;
   std::cerr << "fuser: warning: segment " << segments_.size() << " runs with "
@@ -80,7 +93,7 @@ void FusionKernelRuntime::prepareSegment(
             << segment.fallback_reason.substr(0, 2000)
             << "\n  (FUSER_DISABLE=kernel_fallback makes this an error.)\n";
   segment.scheduled_fusion = segment.group->makeFusion();
-  scheduleAndCompile(segment, segment_inputs, timer, false);
+  scheduleAndCompile(segment, inputs, timer, false);
 }
 
 FusionKernelRuntime::FusionKernelRuntime(
@@ -92,7 +105,14 @@ FusionKernelRuntime::FusionKernelRuntime(
   RuntimeInfo info = makeRuntimeInfo(complete, inputs, /*require_cuda=*/true);
   ExpressionEvaluator& ee = info.expressionEvaluator();
   checkJoinedInputExtents(complete, ee);
+  // Each input's layout is made once per cache miss: here.
+  const KnownLayouts input_layouts = layoutsOf(complete, info);
+  const auto allocations = inputAllocations(complete);
   segmented_->rewriteBeforeCut();
+  FUSER_INTERNAL_ASSERT(
+      inputAllocations(complete) == allocations,
+      "a rewrite before segmentation changed an input's allocation, so the "
+      "layouts made for the inputs no longer hold");
   {
     CompileTimer timer("segmentation");
     InputSegmentScheduling scheduling(complete, inputs, info);
@@ -102,6 +122,8 @@ FusionKernelRuntime::FusionKernelRuntime(
 
   // Slots: the fusion inputs, then every value a segment writes.
   std::unordered_map<const Val*, size_t> slot;
+  // The layouts of the intermediates, which are allocated dense.
+  std::unordered_map<size_t, TensorLayout> intermediate_layouts;
   std::vector<c10::IValue> values(inputs.begin(), inputs.end());
   for (size_t i = 0; i < complete->inputs().size(); ++i) {
     slot.emplace(complete->inputs()[i], i);
@@ -119,8 +141,7 @@ FusionKernelRuntime::FusionKernelRuntime(
     FusionSegment segment;
     segment.group = group;
     segment.scheduled_fusion = group->makeFusion();
-    Fusion* scheduled = segment.scheduled_fusion.get();
-    std::vector<c10::IValue> segment_inputs;
+    SegmentInputs segment_inputs;
     for (Val* in : group->inputs()) {
       if (!slot.count(in)) {
         // A size the signature fixes: the same in every run.
@@ -133,7 +154,13 @@ FusionKernelRuntime::FusionKernelRuntime(
         values.push_back(*value);
       }
       segment.input_slots.push_back(slot.at(in));
-      segment_inputs.push_back(values.at(slot.at(in)));
+      segment_inputs.values.push_back(values.at(slot.at(in)));
+      const size_t in_slot = slot.at(in);
+      auto intermediate = intermediate_layouts.find(in_slot);
+      segment_inputs.layouts.push_back(
+          in_slot < input_layouts.size()               ? input_layouts[in_slot]
+          : intermediate != intermediate_layouts.end() ? &intermediate->second
+                                                       : nullptr);
     }
     prepareSegment(segment, segment_inputs, timer);
     // What later segments read of this one's outputs stands in for them
@@ -147,8 +174,11 @@ FusionKernelRuntime::FusionKernelRuntime(
       slot.emplace(out, values.size());
       segment.output_slots.push_back(values.size());
       auto* tv = out->as<TensorView>();
+      const TensorLayout& layout =
+          intermediate_layouts.emplace(values.size(), denseLayout(tv, ee))
+              .first->second;
       values.emplace_back(allocateTensor(
-          denseLayout(tv, ee),
+          layout,
           at::TensorOptions().device(device).dtype(toAtenType(tv->dtype()))));
     }
     segments_.push_back(std::move(segment));

@@ -90,15 +90,21 @@ class FusionKernelRuntime {
   }
 
  private:
+  // What a segment is compiled for: its input values (fusion inputs, sizes
+  // the signature fixes, stand-ins for intermediates) and, for those that
+  // are fusion inputs, the layouts made once on this cache miss.
+  struct SegmentInputs {
+    std::vector<c10::IValue> values;
+    KnownLayouts layouts;
+  };
   // Schedules segment.scheduled_fusion (by the scheduler chosen for it, or
   // ExprEval unless `allow_kernels`) and compiles its executor.
   void scheduleAndCompile(
-      FusionSegment& segment, const std::vector<c10::IValue>& segment_inputs,
-      CompileTimer& timer, bool allow_kernels);
+      FusionSegment& segment, const SegmentInputs& inputs, CompileTimer& timer,
+      bool allow_kernels);
   // scheduleAndCompile, falling back to ExprEval when the kernel fails.
   void prepareSegment(
-      FusionSegment& segment, const std::vector<c10::IValue>& segment_inputs,
-      CompileTimer& timer);
+      FusionSegment& segment, const SegmentInputs& inputs, CompileTimer& timer);
 
   std::unique_ptr<SegmentedFusion> segmented_;
   std::vector<FusionSegment> segments_;

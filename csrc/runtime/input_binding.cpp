@@ -3,8 +3,8 @@
 #include <id_model/id_model.h>
 #include <ir/all_nodes.h>
 #include <ir/domain_traversal.h>
-#include <layout/vectorization.h>
 #include <layout/device_counts.h>
+#include <layout/vectorization.h>
 #include <runtime/aten_types.h>
 #include <runtime/tensor_layout.h>
 
@@ -309,7 +309,8 @@ void checkJoinedInputExtents(Fusion* fusion, ExpressionEvaluator& ee) {
 }
 
 RuntimeInfo makeRuntimeInfo(
-    Fusion* fusion, const std::vector<c10::IValue>& inputs, bool require_cuda) {
+    Fusion* fusion, const std::vector<c10::IValue>& inputs, bool require_cuda,
+    const KnownLayouts& layouts) {
   ExpressionEvaluator ee;
   bindFusionInputs(fusion, inputs, ee, require_cuda);
   RuntimeInfo info(ee);
@@ -319,11 +320,13 @@ RuntimeInfo makeRuntimeInfo(
       continue;
     }
     const at::Tensor& tensor = inputs[i].toTensor();
-    TensorLayout layout = inputLayout(
-        tv, tensor, info.expressionEvaluator(), static_cast<int64_t>(i));
+    const TensorLayout* made = i < layouts.size() ? layouts[i] : nullptr;
     TensorRuntimeInfo tensor_info;
-    tensor_info.allocation_sizes = std::move(layout.allocation_sizes);
-    tensor_info.allocation_strides = std::move(layout.allocation_strides);
+    tensor_info.layout = made != nullptr
+                             ? *made
+                             : inputLayout(
+                                   tv, tensor, info.expressionEvaluator(),
+                                   static_cast<int64_t>(i));
     tensor_info.alignment_bytes = pointerAlignment(tensor.data_ptr());
     info.setTensorInfo(tv, std::move(tensor_info));
     if (tensor.is_cuda()) {
@@ -342,6 +345,17 @@ RuntimeInfo makeRuntimeInfo(
     }
   }
   return info;
+}
+
+KnownLayouts layoutsOf(Fusion* fusion, const RuntimeInfo& info) {
+  KnownLayouts layouts;
+  for (Val* input : fusion->inputs()) {
+    auto* tv = dynamic_cast<TensorView*>(input);
+    const TensorRuntimeInfo* tensor_info =
+        tv == nullptr ? nullptr : info.tensorInfo(tv);
+    layouts.push_back(tensor_info == nullptr ? nullptr : &tensor_info->layout);
+  }
+  return layouts;
 }
 
 } // namespace fuser

@@ -75,10 +75,15 @@ void bindFusionInputs(
 void checkJoinedInputExtents(Fusion* fusion, ExpressionEvaluator& ee);
 
 // Binds the inputs (bindFusionInputs) and records what the schedulers may
-// know about this run: extents, each tensor input's allocation sizes and
-// strides, and the alignment of its data pointer (doc/design.md §6).
+// know about this run: extents, each tensor input's layout (inputLayout,
+// or a copy of the one in `layouts` at its position, made earlier on the
+// same cache miss) and the alignment of its data pointer (doc/design.md §6).
 RuntimeInfo makeRuntimeInfo(
     Fusion* fusion, const std::vector<c10::IValue>& inputs,
-    bool require_cuda = true);
+    bool require_cuda = true, const KnownLayouts& layouts = {});
+
+// Per input of `fusion`, the layout `info` holds for it (null for a
+// scalar): what a later step of the same cache miss passes on.
+KnownLayouts layoutsOf(Fusion* fusion, const RuntimeInfo& info);
 
 } // namespace fuser

@@ -77,7 +77,8 @@ bool fitsInt32Indexing(const std::vector<c10::IValue>& inputs) {
 }
 
 void KernelExecutor::compile(
-    const Fusion* fusion, const std::vector<c10::IValue>& inputs) {
+    const Fusion* fusion, const std::vector<c10::IValue>& inputs,
+    const KnownLayouts& layouts) {
   CompileTimer timer("kernel");
   device_ = 0;
   for (const auto& input : inputs) {
@@ -128,7 +129,7 @@ void KernelExecutor::compile(
         static_cast<int>(std::min(most, device_most))));
   }
   timer.stage("load");
-  signature_plan_ = std::make_unique<LaunchPlan>(plan(inputs));
+  signature_plan_ = std::make_unique<LaunchPlan>(plan(inputs, layouts));
   timer.stage("plan");
 }
 
@@ -293,7 +294,7 @@ void KernelExecutor::planTensorMaps(
 }
 
 KernelExecutor::LaunchPlan KernelExecutor::plan(
-    const std::vector<c10::IValue>& inputs) const {
+    const std::vector<c10::IValue>& inputs, const KnownLayouts& known) const {
   FUSER_INTERNAL_ASSERT(isCompiled(), "run before compile");
   Fusion* fusion = kernel_->fusion.get();
   ExpressionEvaluator ee;
@@ -308,8 +309,11 @@ KernelExecutor::LaunchPlan KernelExecutor::plan(
     Val* param = fusion->inputs()[i];
     if (auto* tv = dynamic_cast<TensorView*>(param)) {
       const at::Tensor& tensor = inputs[i].toTensor();
+      const TensorLayout* made = i < known.size() ? known[i] : nullptr;
       input_layouts.push_back(
-          inputLayout(tv, tensor, ee, static_cast<int64_t>(i)));
+          made != nullptr
+              ? *made
+              : inputLayout(tv, tensor, ee, static_cast<int64_t>(i)));
       const TensorLayout& layout = input_layouts.back();
       bindParameterExtents(ee, i, layout.global_sizes);
       layouts.push_back(&layout);

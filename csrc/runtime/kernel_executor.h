@@ -44,8 +44,10 @@ class KernelExecutor : public Executor {
   // Lowers `fusion` as scheduled now and plans launches for the signature
   // of `inputs`. The index type is chosen from `inputs`: 32-bit when every
   // offset fits, else 64-bit.
+  using Executor::compile;
   void compile(
-      const Fusion* fusion, const std::vector<c10::IValue>& inputs) override;
+      const Fusion* fusion, const std::vector<c10::IValue>& inputs,
+      const KnownLayouts& layouts) override;
   bool isCompiled() const {
     return module_ != nullptr;
   }
@@ -108,8 +110,11 @@ class KernelExecutor : public Executor {
   };
 
   // Binds and checks `inputs` (user errors for what binding rejects or a
-  // vectorized access does not allow) and plans their launch.
-  LaunchPlan plan(const std::vector<c10::IValue>& inputs) const;
+  // vectorized access does not allow) and plans their launch. An input
+  // with a layout in `layouts` is not replayed again.
+  LaunchPlan plan(
+      const std::vector<c10::IValue>& inputs,
+      const KnownLayouts& layouts = {}) const;
   std::vector<at::Tensor> launch(
       const LaunchPlan& plan, const std::vector<c10::IValue>& inputs);
   // Binds the argument fields the kernel's sizes are read from (by node,

@@ -41,20 +41,30 @@ std::optional<SchedulerType> InputSegmentScheduling::compiledScheduler(
     const SegmentedGroup& group) {
   std::unique_ptr<Fusion> fusion = group.makeFusion();
   std::vector<c10::IValue> group_inputs;
+  // Each input's layout is known: a fusion input's was made for the whole
+  // fusion, an intermediate is allocated dense, as the runtime will.
+  std::vector<TensorLayout> dense(group.inputs().size());
+  KnownLayouts layouts;
   for (Val* in : group.inputs()) {
+    const TensorRuntimeInfo* input_info =
+        in->isA<TensorView>() ? info_.tensorInfo(in->as<TensorView>())
+                              : nullptr;
+    layouts.push_back(input_info ? &input_info->layout : nullptr);
     if (auto value = groupInputValue(
             complete_, inputs_, in, info_.expressionEvaluator())) {
       group_inputs.push_back(*value);
       continue;
     }
-    // An intermediate, as the runtime will allocate it.
     auto* tv = in->as<TensorView>();
+    TensorLayout& layout = dense[layouts.size() - 1];
+    layout = denseLayout(tv, info_.expressionEvaluator());
+    layouts.back() = &layout;
     group_inputs.emplace_back(allocateTensor(
-        denseLayout(tv, info_.expressionEvaluator()),
+        layout,
         at::TensorOptions().device(at::kMeta).dtype(toAtenType(tv->dtype()))));
   }
-  RuntimeInfo info =
-      makeRuntimeInfo(fusion.get(), group_inputs, /*require_cuda=*/false);
+  RuntimeInfo info = makeRuntimeInfo(
+      fusion.get(), group_inputs, /*require_cuda=*/false, layouts);
   // The device's, also when the group reads only intermediates.
   info.setDevice(info_.device());
   SchedulerChoice choice =

@@ -116,8 +116,8 @@ std::string runtimeViolation(
              std::to_string(box);
     }
   }
-  const TensorMapGeometry geometry =
-      tmaGeometry(layout, operand->dtype(), sizes, info->allocation_strides);
+  const TensorMapGeometry geometry = tmaGeometry(
+      layout, operand->dtype(), sizes, info->layout.allocation_strides);
   const std::string violation =
       tensorMapViolation(geometry, info->alignment_bytes);
   return violation.empty() ? violation

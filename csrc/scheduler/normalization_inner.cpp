@@ -759,11 +759,20 @@ void schedulePersistentRows(
   for (ReductionOp* rop : rows.outer) {
     outer_outs.push_back(rop->out()->as<TensorView>());
   }
+  const int64_t scheduled_dims = references.front()->nDims();
   for (ReductionOp* rop : rows.inner) {
-    rop->out()->as<TensorView>()->rFactor({batch_axis, vec});
+    auto* out = rop->out()->as<TensorView>();
+    // A reduction of one element per row (over a size-1 axis: the value a
+    // gather picked) shares only the row's axes with the reference; its
+    // serial loop of one is all there is to reduce.
+    if (out->nDims() == scheduled_dims) {
+      out->rFactor({batch_axis, vec});
+    }
   }
   for (TensorView* out : outer_outs) {
-    out->rFactor({1});
+    if (out->nDims() == scheduled_dims) {
+      out->rFactor({1});
+    }
   }
   for (TensorView* reference : references) {
     scheduler_utils::parallelizeAllLike(

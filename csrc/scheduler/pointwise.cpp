@@ -149,6 +149,67 @@ bool setTwoDimensionalBlocks(
   return true;
 }
 
+// The largest output, which the schedule follows.
+int64_t referenceOutput(Fusion* fusion, RuntimeInfo& runtime_info) {
+  const auto& outputs = fusion->outputs();
+  int64_t reference = 0;
+  int64_t largest = -1;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const int64_t n = runtime_info.numel(outputs[i]->as<TensorView>());
+    if (n > largest) {
+      largest = n;
+      reference = static_cast<int64_t>(i);
+    }
+  }
+  return reference;
+}
+
+// An axis of an output (broadcasts aside) that is none of `reference`'s
+// axes, through the exact map and across a slice, pad or cat (from an
+// input's axis to the output's); empty when there is none. Such an axis
+// gets none of the reference's schedule: two parts of a fusion that share
+// no axis (a * w and b * w with unrelated sizes of a and b) need two
+// kernels.
+std::string outputAxisOffReference(Fusion* fusion, TensorView* reference) {
+  IdModel id_model(fusion);
+  DisjointIdSets groups;
+  auto group = [&](IterDomain* id) {
+    return groups.find(id_model.exactGroup(id));
+  };
+  for (Expr* expr : fusion->exprs()) {
+    auto* resize = dynamic_cast<ResizeOp*>(expr);
+    if (resize == nullptr) {
+      continue;
+    }
+    const auto out = TensorDomain::noReductions(
+        resize->out()->as<TensorView>()->getLogicalDomain());
+    for (Val* in : resize->tensors()) {
+      const auto in_ids =
+          TensorDomain::noReductions(in->as<TensorView>()->getLogicalDomain());
+      for (size_t i = 0; i < out.size() && i < in_ids.size(); ++i) {
+        groups.join(group(in_ids[i]), group(out[i]));
+      }
+    }
+  }
+  std::vector<IterDomain*> reference_groups;
+  for (IterDomain* id :
+       TensorDomain::noReductions(reference->getLogicalDomain())) {
+    reference_groups.push_back(group(id));
+  }
+  for (Val* out : fusion->outputs()) {
+    for (IterDomain* id : TensorDomain::noReductions(
+             out->as<TensorView>()->getLogicalDomain())) {
+      if (!id->isBroadcast() &&
+          std::find(
+              reference_groups.begin(), reference_groups.end(), group(id)) ==
+              reference_groups.end()) {
+        return id->toString() + " of output " + out->toString();
+      }
+    }
+  }
+  return "";
+}
+
 // Arithmetic operations between a fusion's inputs and outputs (casts and
 // copies excluded), the measure of how much work a thread has between its
 // loads and its stores.
@@ -264,6 +325,16 @@ bool PointWiseScheduler::canScheduleRunTime(
       return false;
     }
   }
+  auto* reference =
+      fusion->outputs()
+          .at(static_cast<size_t>(referenceOutput(fusion, runtime_info)))
+          ->as<TensorView>();
+  const std::string off = outputAxisOffReference(fusion, reference);
+  if (!off.empty()) {
+    *reason = "axis " + off + " is none of the reference output " +
+              reference->toString() + "'s axes (parts that share no axis)";
+    return false;
+  }
   return true;
 }
 
@@ -271,15 +342,7 @@ std::unique_ptr<HeuristicParams> PointWiseScheduler::computeHeuristics(
     Fusion* fusion, RuntimeInfo& runtime_info) {
   auto params = std::make_unique<PointwiseParams>();
   const auto& outputs = fusion->outputs();
-  // Reference: the largest output.
-  int64_t largest = -1;
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const int64_t n = runtime_info.numel(outputs[i]->as<TensorView>());
-    if (n > largest) {
-      largest = n;
-      params->reference_output = static_cast<int64_t>(i);
-    }
-  }
+  params->reference_output = referenceOutput(fusion, runtime_info);
   auto* reference =
       outputs[static_cast<size_t>(params->reference_output)]->as<TensorView>();
   const int64_t rank = rankOf(reference);

@@ -8,6 +8,7 @@
 #include <scheduler/normalization_outer.h>
 #include <scheduler/pointwise.h>
 #include <scheduler/reduction.h>
+#include <scheduler/utils.h>
 
 namespace fuser {
 
@@ -72,8 +73,18 @@ Scheduler& schedulerFor(SchedulerType type) {
 SchedulerChoice chooseScheduler(
     Fusion* fusion, RuntimeInfo& runtime_info, bool allow_expr_eval) {
   SchedulerChoice choice;
+  const std::string self_mapped = scheduler_utils::selfMappedTensor(fusion);
   for (const auto& scheduler : registeredSchedulers()) {
     if (!allow_expr_eval && scheduler->type() == SchedulerType::ExprEval) {
+      continue;
+    }
+    const bool generates_kernel =
+        scheduler->type() != SchedulerType::ExprEval &&
+        scheduler->type() != SchedulerType::NoOp;
+    if (generates_kernel && !self_mapped.empty()) {
+      choice.rejections.push_back(
+          toString(scheduler->type()) + " (compile time): in " + self_mapped +
+          ", which one loop nest cannot index");
       continue;
     }
     std::string reason;

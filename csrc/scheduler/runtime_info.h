@@ -7,6 +7,7 @@
 #include <base/register_file.h>
 #include <expr/evaluator.h>
 #include <ir/interface_nodes.h>
+#include <layout/tensor_layout.h>
 
 #include <cstdint>
 #include <unordered_map>
@@ -15,9 +16,10 @@
 namespace fuser {
 
 struct TensorRuntimeInfo {
-  // Per allocation ID (reductions left out), as bound for the kernel.
-  std::vector<int64_t> allocation_sizes;
-  std::vector<int64_t> allocation_strides;
+  // Its sizes and strides, logical and per allocation ID (reductions left
+  // out) as bound for the kernel: made once per cache miss and read by the
+  // schedulers and the kernel's launch plan.
+  TensorLayout layout;
   // The largest power of two (capped at 16) dividing the data pointer.
   int64_t alignment_bytes = 16;
 };

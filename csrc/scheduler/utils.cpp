@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace fuser::scheduler_utils {
@@ -111,6 +112,24 @@ std::unordered_set<Val*> downstreamOf(Fusion* fusion, Val* from) {
     }
   }
   return down;
+}
+
+std::string selfMappedTensor(Fusion* fusion) {
+  IdModel id_model(fusion);
+  for (TensorView* tv : fusion->allTvs()) {
+    std::unordered_map<IterDomain*, IterDomain*> seen;
+    for (IterDomain* id : TensorDomain::noReductions(tv->getLogicalDomain())) {
+      if (id->isBroadcast()) {
+        continue;
+      }
+      auto [it, fresh] = seen.emplace(id_model.exactGroup(id), id);
+      if (!fresh) {
+        return tv->toString() + " (axes " + it->second->toString() + " and " +
+               id->toString() + " come from one axis)";
+      }
+    }
+  }
+  return "";
 }
 
 bool expandsShareLoopsWithOutputs(Fusion* fusion, std::string* reason) {
@@ -299,9 +318,12 @@ void vectorizeLastAxes(
     return;
   }
   auto vectorize_last = [&](TensorView* tv) {
+    // A 0-dim tensor (a full reduction's result) has no axis to vectorize.
+    if (tv->nDims() != n_dims || n_dims == 0) {
+      return;
+    }
     IterDomain* last = tv->axis(-1);
-    if (tv->nDims() == n_dims && last->isIteration() &&
-        last->extent()->isConstInt() &&
+    if (last->isIteration() && last->extent()->isConstInt() &&
         last->extent()->constIntValue() == vectorize) {
       last->parallelize(ParallelType::Vectorize);
     }

@@ -85,6 +85,13 @@ std::unordered_set<Val*> downstreamOf(Fusion* fusion, Val* from);
 // names the expand and the output.
 bool expandsShareLoopsWithOutputs(Fusion* fusion, std::string* reason);
 
+// A tensor two of whose axes the fusion's ops join (exact-mapped: in
+// x[:, None] >= x[None, :] both axes of the result come from x's one axis),
+// described; empty when there is none. One loop nest cannot index both
+// axes from one loop, so no kernel scheduler takes such a fusion and
+// segmentation splits it where the axes part.
+std::string selfMappedTensor(Fusion* fusion);
+
 // Caches every tensor input that has uses (cacheAfter) and returns the
 // caches, in input order; slices, pads and cats read the input itself
 // (isReadOnlyThroughResize: an input only they read has no cache). `unroll`

@@ -69,8 +69,8 @@ InnerRun contiguousInnerRun(
   }
   if (const TensorRuntimeInfo* info = runtime_info.tensorInfo(tv)) {
     for (size_t k : memory.stridesOutsideRun(matched)) {
-      run.between_runs.sizes.push_back(info->allocation_sizes.at(k));
-      run.between_runs.strides.push_back(info->allocation_strides.at(k));
+      run.between_runs.sizes.push_back(info->layout.allocation_sizes.at(k));
+      run.between_runs.strides.push_back(info->layout.allocation_strides.at(k));
     }
   }
   return run;

@@ -6,6 +6,7 @@
 #include <transform/input_forwarding.h>
 #include <transform/redundant_expands.h>
 #include <transform/resize_to_inputs.h>
+#include <transform/shared_factories.h>
 
 #include <algorithm>
 #include <iostream>
@@ -27,6 +28,7 @@ const std::vector<PreSegmentationPass>& preSegmentationPasses() {
          return 0;
        }},
       {"bypassRedundantExpands", Stage::BeforeCut, bypassRedundantExpands},
+      {"copySharedFactories", Stage::BeforeCut, copySharedFactories},
       {"resizesToInputs", Stage::BeforeCut, resizesToInputs},
       {"forwardPointwiseChainsFromInputs", Stage::SeveralKernels,
        forwardPointwiseChainsFromInputs},

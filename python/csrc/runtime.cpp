@@ -8,20 +8,23 @@
 #include <expr/evaluator.h>
 #include <fusion.h>
 #include <ir/all_nodes.h>
-#include <runtime/multidevice_executor.h>
 #include <multidevice/sharding.h>
 #include <runtime/fusion_executor_cache.h>
 #include <runtime/fusion_kernel_runtime.h>
 #include <runtime/input_binding.h>
 #include <runtime/kernel_executor.h>
+#include <runtime/multidevice_executor.h>
+#include <runtime/off_device_compile.h>
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/ivalue.h>
 #include <pybind11/stl.h>
 #include <torch/csrc/autograd/python_variable.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace py = pybind11;
@@ -233,10 +236,33 @@ void bindRuntime(py::module_& m) {
   m.def("enable_option_names", &enableOptionNames);
   // The names FUSER_DUMP takes (csrc/base/options.h).
   m.def("dump_option_names", &debugDumpOptionNames);
+  m.def("is_dump_enabled", [](const std::string& name) {
+    const auto& names = debugDumpOptionNames();
+    auto it = std::find(names.begin(), names.end(), name);
+    FUSER_CHECK(
+        it != names.end(), "Unknown dump option '", name,
+        "'; the options are those of fuser._C.dump_option_names().");
+    return isDebugDumpEnabled(static_cast<DebugDumpOption>(it - names.begin()));
+  });
   m.def("disable_option_names", &disableOptionNames);
   // Segments of this process that ran with ATen because their kernel
   // failed (runtime/fusion_kernel_runtime.h); the test suite checks it.
   m.def("kernel_fallback_count", &kernelFallbackCount);
+  // A cache miss without launching (runtime/off_device_compile.h): per
+  // segment, its scheduler's name, its kernel and what failed ("").
+  m.def(
+      "_compile_off_device",
+      [](const Fusion& fusion, const py::sequence& inputs) {
+        std::vector<std::tuple<std::string, std::string, std::string>> out;
+        const std::vector<c10::IValue> values = toIValues(inputs);
+        py::gil_scoped_release release;
+        for (const auto& segment : compileOffDevice(&fusion, values)) {
+          out.emplace_back(
+              toString(segment.scheduler), segment.code, segment.error);
+        }
+        return out;
+      },
+      py::arg("fusion"), py::arg("inputs"));
   // For the tests of that fallback: the next `count` kernel compilations
   // fail as NVRTC failures would (runtime/kernel_executor.h).
   m.def("_fail_next_compiles_for_testing", &failNextCompilesForTesting);

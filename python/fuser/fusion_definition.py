@@ -28,7 +28,7 @@ import torch
 
 from . import _C
 from . import _records as rec
-from ._C import DataType, FuserError
+from ._C import DataType, FuserError, FuserInternalError
 from ._C import ParallelType  # noqa: F401 - importable from here, as before the split
 from ._compute_ops import ComputeOps
 from ._cpu_scalars import CpuScalarInputs
@@ -405,16 +405,42 @@ class FusionDefinition(
                         _ensure_process_group()
                     self._executor = _C.FusionExecutor(self._fusion)
         if device is None:
-            return self._returned(inputs, self._run(values, enable, disable))
+            return self._returned(inputs, self._run(inputs, values, enable, disable))
         device = self._check_device(device, values)
         with torch.cuda.device(device):
-            return self._returned(inputs, self._run(values, enable, disable))
+            return self._returned(inputs, self._run(inputs, values, enable, disable))
 
-    def _run(self, values, enable, disable):
+    def _run(self, inputs, values, enable, disable):
         values = self._with_generator_values(values)
-        if enable or disable:
-            return self._executor.run(values, enable, disable)
-        return self._executor.run(values)
+        fallbacks = _C.kernel_fallback_count()
+        try:
+            if enable or disable:
+                outputs = self._executor.run(values, enable, disable)
+            else:
+                outputs = self._executor.run(values)
+        except FuserInternalError:
+            self._dump_failure_repro(inputs)
+            raise
+        if _C.kernel_fallback_count() > fallbacks:
+            self._dump_failure_repro(inputs)
+        return outputs
+
+    def _dump_failure_repro(self, inputs):
+        # FUSER_DUMP=failure_repro (csrc/base/options.h): what reproduces a
+        # fuser bug this run met.
+        if _C.is_dump_enabled("failure_repro"):
+            print("[failure_repro]\n" + self.repro_script_for(inputs), flush=True)
+
+    def _compile_off_device(self, inputs):
+        """What a cache miss for `inputs` does up to the launch, without a
+        GPU (csrc/runtime/off_device_compile.h): segmentation, each
+        segment's scheduler, lowering and NVRTC. `inputs` as execute()
+        takes them, on any device (CPU or meta tensors do). Returns, per
+        segment, (scheduler name, kernel CUDA C++, what failed or "")."""
+        self._ensure_defined("_compile_off_device()")
+        values = self._with_vector_entries(self._with_cpu_scalar_values(list(inputs)))
+        values = self._with_generator_values(values)
+        return _C._compile_off_device(self._fusion, values)
 
     # --- inspection --------------------------------------------------------------------
     def fusion_ir(self):

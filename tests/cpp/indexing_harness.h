@@ -25,11 +25,11 @@
 
 namespace fuser {
 
+using kir_test::BufferLayout;
 using kir_test::Coord;
 using kir_test::KernelInterpreter;
 using kir_test::plainLayout;
 using kir_test::rowMajorStrides;
-using kir_test::TensorLayout;
 using kir_test::Value;
 
 // Internal linkage: this header belongs to one test file.
@@ -51,7 +51,7 @@ struct OutputSpec {
 struct IndexingCase {
   std::string name;
   std::unique_ptr<Fusion> fusion;
-  std::map<int64_t, TensorLayout> layouts;
+  std::map<int64_t, BufferLayout> layouts;
   std::map<int64_t, OutputSpec> outputs;
 };
 
@@ -134,7 +134,7 @@ std::unique_ptr<LoweredKernel> checkIndexing(const IndexingCase& c) {
   constexpr int kMaxReports = 12;
   for (const auto& [name, spec] : c.outputs) {
     SCOPED_TRACE("output T" + std::to_string(name));
-    const TensorLayout& layout = c.layouts.at(name);
+    const BufferLayout& layout = c.layouts.at(name);
     const std::map<int64_t, Coord> elements = layout.inverse();
     EXPECT_FALSE(elements.empty());
     const auto& counts = interpreter.writeCounts(name);

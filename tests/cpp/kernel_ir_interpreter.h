@@ -7,7 +7,7 @@
 // constant index run once, and a vectorized copy moves `width` consecutive
 // elements from its lane-0 offsets. Predicates and indices are evaluated
 // with ExpressionEvaluator after binding the kernel arguments
-// (T<n>.logical_size[j], T<n>.alloc_stride[k]) from TensorLayouts that the
+// (T<n>.logical_size[j], T<n>.alloc_stride[k]) from BufferLayouts that the
 // test defines itself, independently of fuser.
 //
 // Each value carries a number and its provenance (kernel_ir_values.h).
@@ -64,7 +64,7 @@ class KernelInterpreter {
  public:
   // `layouts`: for every global tensor of the kernel, by tensor name.
   KernelInterpreter(
-      const LoweredKernel& kernel, std::map<int64_t, TensorLayout> layouts)
+      const LoweredKernel& kernel, std::map<int64_t, BufferLayout> layouts)
       : kernel_(kernel), layouts_(std::move(layouts)) {}
 
   // The value of a scalar kernel parameter: a size a segment takes as an
@@ -140,7 +140,7 @@ class KernelInterpreter {
   struct Global {
     TensorView* tv = nullptr;
     bool is_input = false;
-    TensorLayout layout;
+    BufferLayout layout;
     std::map<int64_t, Coord> elements; // offset -> logical coordinate
     std::vector<std::optional<Value>> values;
     std::vector<int64_t> write_counts;
@@ -260,7 +260,7 @@ class KernelInterpreter {
         fatal(
             "no layout given for kernel tensor T" + std::to_string(tv->name()));
       }
-      const TensorLayout& layout = it->second;
+      const BufferLayout& layout = it->second;
       const std::string prefix = "T" + std::to_string(tv->name());
       for (size_t j = 0; j < layout.logical_sizes.size(); ++j) {
         ee_.bind(
@@ -852,7 +852,7 @@ class KernelInterpreter {
   }
 
   const LoweredKernel& kernel_;
-  std::map<int64_t, TensorLayout> layouts_;
+  std::map<int64_t, BufferLayout> layouts_;
   ExpressionEvaluator ee_;
   std::map<int64_t, Global> globals_;
   std::map<std::string, int64_t> launch_;

@@ -231,7 +231,7 @@ inline std::vector<int64_t> rowMajorStrides(
 // size 1), their strides (kernel argument T<n>.alloc_stride), and the map
 // from a logical coordinate to allocation indices (nullopt: the element is
 // not in this buffer, e.g. another rank's shard).
-struct TensorLayout {
+struct BufferLayout {
   Coord logical_sizes;
   std::vector<int64_t> alloc_sizes;
   std::vector<int64_t> alloc_strides;
@@ -264,12 +264,12 @@ struct TensorLayout {
     }
     if (alloc->size() != alloc_sizes.size() ||
         alloc_strides.size() != alloc_sizes.size()) {
-      throw std::logic_error("TensorLayout: rank mismatch");
+      throw std::logic_error("BufferLayout: rank mismatch");
     }
     int64_t offset = 0;
     for (size_t k = 0; k < alloc->size(); ++k) {
       if ((*alloc)[k] < 0 || (*alloc)[k] >= alloc_sizes[k]) {
-        throw std::logic_error("TensorLayout: allocation index out of range");
+        throw std::logic_error("BufferLayout: allocation index out of range");
       }
       offset += (*alloc)[k] * alloc_strides[k];
     }
@@ -327,7 +327,7 @@ struct TensorLayout {
       }
       if (!result.emplace(*offset, c).second && !may_alias) {
         throw std::logic_error(
-            "TensorLayout: two elements at offset " + std::to_string(*offset));
+            "BufferLayout: two elements at offset " + std::to_string(*offset));
       }
     }
     return result;
@@ -335,8 +335,8 @@ struct TensorLayout {
 };
 
 // The layout of a tensor whose allocation is its logical domain.
-inline TensorLayout plainLayout(const Coord& sizes) {
-  return TensorLayout{sizes, sizes, rowMajorStrides(sizes), [](const Coord& c) {
+inline BufferLayout plainLayout(const Coord& sizes) {
+  return BufferLayout{sizes, sizes, rowMajorStrides(sizes), [](const Coord& c) {
                         return std::optional(c);
                       }};
 }
@@ -357,10 +357,10 @@ struct WriteEvent {
 // Dense row-major layouts of `fusion`'s outputs, of the sizes their logical
 // extents evaluate to in `ee` (a broadcast axis has size 1), also entered
 // in `layouts` by name.
-inline std::vector<TensorLayout> plainOutputLayouts(
+inline std::vector<BufferLayout> plainOutputLayouts(
     Fusion& fusion, ExpressionEvaluator& ee,
-    std::map<int64_t, TensorLayout>& layouts) {
-  std::vector<TensorLayout> result;
+    std::map<int64_t, BufferLayout>& layouts) {
+  std::vector<BufferLayout> result;
   for (Val* out : fusion.outputs()) {
     Coord sizes;
     for (IterDomain* id : TensorDomain::noReductions(

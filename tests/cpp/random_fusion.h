@@ -879,8 +879,8 @@ inline std::vector<at::Tensor> makeInputs(
 }
 
 // The interpreter's view of input `i`'s memory.
-inline kir_test::TensorLayout inputLayout(const InputSpec& in) {
-  kir_test::TensorLayout layout;
+inline kir_test::BufferLayout inputLayout(const InputSpec& in) {
+  kir_test::BufferLayout layout;
   layout.logical_sizes = in.sizes;
   layout.alloc_sizes = in.alloc_sizes;
   layout.alloc_strides = in.alloc_strides;
@@ -895,9 +895,9 @@ inline kir_test::TensorLayout inputLayout(const InputSpec& in) {
 }
 
 // The interpreter's view of an output laid out densely as `layout` says.
-inline kir_test::TensorLayout outputLayout(
+inline kir_test::BufferLayout outputLayout(
     const Layout& layout, const std::vector<int64_t>& shape) {
-  kir_test::TensorLayout result;
+  kir_test::BufferLayout result;
   result.logical_sizes = shape;
   result.alloc_sizes = layout.allocationSizes(shape);
   result.alloc_strides = kir_test::rowMajorStrides(result.alloc_sizes);

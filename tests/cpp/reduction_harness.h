@@ -234,13 +234,13 @@ class ReductionReference {
 
 // The input's layout for the interpreter: the logical axes in memory order
 // `order` (row-major when empty), densely.
-kir_test::TensorLayout permutedLayout(
+kir_test::BufferLayout permutedLayout(
     const std::vector<int64_t>& sizes, std::vector<int64_t> order) {
   if (order.empty()) {
     order.resize(sizes.size());
     std::iota(order.begin(), order.end(), 0);
   }
-  kir_test::TensorLayout layout;
+  kir_test::BufferLayout layout;
   layout.logical_sizes = sizes;
   for (int64_t p : order) {
     layout.alloc_sizes.push_back(sizes[static_cast<size_t>(p)]);
@@ -288,7 +288,7 @@ std::string interpret(
     SchedulerType expected = SchedulerType::Reduction) {
   Case c = reductionCase(ic.sizes, ic.build, DataType::Float, ic.order);
   auto* in = c.fusion->inputs()[0]->as<TensorView>();
-  kir_test::TensorLayout input_layout = permutedLayout(ic.sizes, ic.order);
+  kir_test::BufferLayout input_layout = permutedLayout(ic.sizes, ic.order);
   if (ic.split_allocation) {
     FusionGuard fg(c.fusion.get());
     auto [outer, inner] = IterDomain::split(
@@ -326,7 +326,7 @@ std::string interpret(
   } catch (const std::exception& e) {
     return std::string("threw: ") + e.what();
   }
-  std::map<int64_t, kir_test::TensorLayout> layouts;
+  std::map<int64_t, kir_test::BufferLayout> layouts;
   layouts[scheduled.inputs()[0]->name()] = input_layout;
   // Outputs: dense, row-major, of the sizes their extents evaluate to.
   ExpressionEvaluator ee;
@@ -336,7 +336,7 @@ std::string interpret(
         scheduled_in->getLogicalDomain()[a]->extent(),
         ScalarValue(ic.sizes[a]));
   }
-  const std::vector<kir_test::TensorLayout> output_layouts =
+  const std::vector<kir_test::BufferLayout> output_layouts =
       kir_test::plainOutputLayouts(scheduled, ee, layouts);
 
   kir_test::KernelInterpreter interpreter(*kernel, layouts);

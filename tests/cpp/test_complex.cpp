@@ -9,6 +9,7 @@
 #include <runtime/fusion_executor_cache.h>
 #include <runtime/fusion_kernel_runtime.h>
 #include <runtime/input_binding.h>
+#include <runtime/off_device_compile.h>
 #include <scheduler/registry.h>
 #include <tests/cpp/utils.h>
 
@@ -165,9 +166,16 @@ TEST_F(ComplexTest, ComplexConstantsAreKernelLiterals) {
   fusion->addOutput(shifted);
   const at::Tensor ta = complexRandn({4, 6}, at::TensorOptions());
   const at::Tensor tx = at::randn({4, 6});
-  const CompiledSchedule compiled = scheduleAndCompile(*fusion, {ta, tx});
-  EXPECT_EQ(compiled.type, SchedulerType::PointWise);
-  EXPECT_THAT(compiled.code, HasSubstr("makeComplex<float>(1.5f, -2.0f)"));
+  // a * c and x + c share no axis: a kernel each.
+  const auto segments = compileOffDevice(fusion.get(), {ta, tx});
+  ASSERT_EQ(segments.size(), 2u);
+  std::string code;
+  for (const auto& segment : segments) {
+    EXPECT_EQ(segment.scheduler, SchedulerType::PointWise);
+    EXPECT_EQ(segment.error, "");
+    code += segment.code;
+  }
+  EXPECT_THAT(code, HasSubstr("makeComplex<float>(1.5f, -2.0f)"));
   const auto out = evaluateFusionWithATen(fusion.get(), {ta, tx});
   const c10::complex<double> cc(1.5, -2.0);
   EXPECT_TRUE(at::allclose(out[0], ta * cc));

@@ -77,7 +77,7 @@ IndexingCase seedCase(bool contiguous) {
   } else {
     in->setAllocationDomain({outer, inner}, Contiguity{false, true});
   }
-  c.layouts[in->name()] = TensorLayout{
+  c.layouts[in->name()] = BufferLayout{
       {6},
       {3, 2},
       rowMajorStrides(
@@ -112,7 +112,7 @@ IndexingCase splitAllocationCase(bool contiguous) {
   } else {
     in->setAllocationDomain({outer, inner, n}, Contiguity{false, true, true});
   }
-  c.layouts[in->name()] = TensorLayout{
+  c.layouts[in->name()] = BufferLayout{
       {M, N},
       {M / 4, 4, N},
       rowMajorStrides(
@@ -144,7 +144,7 @@ IndexingCase nhwcCase(bool nhwc_output) {
   c.fusion->addOutput(out);
   const auto l = in->getLogicalDomain();
   in->setAllocationDomain({l[0], l[2], l[3], l[1]}, true);
-  TensorLayout nhwc{
+  BufferLayout nhwc{
       sizes,
       {sizes[0], sizes[2], sizes[3], sizes[1]},
       rowMajorStrides({sizes[0], sizes[2], sizes[3], sizes[1]}),
@@ -181,7 +181,7 @@ IndexingCase splitOutputAllocationCase() {
   auto [outer, inner] = IterDomain::split(out->axis(0), indexConst(4), true);
   out->setAllocationDomain({outer, n, inner}, true);
   c.layouts[in->name()] = plainLayout({M, N});
-  c.layouts[out->name()] = TensorLayout{
+  c.layouts[out->name()] = BufferLayout{
       {M, N},
       {M / 4, N, 4},
       rowMajorStrides({M / 4, N, 4}),
@@ -220,7 +220,7 @@ IndexingCase shardedCase(int64_t rank) {
   out->axis(0)->parallelize(ParallelType::DIDx);
   out->setAllocationDomain(out->getLoopDomain(), true);
   // The rank's shard: rows [rank * M/D, (rank + 1) * M/D).
-  TensorLayout shard{
+  BufferLayout shard{
       {M, N},
       {1, M / D, N},
       rowMajorStrides({1, M / D, N}),
@@ -252,7 +252,7 @@ enum class InputLayout {
 };
 
 // Gives `in` (of `sizes`) the allocation of `layout` and records the
-// matching TensorLayout in `c`.
+// matching BufferLayout in `c`.
 void setInputLayout(
     IndexingCase& c, TensorView* in, const std::vector<int64_t>& sizes,
     InputLayout layout) {
@@ -264,7 +264,7 @@ void setInputLayout(
       IterDomain* n = in->axis(1);
       auto [outer, inner] = IterDomain::split(in->axis(0), indexConst(4), true);
       in->setAllocationDomain({outer, inner, n}, true);
-      c.layouts[in->name()] = TensorLayout{
+      c.layouts[in->name()] = BufferLayout{
           sizes,
           {sizes[0] / 4, 4, sizes[1]},
           rowMajorStrides({sizes[0] / 4, 4, sizes[1]}),
@@ -277,7 +277,7 @@ void setInputLayout(
     case InputLayout::Nhwc: {
       const auto l = in->getLogicalDomain();
       in->setAllocationDomain({l[0], l[2], l[3], l[1]}, true);
-      c.layouts[in->name()] = TensorLayout{
+      c.layouts[in->name()] = BufferLayout{
           sizes,
           {sizes[0], sizes[2], sizes[3], sizes[1]},
           rowMajorStrides({sizes[0], sizes[2], sizes[3], sizes[1]}),
@@ -289,7 +289,7 @@ void setInputLayout(
     case InputLayout::StridedRows:
       in->setContiguity(Contiguity{false, true});
       // The [M, N] slice of an [M, N + 4] tensor.
-      c.layouts[in->name()] = TensorLayout{
+      c.layouts[in->name()] = BufferLayout{
           sizes, sizes, rowMajorStrides({sizes[0], sizes[1] + 4}),
           [](const Coord& x) { return std::optional(x); }};
       return;

@@ -81,7 +81,7 @@ class ReferenceEvaluator {
       }
     }
     if (tv->isFusionInput()) {
-      const kir_test::TensorLayout& layout = layouts_.at(tv);
+      const kir_test::BufferLayout& layout = layouts_.at(tv);
       const int64_t offset = *layout.offsetOf(own);
       return kir_test::inputValue(tv->name(), inverses_.at(tv).at(offset));
     }
@@ -122,7 +122,7 @@ class ReferenceEvaluator {
 
  private:
   const Case& case_;
-  std::map<TensorView*, kir_test::TensorLayout> layouts_;
+  std::map<TensorView*, kir_test::BufferLayout> layouts_;
   std::map<TensorView*, std::map<int64_t, Coord>> inverses_;
 };
 
@@ -166,12 +166,12 @@ std::string checkCaseOnInterpreter(const Case& c) {
     return failure.str();
   }
 
-  std::map<int64_t, kir_test::TensorLayout> layouts;
+  std::map<int64_t, kir_test::BufferLayout> layouts;
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     layouts[scheduled.inputs()[i]->name()] =
         random_fusion::inputLayout(c.inputs[i]);
   }
-  std::vector<kir_test::TensorLayout> output_layouts;
+  std::vector<kir_test::BufferLayout> output_layouts;
   for (size_t o = 0; o < c.outputs.size(); ++o) {
     auto* tv = scheduled.outputs()[o]->as<TensorView>();
     random_fusion::Layout layout = c.outputs[o].layout;
@@ -210,7 +210,7 @@ std::string checkCaseOnInterpreter(const Case& c) {
   ReferenceEvaluator reference(c);
   for (size_t o = 0; ran && o < c.outputs.size(); ++o) {
     auto* tv = scheduled.outputs()[o]->as<TensorView>();
-    const kir_test::TensorLayout& layout = output_layouts[o];
+    const kir_test::BufferLayout& layout = output_layouts[o];
     const auto& counts = interpreter.writeCounts(tv->name());
     const auto& values = interpreter.storage(tv->name());
     int reports = 0;
@@ -250,7 +250,7 @@ std::string checkCaseOnInterpreter(const Case& c) {
     if (tv == nullptr) {
       continue;
     }
-    const kir_test::TensorLayout& layout = layouts.at(tv->name());
+    const kir_test::BufferLayout& layout = layouts.at(tv->name());
     for (size_t j = 0; j < layout.logical_sizes.size(); ++j) {
       ee.bind(
           "T" + std::to_string(tv->name()) + ".logical_size[" +
@@ -270,7 +270,7 @@ std::string checkCaseOnInterpreter(const Case& c) {
   for (const VectorizationCheck& check : kernel->vectorization_checks) {
     TensorView* tv =
         tensor_parameters.at(static_cast<size_t>(check.tensor_position));
-    const kir_test::TensorLayout& layout = layouts.at(tv->name());
+    const kir_test::BufferLayout& layout = layouts.at(tv->name());
     StridedAxes between_runs;
     for (size_t k : check.strided_positions) {
       between_runs.sizes.push_back(layout.alloc_sizes.at(k));

@@ -57,13 +57,14 @@ RuntimeInfo makeInfo(
     TensorRuntimeInfo tensor_info;
     // Allocation sizes by evaluating the allocation IDs; dense strides.
     for (IterDomain* id : tv->getMaybeAllocationDomain()) {
-      tensor_info.allocation_sizes.push_back(info.extent(id));
+      tensor_info.layout.allocation_sizes.push_back(info.extent(id));
     }
-    tensor_info.allocation_strides.resize(tensor_info.allocation_sizes.size());
+    tensor_info.layout.allocation_strides.resize(
+        tensor_info.layout.allocation_sizes.size());
     int64_t stride = 1;
-    for (size_t k = tensor_info.allocation_sizes.size(); k-- > 0;) {
-      tensor_info.allocation_strides[k] = stride;
-      stride *= tensor_info.allocation_sizes[k];
+    for (size_t k = tensor_info.layout.allocation_sizes.size(); k-- > 0;) {
+      tensor_info.layout.allocation_strides[k] = stride;
+      stride *= tensor_info.layout.allocation_sizes[k];
     }
     tensor_info.alignment_bytes = alignment;
     info.setTensorInfo(tv, tensor_info);

@@ -2,9 +2,12 @@
 // segmentation, and its runner.
 #include <segmentation/preseg_passes.h>
 
+#include <ir/all_nodes.h>
 #include <ir/builder.h>
 #include <ops/all_ops.h>
+#include <scheduler/utils.h>
 #include <tests/cpp/utils.h>
+#include <transform/shared_factories.h>
 
 #include <gtest/gtest.h>
 
@@ -27,10 +30,10 @@ TEST_F(PreSegmentationPassesTest, ListIsInRunOrder) {
     previous = stage;
   }
   EXPECT_EQ(
-      names,
-      (std::vector<std::string>{
-          "propagateShardings", "insertReshardings", "bypassRedundantExpands",
-          "resizesToInputs", "forwardPointwiseChainsFromInputs"}));
+      names, (std::vector<std::string>{
+                 "propagateShardings", "insertReshardings",
+                 "bypassRedundantExpands", "copySharedFactories",
+                 "resizesToInputs", "forwardPointwiseChainsFromInputs"}));
 }
 
 // Before and after the BeforeCut stage: the add that joins the expanded
@@ -60,6 +63,33 @@ TEST_F(PreSegmentationPassesTest, RunsOnlyTheStageAsked) {
       runPreSegmentationPasses(&fusion, PreSegmentationStage::BeforeCut), 1);
   EXPECT_EQ(out->definition()->input(1), row);
   EXPECT_EQ(fusion.exprs().size(), exprs_before - 1);
+}
+
+// Before and after copySharedFactories: a causal mask's iota, read as rows
+// and as columns, is one IotaOp before (its axis joins the mask's two) and
+// one per reader after; a self-mapped tensor no more.
+TEST_F(PreSegmentationPassesTest, EachReaderOfAnIotaGetsItsOwn) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* index = iota(IrBuilder::create<Val>(int64_t(8), DataType::Index));
+  TensorView* rows = broadcast(index, {false, true});
+  TensorView* columns = broadcast(index, {true, false});
+  fusion.addOutput(ge(rows, columns));
+  auto iotas = [&]() {
+    int64_t count = 0;
+    for (Expr* expr : fusion.exprs()) {
+      count += expr->isA<IotaOp>();
+    }
+    return count;
+  };
+  ASSERT_EQ(iotas(), 1);
+  EXPECT_NE(scheduler_utils::selfMappedTensor(&fusion), "");
+
+  EXPECT_EQ(copySharedFactories(&fusion), 1);
+  EXPECT_EQ(iotas(), 2);
+  EXPECT_EQ(rows->definition()->input(0), index);
+  EXPECT_NE(columns->definition()->input(0), index);
+  EXPECT_EQ(scheduler_utils::selfMappedTensor(&fusion), "");
 }
 
 } // namespace fuser

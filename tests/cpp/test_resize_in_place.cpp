@@ -70,8 +70,8 @@ Value times(const Value& v, double x) {
 
 // An input's layout for the interpreter: its logical axes in memory with
 // the at::Tensor's strides.
-kir_test::TensorLayout stridedLayout(const at::Tensor& t) {
-  kir_test::TensorLayout layout;
+kir_test::BufferLayout stridedLayout(const at::Tensor& t) {
+  kir_test::BufferLayout layout;
   layout.logical_sizes = t.sizes().vec();
   layout.alloc_sizes = t.sizes().vec();
   layout.alloc_strides = t.strides().vec();
@@ -111,7 +111,7 @@ std::string interpretPointwise(
   } catch (const std::exception& e) {
     return std::string("threw: ") + e.what();
   }
-  std::map<int64_t, kir_test::TensorLayout> layouts;
+  std::map<int64_t, kir_test::BufferLayout> layouts;
   ExpressionEvaluator ee;
   for (size_t i = 0; i < inputs.size(); ++i) {
     auto* tv = scheduled.inputs()[i]->as<TensorView>();
@@ -122,7 +122,7 @@ std::string interpretPointwise(
           ScalarValue(inputs[i].size(static_cast<int64_t>(a))));
     }
   }
-  const std::vector<kir_test::TensorLayout> output_layouts =
+  const std::vector<kir_test::BufferLayout> output_layouts =
       kir_test::plainOutputLayouts(scheduled, ee, layouts);
   kir_test::KernelInterpreter interpreter(*kernel, layouts);
   if (std::string errors = kir_test::runReportingErrors(interpreter);

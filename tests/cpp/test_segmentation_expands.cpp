@@ -87,7 +87,7 @@ void expectExpandKernelRepeatsW(
       part.get(), *choice.scheduler->computeHeuristics(part.get(), info));
   std::unique_ptr<LoweredKernel> kernel =
       GpuLower(part.get(), DataType::Int32).run();
-  std::map<int64_t, kir_test::TensorLayout> layouts;
+  std::map<int64_t, kir_test::BufferLayout> layouts;
   layouts[w->name()] = kir_test::plainLayout({cols});
   ExpressionEvaluator ee;
   ee.bind(w->getLogicalDomain()[0]->extent(), ScalarValue(cols));
@@ -95,7 +95,7 @@ void expectExpandKernelRepeatsW(
   if (count == 3) {
     ee.bind(part->inputs()[2], ScalarValue(cols));
   }
-  const kir_test::TensorLayout out_layout =
+  const kir_test::BufferLayout out_layout =
       kir_test::plainOutputLayouts(*part, ee, layouts).at(0);
   kir_test::KernelInterpreter interpreter(*kernel, layouts);
   interpreter.bindScalar(row_count, rows);

@@ -92,7 +92,11 @@ def test_llama_style_block_forward_and_backward_match_eager():
 
 
 def test_resnet_style_block_matches_eager_and_fuses_around_the_convolutions(tmp_path):
-    check_forward_and_backward(models.make_resnet_block, FLOAT32)
+    # The convolutions run in cuDNN on both sides; with TF32 they round
+    # their inputs to 10 bits, which turns the batch norms' last-bit
+    # differences (another summation order) into 1e-4 ones downstream.
+    with torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
+        check_forward_and_backward(models.make_resnet_block, FLOAT32)
     torch._dynamo.reset()
     model, inputs, _ = models.make_resnet_block()
     options = {"fuser.dump": ["partitions"], "fuser.dump_dir": str(tmp_path)}

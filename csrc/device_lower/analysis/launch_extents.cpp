@@ -61,6 +61,12 @@ std::map<ParallelType, int64_t> computeLaunchBounds(Fusion* fusion) {
       int64_t bound = id->extentBound();
       if (id->extent()->isConstInt()) {
         bound = id->extent()->constIntValue();
+        // A padded axis launches its extent rounded up (as
+        // computeLaunchExtents above): a bound below the launch would
+        // make the launch fail.
+        if (const int64_t multiple = id->paddedMultiple(); multiple > 1) {
+          bound = (bound + multiple - 1) / multiple * multiple;
+        }
       }
       if (bound == 0) {
         unknown[pt] = true;

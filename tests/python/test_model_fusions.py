@@ -1,0 +1,182 @@
+"""Fusions that Thunder and torch.compile made from real models (nanoGPT,
+a Llama-style block, cross entropy) and that fuser once scheduled wrongly
+or not at all. Each is checked twice: on the CPU, what a cache miss does
+up to the launch (FusionDefinition._compile_off_device: segmentation,
+schedulers, lowering, NVRTC) must succeed with the expected schedulers;
+on the GPU, the outputs must match PyTorch's and no segment may fall back
+to ATen (conftest.py checks that)."""
+
+import torch
+
+from fuser import DataType, FusionDefinition
+from helpers import requires_gpu
+
+
+def compiled_segments(fd, inputs):
+    """(scheduler, kernel) per segment; fails on a segment that failed."""
+    segments = fd._compile_off_device(inputs)
+    for name, _, error in segments:
+        assert error == "", f"{name} segment failed: {error}"
+    return [(name, code) for name, code, _ in segments]
+
+
+# --- a causal mask from one iota read along rows and along columns ------------
+def causal_softmax(n):
+    """Thunder's nanoGPT attention: where(iota[:, None] >= iota[None, :], x,
+    -inf), then a softmax over the last axis."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[2, 3, n, n], contiguity=[True] * 4, dtype=DataType.Float)
+        iota = fd.ops.iota(length=n, start=0, step=1, dtype=DataType.Int)
+        rows = fd.ops.broadcast_in_dim(iota, shape=[n, 1], broadcast_dims=[0])
+        columns = fd.ops.broadcast_in_dim(iota, shape=[1, n], broadcast_dims=[1])
+        mask = fd.ops.ge(
+            fd.ops.broadcast_in_dim(rows, shape=[n, n], broadcast_dims=[0, 1]),
+            fd.ops.broadcast_in_dim(columns, shape=[n, n], broadcast_dims=[0, 1]),
+        )
+        mask = fd.ops.broadcast_in_dim(mask, shape=[2, 3, n, n], broadcast_dims=[2, 3])
+        masked = fd.ops.where(mask, x, fd.define_scalar(float("-inf"), dtype=DataType.Double))
+        top = fd.ops.max(masked, dims=[3])
+        top = fd.ops.broadcast_in_dim(top, shape=[2, 3, n, n], broadcast_dims=[0, 1, 2])
+        e = fd.ops.exp(fd.ops.sub(masked, top))
+        total = fd.ops.broadcast_in_dim(fd.ops.sum(e, dims=[3]), shape=[2, 3, n, n], broadcast_dims=[0, 1, 2])
+        fd.add_output(fd.ops.div(e, total))
+    return fd
+
+
+def test_one_iota_read_along_rows_and_columns_gives_each_its_own_index():
+    fd = causal_softmax(64)
+    codes = [code for _, code in compiled_segments(fd, [torch.randn(2, 3, 64, 64)])]
+    mask_kernel = next(code for code in codes if "iota" in code or "% 64" in code)
+    # The row index and the column index of the mask: one iota each.
+    assert "/ 64" in mask_kernel and "% 64" in mask_kernel
+
+
+@requires_gpu
+def test_causal_softmax_matches_torch():
+    n = 128
+    x = torch.randn(2, 3, n, n, device="cuda")
+    (out,) = causal_softmax(n).execute([x])
+    mask = torch.ones(n, n, dtype=torch.bool, device="cuda").tril()
+    expected = torch.softmax(x.masked_fill(~mask, float("-inf")), dim=-1)
+    torch.testing.assert_close(out, expected)
+
+
+# --- a reduction of one element per row beside a row reduction ---------------
+def cross_entropy(rows, classes):
+    """logsumexp(x) - x[target]: the picked logit is summed over its size-1
+    axis, a reduction of one element per row in a persistent kernel."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[rows, classes], contiguity=[True, True], dtype=DataType.Float)
+        target = fd.define_tensor(shape=[rows, 1], contiguity=[True, None], dtype=DataType.Int)
+        top = fd.ops.max(x, dims=[1])
+        top_b = fd.ops.broadcast_in_dim(top, shape=[rows, classes], broadcast_dims=[0])
+        total = fd.ops.sum(fd.ops.exp(fd.ops.sub(x, top_b)), dims=[1])
+        picked = fd.ops.sum(fd.ops.take_along_axis(x, target, 1), dims=[1])
+        fd.add_output(fd.ops.sub(fd.ops.add(fd.ops.log(total), top), picked))
+    return fd
+
+
+def test_a_one_element_reduction_shares_a_persistent_kernel():
+    fd = cross_entropy(256, 1024)
+    inputs = [torch.randn(256, 1024), torch.randint(0, 1024, (256, 1))]
+    assert "InnerPersistent" in [name for name, _ in compiled_segments(fd, inputs)]
+
+
+@requires_gpu
+def test_cross_entropy_matches_torch():
+    x = torch.randn(256, 1024, device="cuda")
+    target = torch.randint(0, 1024, (256, 1), device="cuda")
+    (out,) = cross_entropy(256, 1024).execute([x, target])
+    expected = torch.nn.functional.cross_entropy(x, target[:, 0], reduction="none")
+    torch.testing.assert_close(out, expected)
+
+
+# --- a padded thread axis of a constant extent -------------------------------
+def log_softmax_rows(rows, classes):
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[rows, classes], contiguity=[True, True], dtype=DataType.Float)
+        top = fd.ops.broadcast_in_dim(fd.ops.max(x, dims=[1]), shape=[rows, classes], broadcast_dims=[0])
+        shifted = fd.ops.sub(x, top)
+        total = fd.ops.sum(fd.ops.exp(shifted), dims=[1])
+        total = fd.ops.broadcast_in_dim(fd.ops.log(total), shape=[rows, classes], broadcast_dims=[0])
+        fd.add_output(fd.ops.sub(shifted, total))
+    return fd
+
+
+def test_launch_bounds_cover_the_padded_threads():
+    # 32064 classes in vectors of 4 and batches of 8: 1002 threads, which
+    # launch as 1024 (a multiple of 32); bounds of 1002 made the launch fail.
+    fd = log_softmax_rows(256, 32064)
+    segments = dict(compiled_segments(fd, [torch.randn(256, 32064)]))
+    code = segments["InnerPersistent"]
+    assert "__launch_bounds__(1002" not in code
+    assert "__launch_bounds__(1024" in code
+
+
+@requires_gpu
+def test_log_softmax_of_32064_classes_matches_torch():
+    x = torch.randn(256, 32064, device="cuda")
+    (out,) = log_softmax_rows(256, 32064).execute([x])
+    torch.testing.assert_close(out, torch.log_softmax(x, dim=1))
+
+
+# --- full reductions to 0-dim outputs in a persistent kernel -----------------
+def masked_mean():
+    """torch.compile's nanoGPT loss: sum(where(valid, -x, 0)) / sum(valid)."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Float)
+        valid = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Bool)
+        zero = fd.ops.broadcast(fd.ops.full(shape=[], fill_value=fd.define_scalar(0), dtype=DataType.Float), is_broadcast_dim=[True])
+        count = fd.ops.cast(fd.ops.sum(fd.ops.cast(valid, dtype=DataType.Int), dims=[0]), dtype=DataType.Float)
+        total = fd.ops.sum(fd.ops.where(valid, fd.ops.neg(x), zero), dims=[0])
+        fd.add_output(count)
+        fd.add_output(fd.ops.div(total, count))
+    return fd
+
+
+def test_full_reductions_to_scalars_compile():
+    names = [n for n, _ in compiled_segments(masked_mean(), [torch.randn(256), torch.rand(256) > 0.5])]
+    assert names == ["InnerPersistent"]
+
+
+@requires_gpu
+def test_masked_mean_matches_torch():
+    x = torch.randn(256, device="cuda")
+    valid = torch.rand(256, device="cuda") > 0.5
+    count, mean = masked_mean().execute([x, valid])
+    torch.testing.assert_close(count, valid.sum().float())
+    torch.testing.assert_close(mean, (-x * valid).sum() / valid.sum())
+
+
+# --- two parts of a fusion that share no axis --------------------------------
+def two_rotary_products():
+    """q * cos and k * cos with q and k of unrelated (symbolic) sizes, in a
+    permuted layout: the schedule of one output reaches the other only
+    through cos's broadcast."""
+    with FusionDefinition() as fd:
+        q = fd.define_tensor(shape=[-1] * 4, contiguity=[True] * 4, dtype=DataType.BFloat16, stride_order=[3, 1, 2, 0])
+        cos = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.BFloat16)
+        k = fd.define_tensor(shape=[-1] * 4, contiguity=[True] * 4, dtype=DataType.BFloat16, stride_order=[3, 1, 2, 0])
+        fd.add_output(fd.ops.mul(q, fd.ops.broadcast(cos, is_broadcast_dim=[True, True, False, False])), stride_order=[3, 1, 2, 0])
+        fd.add_output(fd.ops.mul(k, fd.ops.broadcast(cos, is_broadcast_dim=[True, True, False, False])), stride_order=[3, 1, 2, 0])
+    return fd
+
+
+def rotary_inputs(device):
+    def heads():
+        return torch.randn(2, 128, 8, 32, device=device, dtype=torch.bfloat16).transpose(1, 2)
+
+    return [heads(), torch.randn(128, 32, device=device, dtype=torch.bfloat16), heads()]
+
+
+def test_outputs_that_share_no_axis_are_separate_kernels():
+    names = [n for n, _ in compiled_segments(two_rotary_products(), rotary_inputs("cpu"))]
+    assert names == ["PointWise", "PointWise"]
+
+
+@requires_gpu
+def test_two_rotary_products_match_torch():
+    q, cos, k = rotary_inputs("cuda")
+    out_q, out_k = two_rotary_products().execute([q, cos, k])
+    torch.testing.assert_close(out_q, q * cos)
+    torch.testing.assert_close(out_k, k * cos)
