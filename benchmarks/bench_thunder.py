@@ -202,7 +202,7 @@ def run_all(args):
             if args.quick:
                 cmd.append("--quick")
             keys = {"model": model_name, "mode": mode, "config": config}
-            row = row_of_child(cmd, keys, env=child_env(config), timeout=900)
+            row = row_of_child(cmd, keys, env=child_env(config), timeout=args.timeout)
             rows.append(row)
             print(json.dumps(row), flush=True)
     if args.csv:
@@ -231,6 +231,9 @@ def main():
     parser.add_argument("--one", nargs=3, metavar=("CONFIG", "MODEL", "MODE"))
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     parser.add_argument("--csv")
+    parser.add_argument(
+        "--timeout", type=int, default=900, help="seconds one (configuration, case) may take"
+    )
     args = parser.parse_args()
     if args.one:
         print(json.dumps(run_one(*args.one, args.quick)), flush=True)

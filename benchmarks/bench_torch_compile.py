@@ -130,7 +130,7 @@ def run_all(args):
         cmd = [sys.executable, os.path.abspath(__file__), "--one", config, model_name]
         if args.quick:
             cmd.append("--quick")
-        row = row_of_child(cmd, {"model": model_name, "config": config})
+        row = row_of_child(cmd, {"model": model_name, "config": config}, timeout=args.timeout)
         rows.append(row)
         print(json.dumps(row), flush=True)
     if args.csv:
@@ -165,6 +165,9 @@ def main():
     parser.add_argument("--one", nargs=2, metavar=("CONFIG", "MODEL"))
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     parser.add_argument("--csv", help="where to write the rows")
+    parser.add_argument(
+        "--timeout", type=int, default=3600, help="seconds one (model, configuration) may take"
+    )
     args = parser.parse_args()
     if args.one:
         print(json.dumps(run_one(*args.one, args.quick)), flush=True)

@@ -111,7 +111,10 @@ def row_of_child(cmd, keys, env=None, timeout=3600):
     import json
     import subprocess
 
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    try:
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return dict(keys, error=f"did not finish in {timeout} s")
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if proc.returncode == 0 and lines:
         return json.loads(lines[-1])

@@ -74,7 +74,7 @@ if [[ " ${FUSER_THUNDER_STAGES:-tests bench} " == *" bench "* ]]; then
     NVFUSER_PYTHONPATH="/tmp/nvf:$ROOT/tools/nvfuser_legacy_shim" \
     NVFUSER_PRELOAD=/tmp/nvf/libshim.so \
     "$PYTHON" benchmarks/bench_thunder.py --csv "$RESULTS/bench_thunder.csv" \
-    ${FUSER_THUNDER_BENCH_ARGS:-} 2>&1 | tee "$RESULTS/bench_thunder.log" | tail -n 30
+    ${FUSER_THUNDER_BENCH_ARGS:-} 2>&1 | tee "$RESULTS/bench_thunder.log" ${OUT:+"$OUT/bench_thunder.log"} | tail -n 30
 fi
 
 if [ -n "${OUT:-}" ]; then
