@@ -40,8 +40,10 @@ def kernels_per_call(fn, inputs, names=None):
 
 
 KERNEL_CLASSES = [  # (class, name fragments), first match wins
-    ("fusion", ("fuser_kernel", "nvfuser", "kernelcodegen", "triton_")),
-    ("matmul", ("gemm", "cublas", "cutlass", "nvjet", "xmma", "sm90_", "sm80_")),
+    # fuser names a kernel after its scheduler (fuser_pointwise,
+    # fuser_matmul, ..., csrc/runtime/fusion_kernel_runtime.h).
+    ("matmul", ("fuser_matmul", "gemm", "cublas", "cutlass", "nvjet", "xmma", "sm90_", "sm80_")),
+    ("fusion", ("fuser_", "nvfuser", "kernelcodegen", "triton_")),
     ("attention", ("flash", "fmha", "attention", "cudnn")),
 ]
 

@@ -8,6 +8,8 @@
 #include <runtime/segment_scheduling.h>
 #include <runtime/tensor_layout.h>
 
+#include <algorithm>
+#include <cctype>
 #include <iostream>
 #include <unordered_map>
 
@@ -30,6 +32,14 @@ std::vector<std::vector<IterDomain*>> inputAllocations(Fusion* fusion) {
 }
 
 } // namespace
+
+std::string kernelNameFor(SchedulerType type) {
+  std::string name = "fuser_" + toString(type);
+  std::transform(name.begin(), name.end(), name.begin(), [](char c) {
+    return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  });
+  return name;
+}
 
 int64_t kernelFallbackCount() {
   return kernel_fallbacks.load();
@@ -66,6 +76,9 @@ void FusionKernelRuntime::scheduleAndCompile(
     scheduled->print();
   }
   segment.executor = makeExecutor(segment.scheduler_type);
+  if (auto* kernel = dynamic_cast<KernelExecutor*>(segment.executor.get())) {
+    kernel->setKernelName(kernelNameFor(segment.scheduler_type));
+  }
   segment.executor->compile(scheduled, inputs.values, inputs.layouts);
   timer.stage("compile");
 }

@@ -44,6 +44,11 @@ struct FusionSegment {
   std::string fallback_reason;
 };
 
+// The name of the kernel of a segment that `type` scheduled:
+// "fuser_pointwise", "fuser_innerpersistent", ... (profiles list kernels
+// by name).
+std::string kernelNameFor(SchedulerType type);
+
 // How many segments, in this process, ran with ATen because their kernel
 // failed (FusionSegment::fallback_reason): the test suites check it stays
 // put, so that a failure is never hidden by the fallback.

@@ -93,6 +93,9 @@ void KernelExecutor::compile(
     GpuLower lower(fusion, index_type);
     kernel_ = lower.run();
   }
+  if (!kernel_name_.empty()) {
+    kernel_->kernel_name = kernel_name_;
+  }
   timer.stage("lower");
   source_ = codegen::generateCudaKernel(*kernel_);
   timer.stage("codegen");

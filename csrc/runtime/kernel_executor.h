@@ -51,6 +51,12 @@ class KernelExecutor : public Executor {
   bool isCompiled() const {
     return module_ != nullptr;
   }
+  // The __global__ function's name in the kernels compile() makes from now
+  // on (default: lowering's "fuser_kernel"). The runtime names each after
+  // its scheduler, so that profiles tell the kernels apart.
+  void setKernelName(std::string name) {
+    kernel_name_ = std::move(name);
+  }
 
   std::vector<at::Tensor> run(const std::vector<c10::IValue>& inputs) override;
   std::vector<at::Tensor> runWithSignature(
@@ -145,6 +151,7 @@ class KernelExecutor : public Executor {
   void writeGridBuffers(
       const LaunchPlan& plan, CUstream stream, char* bytes) const;
 
+  std::string kernel_name_;
   std::unique_ptr<LaunchPlan> signature_plan_;
   // Guards what launches from several threads share: launch_params_ and
   // each plan's tensor maps and buffers per stream.
