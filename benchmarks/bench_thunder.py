@@ -24,7 +24,13 @@ import os
 import sys
 import time
 
-from kernel_table import median_step_ms, profile_step, row_of_child, write_rows_csv
+from kernel_table import (
+    median_step_ms,
+    plot_step_times,
+    profile_step,
+    row_of_child,
+    write_rows_csv,
+)
 
 CONFIGS = ["fuser", "nvfuser", "thunder-torch", "torch.compile", "eager"]
 CASES = [
@@ -207,6 +213,8 @@ def run_all(args):
             print(json.dumps(row), flush=True)
     if args.csv:
         write_rows_csv(args.csv, rows)
+        groups = [{"model": m, "mode": mode} for m, mode in CASES]
+        plot_step_times(os.path.splitext(args.csv)[0] + ".png", rows, groups, CONFIGS)
     print_table(rows)
 
 

@@ -24,7 +24,13 @@ import os
 import sys
 import time
 
-from kernel_table import median_step_ms, profile_step, row_of_child, write_rows_csv
+from kernel_table import (
+    median_step_ms,
+    plot_step_times,
+    profile_step,
+    row_of_child,
+    write_rows_csv,
+)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIGS = ["eager", "fuser", "inductor", "inductor-max-autotune"]
@@ -135,6 +141,8 @@ def run_all(args):
         print(json.dumps(row), flush=True)
     if args.csv:
         write_rows_csv(args.csv, rows)
+        groups = [{"model": m} for m in MODELS]
+        plot_step_times(os.path.splitext(args.csv)[0] + ".png", rows, groups, CONFIGS)
     print_table(rows)
 
 

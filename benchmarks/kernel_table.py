@@ -213,3 +213,33 @@ def plot_times(path, rows, figsize=(10, 4), rotation=20):
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=80)
+
+
+def plot_step_times(path, rows, groups, configs):
+    """A bar per configuration and group (a model, or a model and mode):
+    ms per step; a configuration that failed or timed out has no bar."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    fig, ax = plt.subplots(figsize=(9, 3.5))
+    width = 0.8 / len(configs)
+    for i, config in enumerate(configs):
+        ys = []
+        for keys in groups:
+            row = next(
+                (r for r in rows if all(r.get(k) == v for k, v in keys.items()) and r.get("config") == config),
+                None,
+            )
+            ms = row.get("ms_per_step") if row else None
+            ys.append(float(ms) if ms not in (None, "") else 0.0)
+        ax.bar([j + i * width for j in range(len(groups))], ys, width, label=config)
+    ax.set_xticks([j + width * (len(configs) - 1) / 2 for j in range(len(groups))])
+    ax.set_xticklabels([" ".join(str(v) for v in g.values()) for g in groups], fontsize=8)
+    ax.set_ylabel("ms per step (lower is better)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
