@@ -79,6 +79,16 @@ TensorView* reductionOp(
   ops::checkNotComplex({tv}, "reduction");
   const auto inputs = TensorDomain::noReductions(tv->getLogicalDomain());
   const auto rank = static_cast<int64_t>(inputs.size());
+  if (rank == 0) {
+    // As torch does for a 0-dim tensor: axis 0 or -1 (or none) names the
+    // tensor itself, and reducing one element gives it back.
+    for (int64_t axis : axes) {
+      FUSER_CHECK(
+          axis == 0 || axis == -1, "Reduction of the 0-dim ", tv->toString(),
+          ": axis ", axis, " is out of range (a 0-dim tensor takes 0 or -1).");
+    }
+    return set(tv);
+  }
   const auto reduced = normalizeAxes(tv, axes, rank);
   std::vector<IterDomain*> out_ids;
   for (int64_t i = 0; i < rank; ++i) {

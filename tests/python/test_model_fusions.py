@@ -180,3 +180,27 @@ def test_two_rotary_products_match_torch():
     out_q, out_k = two_rotary_products().execute([q, cos, k])
     torch.testing.assert_close(out_q, q * cos)
     torch.testing.assert_close(out_k, k * cos)
+
+
+# --- reductions of a 0-dim tensor --------------------------------------------
+def softmax_of_a_scalar(dims):
+    """Thunder's softmax of a 0-dim tensor (its test_ops samples have
+    one): max and sum over axis 0 of a 0-dim tensor, as torch allows."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[], contiguity=[], dtype=DataType.Float)
+        e = fd.ops.exp(fd.ops.sub(x, fd.ops.max(x, dims=dims)))
+        fd.add_output(fd.ops.div(e, fd.ops.sum(e, dims=dims)))
+    return fd
+
+
+def test_a_0_dim_tensor_reduces_to_itself_over_axis_0_or_none():
+    for dims in ([0], [-1], []):
+        names = [n for n, _ in compiled_segments(softmax_of_a_scalar(dims), [torch.tensor(0.5)])]
+        assert names, dims
+
+
+@requires_gpu
+def test_softmax_of_a_0_dim_tensor_matches_torch():
+    x = torch.tensor(0.5, device="cuda")
+    (out,) = softmax_of_a_scalar([0]).execute([x])
+    torch.testing.assert_close(out, torch.softmax(x, dim=0))
