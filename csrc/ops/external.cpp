@@ -49,9 +49,11 @@ TopKResult topk(
   ops::checkComputable({tv}, op);
   ops::checkNotComplex({tv}, op);
   ops::integerScalar(k, op, "k");
-  dim = ops::normalizedDim(tv, dim, op);
+  dim = ops::normalizedDimOfAnyRank(tv, dim, op);
   std::vector<Val*> extents = extentsOf(tv);
-  extents[dim] = k;
+  if (!extents.empty()) {
+    extents[dim] = k;
+  }
   TopKResult result;
   result.values = emptyTensor(extents, tv->dtype(), op);
   result.indices = emptyTensor(extents, DataType::Int, op);
@@ -66,7 +68,7 @@ TensorView* argsort(TensorView* tv, int64_t dim, bool descending, bool stable) {
   ops::checkTensorOperand(tv, op, "the tensor");
   ops::checkComputable({tv}, op);
   ops::checkNotComplex({tv}, op);
-  dim = ops::normalizedDim(tv, dim, op);
+  dim = ops::normalizedDimOfAnyRank(tv, dim, op);
   TensorView* out = emptyTensor(extentsOf(tv), DataType::Int, op);
   IrBuilder::create<ExternalOp>(
       ExternalOpType::ArgSort, std::vector<Val*>{out}, std::vector<Val*>{tv},

@@ -1,6 +1,7 @@
 #include <ops/indexing.h>
 
 #include <ir/all_nodes.h>
+#include <ops/alias.h>
 #include <ops/utils.h>
 
 namespace fuser {
@@ -47,7 +48,13 @@ TensorView* select(TensorView* tv, int64_t dim, Val* index) {
 TensorView* indexSelect(TensorView* tv, int64_t dim, TensorView* index) {
   ops::checkTensorOperand(tv, "index_select", "the tensor");
   dim = ops::normalizedDim(tv, dim, "index_select");
-  checkIndexTensor(index, "index_select", 1, "have rank 1");
+  if (index != nullptr && axesOf(index).empty()) {
+    // A 0-dim index picks one entry and keeps the axis, of size 1, as
+    // torch.index_select does.
+    ops::checkTensorOperand(index, "index_select", "the index");
+    index = broadcast(index, {true});
+  }
+  checkIndexTensor(index, "index_select", 1, "have rank 1 (or 0)");
   std::vector<IterDomain*> like = axesOf(tv);
   like[static_cast<size_t>(dim)] = axesOf(index)[0];
   TensorView* out = tensorLike(like, tv->dtype());

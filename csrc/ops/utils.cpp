@@ -43,6 +43,16 @@ int64_t normalizedDim(TensorView* tv, int64_t dim, const char* op) {
   return dim < 0 ? dim + rank : dim;
 }
 
+int64_t normalizedDimOfAnyRank(TensorView* tv, int64_t dim, const char* op) {
+  if (TensorDomain::noReductions(tv->getLogicalDomain()).empty()) {
+    FUSER_CHECK(
+        dim == 0 || dim == -1, op, " of the 0-dim ", tv->toString(), ": dim ",
+        dim, " is out of range (a 0-dim tensor takes 0 or -1).");
+    return 0;
+  }
+  return normalizedDim(tv, dim, op);
+}
+
 std::vector<IterDomain*> freshCopies(const std::vector<IterDomain*>& ids) {
   std::vector<IterDomain*> copies;
   for (IterDomain* id : TensorDomain::noReductions(ids)) {
@@ -103,7 +113,7 @@ std::vector<Val*> broadcastSizeOneAxes(
       const auto ids = TensorDomain::noReductions(tv->getLogicalDomain());
       for (size_t i = 0; i < rank; ++i) {
         longer[i] = longer[i] ||
-            (!ids[i]->isBroadcast() && !isSizeOneIteration(ids[i]));
+                    (!ids[i]->isBroadcast() && !isSizeOneIteration(ids[i]));
       }
     }
   }

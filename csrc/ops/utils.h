@@ -22,6 +22,8 @@ Val* integerScalar(Val* v, const char* op, const char* what);
 // `dim` checked against the rank of `tv` (without reduction axes) and made
 // non-negative, counting from the end as PyTorch does.
 int64_t normalizedDim(TensorView* tv, int64_t dim, const char* op);
+// The same, and for a 0-dim tensor dim 0 or -1 (0), as torch takes them.
+int64_t normalizedDimOfAnyRank(TensorView* tv, int64_t dim, const char* op);
 
 // A new tensor for the result of an elementwise op over `inputs`: each
 // logical axis is a broadcast only where every tensor input has a broadcast,

@@ -116,6 +116,24 @@ TEST_F(IndexOpTest, AtenEvaluationEqualsTorchsForEveryLayout) {
       evaluateFusionWithATen(&fusion, {x, int64_t{-2}})[0], x.select(1, -2)));
 }
 
+// A 0-dim index (Thunder's take samples have them) picks one entry and
+// keeps the axis with size 1, as torch.index_select does.
+TEST_F(IndexOpTest, ZeroDimIndexKeepsTheAxisWithSizeOne) {
+  for (int64_t dim : {0, 2}) {
+    auto fusion = std::make_unique<Fusion>();
+    FusionGuard fg(fusion.get());
+    TensorView* x = makeContigTensor(3);
+    TensorView* index = makeContigTensor(0, DataType::Int);
+    fusion->addInput(x);
+    fusion->addInput(index);
+    fusion->addOutput(indexSelect(x, dim, index));
+    const at::Tensor tx = at::randn({4, 2, 3});
+    const at::Tensor ti = at::scalar_tensor(1, at::kLong);
+    const at::Tensor out = evaluateFusionWithATen(fusion.get(), {tx, ti})[0];
+    EXPECT_TRUE(at::equal(out, at::index_select(tx, dim, ti))) << dim;
+  }
+}
+
 TEST_F(IndexOpTest, OutOfRangeIndicesAreUserErrors) {
   const at::Tensor x = at::randn({4, 3});
   std::unique_ptr<Fusion> fusion;

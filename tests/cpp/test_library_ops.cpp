@@ -173,6 +173,29 @@ TEST_F(LibraryOpsTest, AtenEvaluationGivesTorchsResults) {
       at::tensor({4., 5., 0., 1., 4., 5.}, at::kFloat).reshape({3, 2})));
 }
 
+// A 0-dim tensor sorts along dim 0 or -1, as torch lets it (Thunder's
+// argsort and topk samples include one): its one element is index 0.
+TEST_F(LibraryOpsTest, ZeroDimTensorsSortAlongDimZeroOrMinusOne) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* x = makeContigTensor(0);
+  fusion->addInput(x);
+  fusion->addOutput(argsort(x, -1, /*descending=*/true, /*stable=*/true));
+  const TopKResult top = topk(x, constant(int64_t{1}), 0);
+  fusion->addOutput(top.values);
+  fusion->addOutput(top.indices);
+  EXPECT_EQ(rankOf(top.values), 0);
+  const at::Tensor value = at::scalar_tensor(2.5, at::kFloat);
+  const at::Tensor zero = at::scalar_tensor(0, at::kLong);
+  const auto out = evaluateFusionWithATen(fusion.get(), {value});
+  EXPECT_TRUE(at::equal(out[0], zero));
+  EXPECT_TRUE(at::equal(out[1], value));
+  EXPECT_TRUE(at::equal(out[2], zero));
+  EXPECT_THAT(
+      [&] { argsort(x, 1, false, false); },
+      ThrowsMessage<UserError>(HasSubstr("a 0-dim tensor takes 0 or -1")));
+}
+
 TEST_F(LibraryOpsTest, EmbeddingWithMaxNormRenormalizesTheRowsRead) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());
