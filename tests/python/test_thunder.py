@@ -1,7 +1,8 @@
 """Lightning Thunder's programs on fuser (doc/thunder.md), on the GPU:
 nanoGPT and a Llama-style decoder block, forward and backward through
-thunder.jit, against eager within Thunder's tolerances (assert_close's
-for float32, as Thunder's own network tests); and a fusion whose kernel
+thunder.jit, against eager within Thunder's tolerances (as its own
+nanoGPT test: assert_close's defaults for the output, 0.1 absolute and
+relative for the gradients); and a fusion whose kernel
 fails to compile, which must still run (the runtime runs its segment with
 ATen). Each test runs in a fresh interpreter: fuser.nvfuser_compat.enable()
 changes sys.modules for the whole process."""
@@ -50,7 +51,11 @@ def check_forward_and_backward(model, inputs):
     out.backward(grad_out)
     for name, p in model.named_parameters():
         if name in expected:
-            torch.testing.assert_close(p.grad, expected[name], msg=name)
+            # Thunder's own tolerance for nanoGPT's gradients
+            # (test_networks.py, test_nanogpt_complete_autograd).
+            torch.testing.assert_close(
+                p.grad, expected[name], atol=1e-1, rtol=1e-1,
+                msg=lambda m, name=name: f"{name}: {m}")
     assert fusions_on_fuser(jitted), "Thunder gave fuser no fusion"
     assert fusions_on_fuser(jitted, backward=True), "no backward fusion on fuser"
     print("fusions", len(fusions_on_fuser(jitted)), len(fusions_on_fuser(jitted, True)))
