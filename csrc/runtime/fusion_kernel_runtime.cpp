@@ -51,10 +51,17 @@ void FusionKernelRuntime::scheduleAndCompile(
   Fusion* scheduled = segment.scheduled_fusion.get();
   RuntimeInfo runtime_info = makeRuntimeInfo(
       scheduled, inputs.values, /*require_cuda=*/true, inputs.layouts);
-  SchedulerChoice choice =
-      allow_kernels
-          ? chooseScheduler(scheduled, runtime_info)
-          : SchedulerChoice{&schedulerFor(SchedulerType::ExprEval), {}};
+  SchedulerChoice choice;
+  if (!allow_kernels) {
+    choice.scheduler = &schedulerFor(SchedulerType::ExprEval);
+  } else if (
+      inputs.chosen.has_value() &&
+      !isDebugDumpEnabled(DebugDumpOption::SchedulerReject)) {
+    // (The dump of why schedulers declined asks them all again.)
+    choice.scheduler = &schedulerFor(*inputs.chosen);
+  } else {
+    choice = chooseScheduler(scheduled, runtime_info);
+  }
   segment.scheduler_type = choice.scheduler->type();
   segment.group->setSchedulerType(segment.scheduler_type);
   if (allow_kernels) {
@@ -126,9 +133,9 @@ FusionKernelRuntime::FusionKernelRuntime(
       inputAllocations(complete) == allocations,
       "a rewrite before segmentation changed an input's allocation, so the "
       "layouts made for the inputs no longer hold");
+  InputSegmentScheduling scheduling(complete, inputs, info);
   {
     CompileTimer timer("segmentation");
-    InputSegmentScheduling scheduling(complete, inputs, info);
     segmented_->segment(scheduling);
     timer.stage("segment");
   }
@@ -175,6 +182,8 @@ FusionKernelRuntime::FusionKernelRuntime(
           : intermediate != intermediate_layouts.end() ? &intermediate->second
                                                        : nullptr);
     }
+    // The scheduler segmentation found for the group, not asked again.
+    segment_inputs.chosen = scheduling.chosenFor(*group);
     prepareSegment(segment, segment_inputs, timer);
     // What later segments read of this one's outputs stands in for them
     // while those are compiled: a tensor of the same layout and

@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,9 @@ class FusionKernelRuntime {
   struct SegmentInputs {
     std::vector<c10::IValue> values;
     KnownLayouts layouts;
+    // The scheduler segmentation found for the segment's group (nullopt:
+    // ask them all).
+    std::optional<SchedulerType> chosen;
   };
   // Schedules segment.scheduled_fusion (by the scheduler chosen for it, or
   // ExprEval unless `allow_kernels`) and compiles its executor.

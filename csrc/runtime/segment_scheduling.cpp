@@ -37,7 +37,33 @@ std::optional<c10::IValue> groupInputValue(
   return c10::IValue(value.asInt());
 }
 
+namespace {
+
+std::vector<const Expr*> keyOf(const SegmentedGroup& group) {
+  std::vector<const Expr*> key(group.exprs().begin(), group.exprs().end());
+  std::sort(key.begin(), key.end());
+  return key;
+}
+
+} // namespace
+
 std::optional<SchedulerType> InputSegmentScheduling::compiledScheduler(
+    const SegmentedGroup& group) {
+  std::vector<const Expr*> key = keyOf(group);
+  auto it = chosen_.find(key);
+  if (it == chosen_.end()) {
+    it = chosen_.emplace(std::move(key), choose(group)).first;
+  }
+  return it->second;
+}
+
+std::optional<SchedulerType> InputSegmentScheduling::chosenFor(
+    const SegmentedGroup& group) const {
+  auto it = chosen_.find(keyOf(group));
+  return it == chosen_.end() ? std::nullopt : it->second;
+}
+
+std::optional<SchedulerType> InputSegmentScheduling::choose(
     const SegmentedGroup& group) {
   std::unique_ptr<Fusion> fusion = group.makeFusion();
   std::vector<c10::IValue> group_inputs;

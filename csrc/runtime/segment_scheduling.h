@@ -13,6 +13,7 @@
 
 #include <ATen/core/ivalue.h>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,16 +37,26 @@ class InputSegmentScheduling : public SegmentScheduling {
       Fusion* complete, const std::vector<c10::IValue>& inputs,
       RuntimeInfo& info);
 
+  // Asks the schedulers once per group (the segmenter may ask again).
   std::optional<SchedulerType> compiledScheduler(
       const SegmentedGroup& group) override;
+
+  // What compiledScheduler found for a group with `group`'s exprs: the
+  // runtime schedules a final group with it instead of asking every
+  // scheduler again. Nullopt when it was not asked or found none.
+  std::optional<SchedulerType> chosenFor(const SegmentedGroup& group) const;
 
   int64_t bytes(const TensorView* tv) override;
 
  private:
+  std::optional<SchedulerType> choose(const SegmentedGroup& group);
+
   Fusion* complete_;
   const std::vector<c10::IValue>& inputs_;
   // The complete fusion's: extents and the device.
   RuntimeInfo& info_;
+  // Per group (its exprs, by address), what compiledScheduler found.
+  std::map<std::vector<const Expr*>, std::optional<SchedulerType>> chosen_;
 };
 
 } // namespace fuser

@@ -10,6 +10,8 @@
 #include <scheduler/reduction.h>
 #include <scheduler/utils.h>
 
+#include <atomic>
+
 namespace fuser {
 
 std::string toString(SchedulerType type) {
@@ -70,8 +72,19 @@ Scheduler& schedulerFor(SchedulerType type) {
   FUSER_ERROR("unreachable");
 }
 
+namespace {
+
+std::atomic<int64_t> scheduler_choices{0};
+
+} // namespace
+
+int64_t schedulerChoiceCount() {
+  return scheduler_choices.load();
+}
+
 SchedulerChoice chooseScheduler(
     Fusion* fusion, RuntimeInfo& runtime_info, bool allow_expr_eval) {
+  ++scheduler_choices;
   SchedulerChoice choice;
   const std::string self_mapped = scheduler_utils::selfMappedTensor(fusion);
   for (const auto& scheduler : registeredSchedulers()) {

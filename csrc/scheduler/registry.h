@@ -118,4 +118,8 @@ struct SchedulerChoice {
 SchedulerChoice chooseScheduler(
     Fusion* fusion, RuntimeInfo& runtime_info, bool allow_expr_eval = true);
 
+// How many times this process has run chooseScheduler: tests count the
+// choices a cache miss makes (one per candidate group).
+int64_t schedulerChoiceCount();
+
 } // namespace fuser

@@ -321,6 +321,29 @@ TEST_F(SegmentationTest, NoCutIsOneGroup) {
 
 // Two reductions along different axes cannot share a kernel: the first is
 // one segment, the broadcast product and the second reduction another.
+// A cache miss asks the schedulers about each candidate group once: the
+// segmenter's repeated questions are answered from what was found, and the
+// runtime schedules each final group with the scheduler found for it
+// (chosenFor) instead of asking them all again.
+TEST_F(SegmentationTest, EachGroupsSchedulerIsChosenOnce) {
+  std::unique_ptr<Fusion> fusion = twoAxesFusion();
+  const std::vector<c10::IValue> inputs = {at::randn({4, 16, 96})};
+  SegmentedFusion segmented(fusion.get());
+  Fusion* complete = segmented.completeFusion();
+  RuntimeInfo info = makeRuntimeInfo(complete, inputs, /*require_cuda=*/false);
+  segmented.rewriteBeforeCut();
+  InputSegmentScheduling scheduling(complete, inputs, info);
+  segmented.segment(scheduling);
+  ASSERT_EQ(segmented.groups().size(), 2u);
+
+  const int64_t before = schedulerChoiceCount();
+  for (SegmentedGroup* group : segmented.groups()) {
+    EXPECT_EQ(scheduling.chosenFor(*group), SchedulerType::Reduction);
+    EXPECT_EQ(scheduling.compiledScheduler(*group), SchedulerType::Reduction);
+  }
+  EXPECT_EQ(schedulerChoiceCount(), before);
+}
+
 TEST_F(SegmentationTest, ReductionsAlongTwoAxesAreTwoReductionSegments) {
   std::unique_ptr<Fusion> fusion = twoAxesFusion();
   auto segmented = checkedSegments(fusion.get(), {at::randn({4, 16, 96})});
