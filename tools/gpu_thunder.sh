@@ -19,6 +19,11 @@
 #   FUSER_THUNDER_WORKERS  pytest-xdist workers per executor (default:
 #                          half the cores: both executors run at once)
 #   FUSER_THUNDER_TIMEOUT  seconds for one executor's run of one file
+#   FUSER_THUNDER_SHARD    k/n: only shard k of n of each file's tests
+#                          (tools/pytest_shard.py), for a file too long
+#                          for one run; its reports are named
+#                          <executor>_<file>.<k>of<n>.xml, and the report
+#                          merges the shards run so far
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -40,17 +45,23 @@ export FUSER_KERNEL_CACHE_DIR="$BUILD_DIR/kernel-cache"
 
 run_tests() {  # <executor> <file> <workers>: a junit report per run
   local executor="$1" file="$2" workers="$3"
-  local junit="$RESULTS/${executor}_${file%.py}.xml" log="$RESULTS/${executor}_${file%.py}.log"
+  local stem="$RESULTS/${executor}_${file%.py}"
+  if [ -n "${FUSER_THUNDER_SHARD:-}" ]; then
+    stem="$stem.${FUSER_THUNDER_SHARD%/*}of${FUSER_THUNDER_SHARD#*/}"
+  fi
+  local junit="$stem.xml" log="$stem.log"
   # -v: a line per finished test, read when a run ends at its timeout
   # before pytest writes the junit report.
   local args=("$SITE/thunder/tests/$file" -k nvfuser -v -p no:cacheprovider
-    --timeout=300 -n "$workers" --junitxml="$junit")
+    -p pytest_shard --timeout=300 -n "$workers" --junitxml="$junit")
   if [ "$executor" = fuser ]; then
-    PYTHONPATH="$FUSER_PATH" timeout "${FUSER_THUNDER_TIMEOUT:-540}" \
+    PYTHONPATH="$FUSER_PATH:$ROOT/tools" PYTEST_SHARD="${FUSER_THUNDER_SHARD:-}" \
+      timeout "${FUSER_THUNDER_TIMEOUT:-540}" \
       "$PYTHON" -m pytest -p fuser.nvfuser_compat.pytest_plugin "${args[@]}" >"$log" 2>&1
   else
-    PYTHONPATH="$PEER_PATH" LD_PRELOAD=/tmp/nvf/libshim.so \
-      timeout "${FUSER_THUNDER_TIMEOUT:-540}" "$PYTHON" -m pytest "${args[@]}" >"$log" 2>&1
+    PYTHONPATH="$PEER_PATH:$ROOT/tools" PYTEST_SHARD="${FUSER_THUNDER_SHARD:-}" \
+      LD_PRELOAD=/tmp/nvf/libshim.so timeout "${FUSER_THUNDER_TIMEOUT:-540}" \
+      "$PYTHON" -m pytest "${args[@]}" >"$log" 2>&1
   fi
   echo "$executor $file: $(tail -n 1 "$log")"
 }

@@ -5,7 +5,12 @@ on nvFuser (tools/gpu_thunder.sh): per file, passed / failed / skipped
 tests that pass on one and not on the other, and every failure on fuser
 with the first line of its message. Prints markdown.
 
-    python3 tools/thunder_test_report.py <folder of {fuser,nvfuser}_<file>.xml>
+    python3 tools/thunder_test_report.py <folder of {fuser,nvfuser}_<file>[.<k>of<n>].xml>
+
+A file run in shards (FUSER_THUNDER_SHARD, tools/pytest_shard.py) has one
+report per shard; they are merged. A shard stopped at its timeout counts
+the tests its log shows finished. Tests one executor did not finish are
+left out of the comparison between them.
 """
 
 import glob
@@ -58,11 +63,41 @@ def counts(results):
     return c
 
 
+def stem_parts(path):
+    """(executor, file) of a report's name: fuser_test_ops.1of3.xml ->
+    ("fuser", "test_ops")."""
+    stem = os.path.basename(path).split(".", 1)[0]
+    executor, file = stem.split("_", 1)
+    return executor, file
+
+
+def merged_run(folder, executor, file):
+    """{test: (outcome, message)} over the executor's reports of `file`
+    (one per shard), and whether some shard stopped before its report."""
+    result, unfinished, found = {}, False, False
+    logs = glob.glob(os.path.join(folder, f"{executor}_{file}.log")) + glob.glob(
+        os.path.join(folder, f"{executor}_{file}.*.log")
+    )
+    for log in logs:
+        found = True
+        xml = os.path.splitext(log)[0] + ".xml"
+        if os.path.exists(xml):
+            result.update(outcomes(xml))
+        else:
+            result.update(outcomes_from_log(log))
+            unfinished = True
+    for xml in glob.glob(os.path.join(folder, f"{executor}_{file}*.xml")):
+        if not os.path.exists(os.path.splitext(xml)[0] + ".log"):
+            found = True
+            result.update(outcomes(xml))
+    return (result if found else None), unfinished
+
+
 def main():
     folder = sys.argv[1]
     files = sorted(
         {
-            os.path.splitext(os.path.basename(p))[0].split("_", 1)[1]
+            stem_parts(p)[1]
             for p in glob.glob(f"{folder}/*_test_*.xml") + glob.glob(f"{folder}/*_test_*.log")
         }
     )
@@ -70,15 +105,9 @@ def main():
     unfinished = set()
     for f in files:
         for e in EXECUTORS:
-            xml = os.path.join(folder, f"{e}_{f}.xml")
-            log = os.path.join(folder, f"{e}_{f}.log")
-            if os.path.exists(xml):
-                runs[(e, f)] = outcomes(xml)
-            elif os.path.exists(log):
-                runs[(e, f)] = outcomes_from_log(log)
+            runs[(e, f)], stopped = merged_run(folder, e, f)
+            if stopped:
                 unfinished.add((e, f))
-            else:
-                runs[(e, f)] = None
     print("| file | executor | passed | failed | skipped |")
     print("|---|---|---:|---:|---:|")
     for f in files:
@@ -94,10 +123,16 @@ def main():
         fr, nr = runs[("fuser", f)], runs[("nvfuser", f)]
         if fr is None or nr is None:
             continue
-        only_nv = sorted(t for t in nr if nr[t][0] == "passed" and fr.get(t, ("",))[0] != "passed")
-        only_fu = sorted(t for t in fr if fr[t][0] == "passed" and nr.get(t, ("",))[0] != "passed")
+        both = sorted(set(fr) & set(nr))
+        only_nv = [t for t in both if nr[t][0] == "passed" and fr[t][0] != "passed"]
+        only_fu = [t for t in both if fr[t][0] == "passed" and nr[t][0] != "passed"]
         print(f"\n## {f}\n")
-        print(f"Pass on nvFuser only: {len(only_nv)}; on fuser only: {len(only_fu)}.\n")
+        passed = {e: sum(r[t][0] == "passed" for t in both) for e, r in (("fuser", fr), ("nvfuser", nr))}
+        print(
+            f"Of the {len(both)} tests both finished, fuser passes {passed['fuser']} and "
+            f"nvFuser {passed['nvfuser']}. Pass on nvFuser only: {len(only_nv)}; "
+            f"on fuser only: {len(only_fu)}.\n"
+        )
         for t in only_nv:
             print(f"- nvFuser only: `{t}`: fuser {fr.get(t, ('missing', ''))[0]}: {fr.get(t, ('', ''))[1]}")
         for t in only_fu:
