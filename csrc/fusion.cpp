@@ -78,8 +78,6 @@ IrCloner Fusion::copy(const Fusion* from, Fusion* to) {
   for (Val* output : from->outputs_) {
     to->outputs_.push_back(cloner.clone(output));
   }
-  to->max_registers_per_thread_ = from->max_registers_per_thread_;
-  to->cooperative_launch_ = from->cooperative_launch_;
   if (from->zero_val_ != nullptr) {
     to->zero_val_ = cloner.clone(from->zero_val_);
   }

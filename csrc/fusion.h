@@ -62,28 +62,6 @@ class Fusion {
   // CUDA C++ (csrc/codegen). Needs no GPU.
   std::string printKernel(std::ostream& os = std::cout) const;
 
-  // A scheduler's register budget per thread for the kernel (0: the
-  // compiler's choice): the kernel declares the blocks per SM that fit it
-  // (codegen/kernel_printer.cpp), so that the compiler keeps within it.
-  void setMaxRegistersPerThread(int64_t registers) {
-    max_registers_per_thread_ = registers;
-  }
-  int64_t maxRegistersPerThread() const {
-    return max_registers_per_thread_;
-  }
-
-  // A scheduler's promise that all the kernel's blocks fit the device at
-  // once (the inner-outer persistent grid): its grid reductions wait for
-  // every block and share the final step out among them
-  // (runtime/grid_reduction.h), and the runtime launches it cooperatively,
-  // which fails rather than hangs when they would not fit.
-  void setCooperativeLaunch(bool cooperative) {
-    cooperative_launch_ = cooperative;
-  }
-  bool cooperativeLaunch() const {
-    return cooperative_launch_;
-  }
-
   // Node management, used by IrBuilder and IR mutations.
   void registerStatement(Statement* stmt);
   void removeExpr(Expr* expr);
@@ -108,8 +86,6 @@ class Fusion {
   std::unordered_map<const Statement*, size_t> statement_index_;
   std::vector<Val*> inputs_;
   std::vector<Val*> outputs_;
-  int64_t max_registers_per_thread_ = 0;
-  bool cooperative_launch_ = false;
   std::unordered_map<int, int64_t> val_name_counters_;
   int64_t expr_name_counter_ = 0;
   Val* zero_val_ = nullptr;

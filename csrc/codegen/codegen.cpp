@@ -1,8 +1,8 @@
 #include <codegen/codegen.h>
 
 #include <base/options.h>
-#include <codegen/kernel_printer.h>
 #include <codegen/embedded_runtime.h>
+#include <codegen/kernel_printer.h>
 
 #include <iostream>
 #include <sstream>
@@ -82,8 +82,9 @@ std::string generateCudaKernel(const LoweredKernel& kernel) {
 
 namespace fuser {
 
-std::string generateCudaKernel(const Fusion* fusion, DataType index_type) {
-  GpuLower lower(fusion, index_type);
+std::string generateCudaKernel(
+    const Fusion* fusion, DataType index_type, KernelFlags flags) {
+  GpuLower lower(fusion, index_type, flags);
   return codegen::generateCudaKernel(*lower.run());
 }
 

@@ -20,9 +20,11 @@ std::string generateKernelFunction(const LoweredKernel& kernel);
 
 namespace fuser {
 
-// Lowers `fusion` as it is scheduled now and prints its CUDA C++ (what
-// Fusion::printKernel prints).
+// Lowers `fusion` as it is scheduled now, with what its scheduler asked
+// of the kernel (`flags`, HeuristicParams::kernelFlags), and prints its
+// CUDA C++ (what Fusion::printKernel prints, without flags).
 std::string generateCudaKernel(
-    const Fusion* fusion, DataType index_type = DataType::Int);
+    const Fusion* fusion, DataType index_type = DataType::Int,
+    KernelFlags flags = {});
 
 } // namespace fuser

@@ -16,7 +16,7 @@ namespace {
 thread_local GpuLower* active_lower = nullptr;
 } // namespace
 
-GpuLower::GpuLower(const Fusion* fusion, DataType index_type)
+GpuLower::GpuLower(const Fusion* fusion, DataType index_type, KernelFlags flags)
     : kernel_(std::make_unique<LoweredKernel>()), previous_(active_lower) {
   FUSER_CHECK(fusion != nullptr, "Lowering a null fusion.");
   FUSER_INTERNAL_ASSERT(
@@ -25,6 +25,8 @@ GpuLower::GpuLower(const Fusion* fusion, DataType index_type)
   kernel_->fusion = std::make_unique<Fusion>();
   IrCloner cloner = Fusion::copy(fusion, kernel_->fusion.get());
   kernel_->index_type = index_type;
+  kernel_->max_registers_per_thread = flags.max_registers_per_thread;
+  kernel_->cooperative_launch = flags.cooperative_launch;
   for (Val* input : kernel_->fusion->inputs()) {
     kernel_->parameters.push_back(input);
   }
@@ -230,8 +232,6 @@ void GpuLower::analyze() {
   loop_promotion_ = std::make_unique<LoopPromotion>(fusion(), *id_model_);
   kernel_->launch_extents = computeLaunchExtents(fusion(), *loop_promotion_);
   kernel_->launch_bounds = computeLaunchBounds(fusion());
-  kernel_->max_registers_per_thread = fusion()->maxRegistersPerThread();
-  kernel_->cooperative_launch = fusion()->cooperativeLaunch();
   bookVectorizedAccesses(fusion(), *loop_promotion_);
   parallel_reductions_ =
       std::make_unique<ParallelReductions>(fusion(), *kernel_);

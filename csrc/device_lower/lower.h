@@ -16,6 +16,7 @@
 #include <fusion.h>
 #include <id_model/id_model.h>
 #include <ir/cloner.h>
+#include <scheduler/kernel_flags.h>
 
 #include <map>
 #include <memory>
@@ -58,9 +59,8 @@ struct LoweredKernel {
   std::map<ParallelType, Val*> launch_extents;
   // The most threads of each thread parallel type (0: unknown).
   std::map<ParallelType, int64_t> launch_bounds;
-  // Fusion::maxRegistersPerThread of the scheduled fusion.
+  // The scheduler's KernelFlags (scheduler/kernel_flags.h).
   int64_t max_registers_per_thread = 0;
-  // Fusion::cooperativeLaunch of the scheduled fusion.
   bool cooperative_launch = false;
   std::vector<VectorizationCheck> vectorization_checks;
   // What the runtime binds before evaluating launch sizes and checks.
@@ -113,7 +113,10 @@ class GpuLower {
  public:
   // Copies `fusion` and runs the analysis phase; passes may then run one by
   // one (the tests of single passes do) or all with run().
-  explicit GpuLower(const Fusion* fusion, DataType index_type = DataType::Int);
+  // `flags`: what the scheduler asked of the kernel beyond its loops.
+  explicit GpuLower(
+      const Fusion* fusion, DataType index_type = DataType::Int,
+      KernelFlags flags = {});
   ~GpuLower();
 
   // Runs the pass list once.

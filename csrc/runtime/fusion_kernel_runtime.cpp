@@ -85,6 +85,7 @@ void FusionKernelRuntime::scheduleAndCompile(
   segment.executor = makeExecutor(segment.scheduler_type);
   if (auto* kernel = dynamic_cast<KernelExecutor*>(segment.executor.get())) {
     kernel->setKernelName(kernelNameFor(segment.scheduler_type));
+    kernel->setKernelFlags(segment.params->kernelFlags());
   }
   segment.executor->compile(scheduled, inputs.values, inputs.layouts);
   timer.stage("compile");

@@ -90,7 +90,7 @@ void KernelExecutor::compile(
   const DataType index_type =
       fitsInt32Indexing(inputs) ? DataType::Int32 : DataType::Int;
   {
-    GpuLower lower(fusion, index_type);
+    GpuLower lower(fusion, index_type, kernel_flags_);
     kernel_ = lower.run();
   }
   if (!kernel_name_.empty()) {
@@ -488,7 +488,7 @@ std::vector<at::Tensor> KernelExecutor::launch(
   const bool injected_failure = takeInjected(injected_launch_failures);
   // A kernel whose blocks wait for each other is launched cooperatively:
   // the driver refuses a grid that would not be resident at once
-  // (Fusion::cooperativeLaunch).
+  // (KernelFlags::cooperative_launch).
   const auto grid = [&](int d) {
     return static_cast<unsigned>(launch.grid[d]);
   };

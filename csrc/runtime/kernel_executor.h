@@ -57,6 +57,11 @@ class KernelExecutor : public Executor {
   void setKernelName(std::string name) {
     kernel_name_ = std::move(name);
   }
+  // What the scheduler asked of the kernels compile() makes from now on
+  // (HeuristicParams::kernelFlags): a register cap, a cooperative launch.
+  void setKernelFlags(KernelFlags flags) {
+    kernel_flags_ = flags;
+  }
 
   std::vector<at::Tensor> run(const std::vector<c10::IValue>& inputs) override;
   std::vector<at::Tensor> runWithSignature(
@@ -152,6 +157,7 @@ class KernelExecutor : public Executor {
       const LaunchPlan& plan, CUstream stream, char* bytes) const;
 
   std::string kernel_name_;
+  KernelFlags kernel_flags_;
   std::unique_ptr<LaunchPlan> signature_plan_;
   // Guards what launches from several threads share: launch_params_ and
   // each plan's tensor maps and buffers per stream.

@@ -56,7 +56,7 @@ void compileSegment(
     }
     const DataType index_type =
         fitsInt32Indexing(inputs) ? DataType::Int32 : DataType::Int;
-    segment.code = generateCudaKernel(part, index_type);
+    segment.code = generateCudaKernel(part, index_type, params->kernelFlags());
     compileToCubin(segment.code, "fuser_kernel", 90, true);
   } catch (const std::exception& e) {
     segment.code.clear();

@@ -664,8 +664,6 @@ void schedulePersistentRows(
   // the buffers themselves; with outer partials, the grid's blocks were
   // counted for the buffers and the other registers together.
   FUSER_INTERNAL_ASSERT(params.registers > 0, "no register cap was set");
-  fusion->setMaxRegistersPerThread(params.registers);
-  fusion->setCooperativeLaunch(inner_outer);
   prepareForPersistence(fusion);
   const RowReductions rows = rowReductions(fusion, params.reduced_axes);
   if (inner_outer) {

@@ -31,6 +31,10 @@ class InnerPersistentParams : public HeuristicParamsOf<InnerPersistentParams> {
         persistent_buffers, persistent_registers, shared_inputs, shared_bytes,
         partial_workspace_bytes, narrow_buffers, grid_blocks, registers);
   }
+  // The register cap; an inner-outer grid is cooperative.
+  KernelFlags kernelFlags() const override {
+    return {registers, grid_blocks > 0};
+  }
 
   // Logical positions of the first reduction's output, in memory order.
   std::vector<int64_t> kept_axes;

@@ -179,9 +179,6 @@ void OuterPersistentScheduler::schedule(
     Fusion* fusion, const HeuristicParams& hp) {
   const auto& params = dynamic_cast<const OuterPersistentParams&>(hp);
   FusionGuard fg(fusion);
-  fusion->setMaxRegistersPerThread(params.registers);
-  // Every block needs the totals of all: the grid must be resident.
-  fusion->setCooperativeLaunch(true);
   prepareForPersistence(fusion);
   auto* reduced =
       scheduler_utils::reductionsOf(fusion).front()->out()->as<TensorView>();

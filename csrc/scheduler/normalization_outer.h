@@ -28,6 +28,11 @@ class OuterPersistentParams : public HeuristicParamsOf<OuterPersistentParams> {
         blocks_x, blocks_y, persistent_buffers, persistent_registers,
         registers);
   }
+  // The register cap; every block needs the totals of all, so the grid
+  // must be resident (cooperative).
+  KernelFlags kernelFlags() const override {
+    return {registers, true};
+  }
 
   // Logical positions of the first reduction's output, in memory order.
   std::vector<int64_t> kept_axes;

@@ -7,6 +7,7 @@
 
 #include <base/hash.h>
 #include <fusion.h>
+#include <scheduler/kernel_flags.h>
 #include <scheduler/runtime_info.h>
 #include <scheduler/scheduler_types.h>
 
@@ -30,6 +31,10 @@ class HeuristicParams {
   // either. Equal parameters have equal hashes.
   virtual bool sameAs(const HeuristicParams& other) const = 0;
   virtual size_t hash() const = 0;
+  // What the kernel is asked beyond its loops (none by default).
+  virtual KernelFlags kernelFlags() const {
+    return {};
+  }
 };
 
 namespace param_hash {

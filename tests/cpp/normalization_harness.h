@@ -136,7 +136,8 @@ inline std::unique_ptr<HeuristicParams> scheduleAndCompile(
   auto params = choice.scheduler->computeHeuristics(&copy, info);
   if (*type == SchedulerType::InnerPersistent) {
     choice.scheduler->schedule(&copy, *params);
-    const std::string code = generateCudaKernel(&copy, DataType::Int32);
+    const std::string code =
+        generateCudaKernel(&copy, DataType::Int32, params->kernelFlags());
     EXPECT_THAT(code, ::testing::HasSubstr("blockAllReduce"));
     EXPECT_NO_THROW(compileToCubin(code, "fuser_kernel", 90, true))
         << params->toString();

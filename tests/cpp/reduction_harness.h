@@ -322,7 +322,8 @@ std::string interpret(
     auto heuristics = choice.scheduler->computeHeuristics(&scheduled, info);
     *params = heuristics->toString();
     choice.scheduler->schedule(&scheduled, *heuristics);
-    kernel = GpuLower(&scheduled, DataType::Int32).run();
+    kernel =
+        GpuLower(&scheduled, DataType::Int32, heuristics->kernelFlags()).run();
   } catch (const std::exception& e) {
     return std::string("threw: ") + e.what();
   }

@@ -92,11 +92,11 @@ TEST_F(NormalizationTest, KernelsDeclareTheirRegisterBudget) {
     ASSERT_FALSE(p.narrow_buffers) << p.toString();
     ASSERT_EQ(p.persistent_registers, 48) << p.toString();
     EXPECT_THAT(code, HasSubstr("__launch_bounds__(256, 3) fuser_kernel"));
+    // The cap travels with the parameters (HeuristicParams::kernelFlags),
+    // not with the fusion.
+    EXPECT_EQ(params->kernelFlags().max_registers_per_thread, p.registers);
+    EXPECT_FALSE(params->kernelFlags().cooperative_launch);
   }
-  Fusion f;
-  f.setMaxRegistersPerThread(72);
-  Fusion copy(f);
-  EXPECT_EQ(copy.maxRegistersPerThread(), 72);
 }
 
 // The backward kernels load each row's inputs before the first of the

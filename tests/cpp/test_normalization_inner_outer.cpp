@@ -156,7 +156,8 @@ std::string scheduleAndCompileCase(
   auto heuristics = choice.scheduler->computeHeuristics(&copy, info);
   *params = heuristics->toString();
   choice.scheduler->schedule(&copy, *heuristics);
-  std::string code = generateCudaKernel(&copy, DataType::Int32);
+  std::string code =
+      generateCudaKernel(&copy, DataType::Int32, heuristics->kernelFlags());
   EXPECT_NO_THROW(compileToCubin(code, "fuser_kernel", 90, true)) << *params;
   return code;
 }
@@ -277,8 +278,8 @@ TEST_F(InnerOuterTest, SharedBuffersLeaveTheRegistersToThePartials) {
       continue;
     }
     scheduler.schedule(&copy, *params);
-    const KernelInspection inspection =
-        inspectForSm90a(generateCudaKernel(&copy, DataType::Int32));
+    const KernelInspection inspection = inspectForSm90a(
+        generateCudaKernel(&copy, DataType::Int32, params->kernelFlags()));
     FUSER_SKIP_WITHOUT_PTXAS_REPORT(inspection);
     EXPECT_TRUE(keepsEverythingInRegisters(inspection)) << p.toString();
   }
@@ -298,8 +299,8 @@ TEST_F(InnerOuterTest, LayerNormBackwardKernelDoesNotSpill) {
     auto& scheduler = schedulerFor(SchedulerType::InnerOuterPersistent);
     auto params = innerOuterHeuristics(c, &copy);
     scheduler.schedule(&copy, *params);
-    const KernelInspection inspection =
-        inspectForSm90a(generateCudaKernel(&copy, DataType::Int32));
+    const KernelInspection inspection = inspectForSm90a(
+        generateCudaKernel(&copy, DataType::Int32, params->kernelFlags()));
     FUSER_SKIP_WITHOUT_PTXAS_REPORT(inspection);
     EXPECT_TRUE(keepsEverythingInRegisters(inspection))
         << c.name << ": " << params->toString();
@@ -364,8 +365,8 @@ TEST_F(InnerOuterTest, BenchmarkRmsNormBackwardDoesNotSpill) {
   Fusion copy(*c.fusion);
   auto params = innerOuterHeuristics(c, &copy);
   schedulerFor(SchedulerType::InnerOuterPersistent).schedule(&copy, *params);
-  const KernelInspection inspection =
-      inspectForSm90a(generateCudaKernel(&copy, DataType::Int32));
+  const KernelInspection inspection = inspectForSm90a(
+      generateCudaKernel(&copy, DataType::Int32, params->kernelFlags()));
   FUSER_SKIP_WITHOUT_PTXAS_REPORT(inspection);
   EXPECT_TRUE(keepsEverythingInRegisters(inspection))
       << c.name << ": " << params->toString() << "\n"
@@ -387,7 +388,8 @@ TEST_F(InnerOuterTest, NoUndefinedRegisterStaysLiveThroughTheRowLoop) {
   auto& scheduler = schedulerFor(SchedulerType::InnerOuterPersistent);
   auto params = innerOuterHeuristics(c, &copy);
   scheduler.schedule(&copy, *params);
-  const std::string code = generateCudaKernel(&copy, DataType::Int32);
+  const std::string code =
+      generateCudaKernel(&copy, DataType::Int32, params->kernelFlags());
   EXPECT_THAT(code, HasSubstr("] = {};"));
   const KernelInspection inspection = inspectForSm90a(code);
   FUSER_SKIP_WITHOUT_PTXAS_REPORT(inspection);

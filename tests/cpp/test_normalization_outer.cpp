@@ -119,7 +119,7 @@ Choice choose(
   auto params = choice.scheduler->computeHeuristics(&copy, info);
   c.params = params->toString();
   choice.scheduler->schedule(&copy, *params);
-  c.code = generateCudaKernel(&copy, DataType::Int32);
+  c.code = generateCudaKernel(&copy, DataType::Int32, params->kernelFlags());
   EXPECT_NO_THROW(compileToCubin(c.code, "fuser_kernel", 90, true)) << c.params;
   return c;
 }

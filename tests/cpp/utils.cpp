@@ -81,7 +81,8 @@ CompiledSchedule scheduleAndCompile(
   auto params = choice.scheduler->computeHeuristics(&copy, info);
   choice.scheduler->schedule(&copy, *params);
   if (result.type != SchedulerType::ExprEval) {
-    result.code = generateCudaKernel(&copy, DataType::Int32);
+    result.code =
+        generateCudaKernel(&copy, DataType::Int32, params->kernelFlags());
     compileToCubin(result.code, "fuser_kernel", 90, true);
   }
   return result;
