@@ -64,10 +64,6 @@ std::vector<IterDomain*> freshCopies(const std::vector<IterDomain*>& ids) {
 
 namespace {
 
-bool isConstInt(Val* v, int64_t value) {
-  return v->isConstInt() && v->constIntValue() == value;
-}
-
 bool isSizeOneIteration(IterDomain* id) {
   return !id->isBroadcast() && id->extent()->isConstInt() &&
          id->extent()->constIntValue() == 1;
