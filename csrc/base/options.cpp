@@ -2,6 +2,7 @@
 
 #include <base/exceptions.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iterator>
 #include <sstream>
@@ -79,6 +80,15 @@ const std::vector<std::string>& debugDumpArguments(DebugDumpOption option) {
   static const std::vector<std::string> none;
   auto it = dumpOptions().find(static_cast<int>(option));
   return it == dumpOptions().end() ? none : it->second;
+}
+
+bool isDebugDumpEnabledFor(DebugDumpOption option, const std::string& name) {
+  if (!isDebugDumpEnabled(option)) {
+    return false;
+  }
+  const auto& names = debugDumpArguments(option);
+  return names.empty() ||
+         std::find(names.begin(), names.end(), name) != names.end();
 }
 
 namespace {

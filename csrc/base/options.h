@@ -83,6 +83,10 @@ bool isDebugDumpEnabled(DebugDumpOption option);
 // empty when it has none.
 const std::vector<std::string>& debugDumpArguments(DebugDumpOption option);
 
+// Whether `option` is enabled for `name`: given with no arguments (all),
+// or with `name` among them (FUSER_DUMP=lower_ir:insertAllocations).
+bool isDebugDumpEnabledFor(DebugDumpOption option, const std::string& name);
+
 // The option names, in enum order (for help messages and tests).
 const std::vector<std::string>& debugDumpOptionNames();
 

@@ -30,6 +30,20 @@ inline int64_t pow2Floor(int64_t n) {
   return p;
 }
 
+// "[1, 2, 3]": a list of values as messages show it (sizes, strides).
+template <typename Sequence>
+std::string listToString(const Sequence& values) {
+  std::ostringstream os;
+  os << "[";
+  bool first = true;
+  for (const auto& value : values) {
+    os << (first ? "" : ", ") << value;
+    first = false;
+  }
+  os << "]";
+  return os.str();
+}
+
 // "1 2 3" (or with another separator).
 inline std::string joinInts(
     const std::vector<int64_t>& values, const char* separator = " ") {

@@ -243,20 +243,6 @@ Val* GpuLower::launchExtent(ParallelType pt) const {
   return it == kernel_->launch_extents.end() ? nullptr : it->second;
 }
 
-namespace {
-
-// Whether FUSER_DUMP=lower_ir asks for the kernel IR after `pass`.
-bool dumpAfter(const char* pass) {
-  if (!isDebugDumpEnabled(DebugDumpOption::LowerIr)) {
-    return false;
-  }
-  const auto& passes = debugDumpArguments(DebugDumpOption::LowerIr);
-  return passes.empty() ||
-         std::find(passes.begin(), passes.end(), pass) != passes.end();
-}
-
-} // namespace
-
 std::unique_ptr<LoweredKernel> GpuLower::run() {
   FusionGuard fg(fusion());
   using Pass = std::vector<Expr*> (*)(const std::vector<Expr*>&);
@@ -283,7 +269,7 @@ std::unique_ptr<LoweredKernel> GpuLower::run() {
                     .count();
       std::cout << "[lower_passes] " << name << ": " << us << " us\n";
     }
-    if (dumpAfter(name)) {
+    if (isDebugDumpEnabledFor(DebugDumpOption::LowerIr, name)) {
       std::cout << "[lower_ir] after " << name << ":\n"
                 << kir::toString(exprs) << std::flush;
     }

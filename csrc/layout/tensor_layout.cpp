@@ -1,5 +1,6 @@
 #include <layout/tensor_layout.h>
 
+#include <base/strings_and_math.h>
 #include <ir/all_nodes.h>
 #include <ir/domain_traversal.h>
 #include <layout/device_counts.h>
@@ -34,19 +35,6 @@ std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& sizes) {
 }
 
 namespace {
-
-template <typename Sequence>
-std::string listToString(const Sequence& values) {
-  std::ostringstream os;
-  os << "[";
-  bool first = true;
-  for (const auto& value : values) {
-    os << (first ? "" : ", ") << value;
-    first = false;
-  }
-  os << "]";
-  return os.str();
-}
 
 int64_t product(const std::vector<int64_t>& values) {
   return std::accumulate(

@@ -1,5 +1,6 @@
 #include <runtime/input_binding.h>
 
+#include <base/strings_and_math.h>
 #include <id_model/id_model.h>
 #include <ir/all_nodes.h>
 #include <ir/domain_traversal.h>
@@ -20,19 +21,6 @@
 namespace fuser {
 
 namespace {
-
-template <typename Sequence>
-std::string listToString(const Sequence& values) {
-  std::ostringstream os;
-  os << "[";
-  bool first = true;
-  for (const auto& value : values) {
-    os << (first ? "" : ", ") << value;
-    first = false;
-  }
-  os << "]";
-  return os.str();
-}
 
 std::string describeInput(
     const TensorView* tv, const at::Tensor& tensor, int64_t position) {

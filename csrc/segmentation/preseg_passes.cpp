@@ -36,20 +36,6 @@ const std::vector<PreSegmentationPass>& preSegmentationPasses() {
   return passes;
 }
 
-namespace {
-
-bool dumpAfter(const char* pass) {
-  if (!isDebugDumpEnabled(DebugDumpOption::PreSegIr)) {
-    return false;
-  }
-  const auto& names = debugDumpArguments(DebugDumpOption::PreSegIr);
-  return names.empty() ||
-         std::find(names.begin(), names.end(), std::string(pass)) !=
-             names.end();
-}
-
-} // namespace
-
 int64_t runPreSegmentationPasses(Fusion* fusion, PreSegmentationStage stage) {
   int64_t changes = 0;
   for (const PreSegmentationPass& pass : preSegmentationPasses()) {
@@ -58,7 +44,7 @@ int64_t runPreSegmentationPasses(Fusion* fusion, PreSegmentationStage stage) {
     }
     const int64_t made = pass.run(fusion);
     changes += made;
-    if (dumpAfter(pass.name)) {
+    if (isDebugDumpEnabledFor(DebugDumpOption::PreSegIr, pass.name)) {
       std::cout << "[preseg_ir] after " << pass.name << " (" << made
                 << " changes):\n";
       fusion->printMath(std::cout);
