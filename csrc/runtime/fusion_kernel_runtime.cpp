@@ -51,37 +51,12 @@ void FusionKernelRuntime::scheduleAndCompile(
   Fusion* scheduled = segment.scheduled_fusion.get();
   RuntimeInfo runtime_info = makeRuntimeInfo(
       scheduled, inputs.values, /*require_cuda=*/true, inputs.layouts);
-  SchedulerChoice choice;
-  if (!allow_kernels) {
-    choice.scheduler = &schedulerFor(SchedulerType::ExprEval);
-  } else if (
-      inputs.chosen.has_value() &&
-      !isDebugDumpEnabled(DebugDumpOption::SchedulerReject)) {
-    // (The dump of why schedulers declined asks them all again.)
-    choice.scheduler = &schedulerFor(*inputs.chosen);
-  } else {
-    choice = chooseScheduler(scheduled, runtime_info);
-  }
-  segment.scheduler_type = choice.scheduler->type();
+  Scheduler& scheduler =
+      segmentScheduler(scheduled, runtime_info, inputs.chosen, allow_kernels);
+  segment.scheduler_type = scheduler.type();
   segment.group->setSchedulerType(segment.scheduler_type);
-  if (allow_kernels) {
-    segment.rejections = std::move(choice.rejections);
-  }
-  segment.params = choice.scheduler->computeHeuristics(scheduled, runtime_info);
-  if (isDebugDumpEnabled(DebugDumpOption::SchedulerReject)) {
-    for (const auto& rejection : segment.rejections) {
-      std::cout << "[scheduler_reject] " << rejection << "\n";
-    }
-  }
-  if (isDebugDumpEnabled(DebugDumpOption::SchedulerParams)) {
-    std::cout << "[scheduler_params] " << segment.params->toString() << "\n";
-  }
-  choice.scheduler->schedule(scheduled, *segment.params);
+  segment.params = scheduleSegment(scheduler, scheduled, runtime_info);
   timer.stage("schedule");
-  if (isDebugDumpEnabled(DebugDumpOption::ScheduledIr)) {
-    std::cout << "[scheduled_ir]\n";
-    scheduled->print();
-  }
   segment.executor = makeExecutor(segment.scheduler_type);
   if (auto* kernel = dynamic_cast<KernelExecutor*>(segment.executor.get())) {
     kernel->setKernelName(kernelNameFor(segment.scheduler_type));

@@ -29,8 +29,6 @@ struct FusionSegment {
   SchedulerType scheduler_type = SchedulerType::ExprEval;
   // The parameters the scheduler chose (printable).
   std::unique_ptr<HeuristicParams> params;
-  // Why the schedulers tried before it declined.
-  std::vector<std::string> rejections;
   std::unique_ptr<Fusion> scheduled_fusion;
   std::unique_ptr<Executor> executor;
   // Where the runtime keeps the values it reads and writes (slots of

@@ -1,5 +1,6 @@
 #include <runtime/segment_scheduling.h>
 
+#include <base/options.h>
 #include <ir/all_nodes.h>
 #include <runtime/aten_types.h>
 #include <runtime/input_binding.h>
@@ -9,6 +10,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <iostream>
 
 namespace fuser {
 
@@ -63,34 +65,36 @@ std::optional<SchedulerType> InputSegmentScheduling::chosenFor(
   return it == chosen_.end() ? std::nullopt : it->second;
 }
 
-std::optional<SchedulerType> InputSegmentScheduling::choose(
-    const SegmentedGroup& group) {
-  std::unique_ptr<Fusion> fusion = group.makeFusion();
-  std::vector<c10::IValue> group_inputs;
-  // Each input's layout is known: a fusion input's was made for the whole
-  // fusion, an intermediate is allocated dense, as the runtime will.
-  std::vector<TensorLayout> dense(group.inputs().size());
-  KnownLayouts layouts;
+GroupInputs InputSegmentScheduling::groupInputs(const SegmentedGroup& group) {
+  ExpressionEvaluator& ee = info_.expressionEvaluator();
+  GroupInputs result;
   for (Val* in : group.inputs()) {
     const TensorRuntimeInfo* input_info =
         in->isA<TensorView>() ? info_.tensorInfo(in->as<TensorView>())
                               : nullptr;
-    layouts.push_back(input_info ? &input_info->layout : nullptr);
-    if (auto value = groupInputValue(
-            complete_, inputs_, in, info_.expressionEvaluator())) {
-      group_inputs.push_back(*value);
+    result.layouts.push_back(input_info ? &input_info->layout : nullptr);
+    if (auto value = groupInputValue(complete_, inputs_, in, ee)) {
+      result.values.push_back(*value);
       continue;
     }
+    // An intermediate, dense, as the runtime allocates it.
     auto* tv = in->as<TensorView>();
-    TensorLayout& layout = dense[layouts.size() - 1];
-    layout = denseLayout(tv, info_.expressionEvaluator());
-    layouts.back() = &layout;
-    group_inputs.emplace_back(allocateTensor(
+    const TensorLayout& layout =
+        result.intermediate_layouts.emplace_back(denseLayout(tv, ee));
+    result.layouts.back() = &layout;
+    result.values.emplace_back(allocateTensor(
         layout,
         at::TensorOptions().device(at::kMeta).dtype(toAtenType(tv->dtype()))));
   }
+  return result;
+}
+
+std::optional<SchedulerType> InputSegmentScheduling::choose(
+    const SegmentedGroup& group) {
+  std::unique_ptr<Fusion> fusion = group.makeFusion();
+  const GroupInputs inputs = groupInputs(group);
   RuntimeInfo info = makeRuntimeInfo(
-      fusion.get(), group_inputs, /*require_cuda=*/false, layouts);
+      fusion.get(), inputs.values, /*require_cuda=*/false, inputs.layouts);
   // The device's, also when the group reads only intermediates.
   info.setDevice(info_.device());
   SchedulerChoice choice =
@@ -103,6 +107,39 @@ std::optional<SchedulerType> InputSegmentScheduling::choose(
 
 int64_t InputSegmentScheduling::bytes(const TensorView* tv) {
   return info_.numel(tv) * dataTypeSize(tv->dtype());
+}
+
+Scheduler& segmentScheduler(
+    Fusion* fusion, RuntimeInfo& info, std::optional<SchedulerType> chosen,
+    bool allow_kernels) {
+  if (!allow_kernels) {
+    return schedulerFor(SchedulerType::ExprEval);
+  }
+  if (chosen.has_value() &&
+      !isDebugDumpEnabled(DebugDumpOption::SchedulerReject)) {
+    return schedulerFor(*chosen);
+  }
+  SchedulerChoice choice = chooseScheduler(fusion, info);
+  if (isDebugDumpEnabled(DebugDumpOption::SchedulerReject)) {
+    for (const auto& rejection : choice.rejections) {
+      std::cout << "[scheduler_reject] " << rejection << "\n";
+    }
+  }
+  return *choice.scheduler;
+}
+
+std::unique_ptr<HeuristicParams> scheduleSegment(
+    Scheduler& scheduler, Fusion* fusion, RuntimeInfo& info) {
+  auto params = scheduler.computeHeuristics(fusion, info);
+  if (isDebugDumpEnabled(DebugDumpOption::SchedulerParams)) {
+    std::cout << "[scheduler_params] " << params->toString() << "\n";
+  }
+  scheduler.schedule(fusion, *params);
+  if (isDebugDumpEnabled(DebugDumpOption::ScheduledIr)) {
+    std::cout << "[scheduled_ir]\n";
+    fusion->print();
+  }
+  return params;
 }
 
 } // namespace fuser

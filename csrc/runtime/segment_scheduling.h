@@ -8,12 +8,15 @@
 
 #include <expr/evaluator.h>
 #include <fusion.h>
+#include <scheduler/registry.h>
 #include <scheduler/runtime_info.h>
 #include <segmentation/segmented_fusion.h>
 
 #include <ATen/core/ivalue.h>
 
+#include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +30,17 @@ namespace fuser {
 std::optional<c10::IValue> groupInputValue(
     Fusion* complete, const std::vector<c10::IValue>& inputs, Val* in,
     ExpressionEvaluator& ee);
+
+// A group's inputs as a trial (or a compile without a GPU) gives them: the
+// run's values for fusion inputs and sizes, dense meta tensors for
+// intermediates, and each tensor's layout, made once per cache miss (the
+// whole fusion's for a fusion input, the dense one for an intermediate).
+struct GroupInputs {
+  std::vector<c10::IValue> values;
+  // Into the whole fusion's RuntimeInfo, or into intermediate_layouts.
+  KnownLayouts layouts;
+  std::deque<TensorLayout> intermediate_layouts;
+};
 
 class InputSegmentScheduling : public SegmentScheduling {
  public:
@@ -46,6 +60,9 @@ class InputSegmentScheduling : public SegmentScheduling {
   // scheduler again. Nullopt when it was not asked or found none.
   std::optional<SchedulerType> chosenFor(const SegmentedGroup& group) const;
 
+  // The inputs of `group` (GroupInputs), in group.inputs() order.
+  GroupInputs groupInputs(const SegmentedGroup& group);
+
   int64_t bytes(const TensorView* tv) override;
 
  private:
@@ -58,5 +75,20 @@ class InputSegmentScheduling : public SegmentScheduling {
   // Per group (its exprs, by address), what compiledScheduler found.
   std::map<std::vector<const Expr*>, std::optional<SchedulerType>> chosen_;
 };
+
+// The scheduler of a segment's `fusion` for `info`: `chosen`, the one
+// segmentation found for its group (chosenFor; nullopt: the first of all
+// that takes it), or ExprEval unless `allow_kernels`. With
+// FUSER_DUMP=scheduler_reject it asks every scheduler again and prints why
+// those before it declined.
+Scheduler& segmentScheduler(
+    Fusion* fusion, RuntimeInfo& info, std::optional<SchedulerType> chosen,
+    bool allow_kernels = true);
+
+// Schedules `fusion` in place by `scheduler` and returns the parameters it
+// chose; prints FUSER_DUMP=scheduler_params and scheduled_ir. Scheduling
+// errors throw.
+std::unique_ptr<HeuristicParams> scheduleSegment(
+    Scheduler& scheduler, Fusion* fusion, RuntimeInfo& info);
 
 } // namespace fuser

@@ -726,6 +726,14 @@ class MatmulGpuTest : public FuserTest {
     }
   }
 
+  // Why the schedulers before the one that took `c` declined it.
+  static std::string whySchedulersDeclined(
+      const MatmulCase& c, const std::vector<c10::IValue>& inputs) {
+    Fusion copy(*c.fusion);
+    RuntimeInfo info = makeRuntimeInfo(&copy, inputs, /*require_cuda=*/false);
+    return joined(chooseScheduler(&copy, info).rejections);
+  }
+
   // Runs `c` twice through a FusionExecutorCache (the second run is a
   // cache hit) and checks the scheduler and the outputs against ATen and,
   // for bfloat16 products, the relative error against float64.
@@ -739,9 +747,10 @@ class MatmulGpuTest : public FuserTest {
     for (int run = 0; run < 2; ++run) {
       std::vector<at::Tensor> outputs = fec.runFusionWithInputs(inputs);
       FusionKernelRuntime* runtime = fec.getMostRecentKernelRuntime();
+      // (The reasons are asked for only when the check fails.)
       EXPECT_EQ(runtime->schedulerType(), c.expected)
           << c.name << "\n"
-          << joined(runtime->segments()[0].rejections);
+          << whySchedulersDeclined(c, inputs);
       if (!params.empty()) {
         EXPECT_THAT(
             runtime->segments()[0].params->toString(), HasSubstr(params))
