@@ -22,6 +22,7 @@ bases, one module per concept:
 * _options.py: the scheduling options execute() takes per call.
 """
 
+import functools
 import threading
 
 import torch
@@ -47,6 +48,12 @@ from .dtypes import to_data_type
 _NEW = "new"
 _DEFINING = "defining"
 _DEFINED = "defined"
+
+
+@functools.lru_cache(maxsize=None)
+def _failure_repro_dumped():
+    """FUSER_DUMP=failure_repro, read once, as fuser reads FUSER_DUMP."""
+    return _C.is_dump_enabled("failure_repro")
 
 
 class FusionDefinition(
@@ -412,24 +419,25 @@ class FusionDefinition(
 
     def _run(self, inputs, values, enable, disable):
         values = self._with_generator_values(values)
+        if not _failure_repro_dumped():
+            if enable or disable:
+                return self._executor.run(values, enable, disable)
+            return self._executor.run(values)
+        # FUSER_DUMP=failure_repro (csrc/base/options.h): the script that
+        # reproduces a fuser bug this run met (an internal error, or a
+        # segment whose kernel failed and which ran with ATen).
         fallbacks = _C.kernel_fallback_count()
         try:
-            if enable or disable:
-                outputs = self._executor.run(values, enable, disable)
-            else:
-                outputs = self._executor.run(values)
+            outputs = self._executor.run(values, enable, disable)
         except FuserInternalError:
-            self._dump_failure_repro(inputs)
+            self._print_repro(inputs)
             raise
         if _C.kernel_fallback_count() > fallbacks:
-            self._dump_failure_repro(inputs)
+            self._print_repro(inputs)
         return outputs
 
-    def _dump_failure_repro(self, inputs):
-        # FUSER_DUMP=failure_repro (csrc/base/options.h): what reproduces a
-        # fuser bug this run met.
-        if _C.is_dump_enabled("failure_repro"):
-            print("[failure_repro]\n" + self.repro_script_for(inputs), flush=True)
+    def _print_repro(self, inputs):
+        print("[failure_repro]\n" + self.repro_script_for(inputs), flush=True)
 
     def _compile_off_device(self, inputs):
         """What a cache miss for `inputs` does up to the launch, without a
