@@ -83,9 +83,7 @@ TensorView* reductionOp(
     // As torch does for a 0-dim tensor: axis 0 or -1 (or none) names the
     // tensor itself, and reducing one element gives it back.
     for (int64_t axis : axes) {
-      FUSER_CHECK(
-          axis == 0 || axis == -1, "Reduction of the 0-dim ", tv->toString(),
-          ": axis ", axis, " is out of range (a 0-dim tensor takes 0 or -1).");
+      ops::normalizedDimOfAnyRank(tv, axis, "Reduction");
     }
     return set(tv);
   }

@@ -11,6 +11,7 @@
 #include <scheduler/utils.h>
 
 #include <atomic>
+#include <optional>
 
 namespace fuser {
 
@@ -86,24 +87,29 @@ SchedulerChoice chooseScheduler(
     Fusion* fusion, RuntimeInfo& runtime_info, bool allow_expr_eval) {
   ++scheduler_choices;
   SchedulerChoice choice;
-  const std::string self_mapped = scheduler_utils::selfMappedTensor(fusion);
+  // Found (an ID graph built) only once a kernel scheduler would take the
+  // fusion otherwise.
+  std::optional<std::string> self_mapped;
   for (const auto& scheduler : registeredSchedulers()) {
     if (!allow_expr_eval && scheduler->type() == SchedulerType::ExprEval) {
-      continue;
-    }
-    const bool generates_kernel =
-        scheduler->type() != SchedulerType::ExprEval &&
-        scheduler->type() != SchedulerType::NoOp;
-    if (generates_kernel && !self_mapped.empty()) {
-      choice.rejections.push_back(
-          toString(scheduler->type()) + " (compile time): in " + self_mapped +
-          ", which one loop nest cannot index");
       continue;
     }
     std::string reason;
     if (!scheduler->canScheduleCompileTime(fusion, &reason)) {
       choice.rejections.push_back(
           toString(scheduler->type()) + " (compile time): " + reason);
+      continue;
+    }
+    const bool generates_kernel =
+        scheduler->type() != SchedulerType::ExprEval &&
+        scheduler->type() != SchedulerType::NoOp;
+    if (generates_kernel && !self_mapped.has_value()) {
+      self_mapped = scheduler_utils::selfMappedTensor(fusion);
+    }
+    if (generates_kernel && !self_mapped->empty()) {
+      choice.rejections.push_back(
+          toString(scheduler->type()) + " (compile time): in " + *self_mapped +
+          ", which one loop nest cannot index");
       continue;
     }
     if (!scheduler->canScheduleRunTime(fusion, runtime_info, &reason)) {
