@@ -40,21 +40,11 @@ inline std::unique_ptr<SegmentedFusion> segmentAndCompile(
   segmented->rewriteBeforeCut();
   InputSegmentScheduling scheduling(complete, inputs, info);
   segmented->segment(scheduling);
-  ExpressionEvaluator& ee = info.expressionEvaluator();
   for (SegmentedGroup* group : segmented->groups()) {
     std::unique_ptr<Fusion> part = group->makeFusion();
-    std::vector<c10::IValue> part_inputs;
-    for (Val* in : group->inputs()) {
-      if (auto value = groupInputValue(complete, inputs, in, ee)) {
-        part_inputs.push_back(*value);
-        continue;
-      }
-      auto* tv = in->as<TensorView>();
-      part_inputs.emplace_back(allocateTensor(
-          denseLayout(tv, ee),
-          at::TensorOptions().dtype(toAtenType(tv->dtype()))));
-    }
-    RuntimeInfo info = makeRuntimeInfo(part.get(), part_inputs, false);
+    const GroupInputs part_inputs = scheduling.groupInputs(*group);
+    RuntimeInfo info = makeRuntimeInfo(
+        part.get(), part_inputs.values, false, part_inputs.layouts);
     // The group's inputs fix its outputs' sizes (the runtime allocates
     // them from nothing else).
     for (Val* out : part->outputs()) {
