@@ -16,9 +16,17 @@
 # tools/gpu_test.sh builds it). Results go to $OUT when it is set.
 #   FUSER_THUNDER_FILES    test files (default: test_nvfuser.py
 #                          test_networks.py test_ops.py)
-#   FUSER_THUNDER_WORKERS  pytest-xdist workers per executor (default:
-#                          half the cores: both executors run at once)
+#   FUSER_THUNDER_WORKERS  pytest-xdist workers for fuser (default: half
+#                          the cores: both executors run at once)
+#   FUSER_THUNDER_PEER_WORKERS  the same for nvFuser (default: as fuser)
 #   FUSER_THUNDER_TIMEOUT  seconds for one executor's run of one file
+#   FUSER_THUNDER_TEST_TIMEOUT  seconds one test may take (default 300)
+#   FUSER_THUNDER_RESUME=1 run only the tests that earlier runs into the
+#                          same build folder did not finish: each run
+#                          appends every finished test's outcome to
+#                          <executor>_<file>.jsonl as it finishes
+#                          (tools/pytest_outcomes.py), so a run stopped
+#                          at its timeout loses only the tests in flight
 #   FUSER_THUNDER_SHARD    k/n: only shard k of n of each file's tests
 #                          (tools/pytest_shard.py), for a file too long
 #                          for one run; its reports are named
@@ -49,18 +57,26 @@ run_tests() {  # <executor> <file> <workers>: a junit report per run
   if [ -n "${FUSER_THUNDER_SHARD:-}" ]; then
     stem="$stem.${FUSER_THUNDER_SHARD%/*}of${FUSER_THUNDER_SHARD#*/}"
   fi
-  local junit="$stem.xml" log="$stem.log"
-  # -v: a line per finished test, read when a run ends at its timeout
-  # before pytest writes the junit report.
+  local junit="$stem.xml" log="$stem.log" record="$stem.jsonl"
+  local skip=""
+  if [ "${FUSER_THUNDER_RESUME:-0}" = 1 ] && [ -f "$record" ]; then
+    skip="$stem.resume"
+    cp "$record" "$skip"
+  else
+    rm -f "$record" "$junit"
+  fi
   local args=("$SITE/thunder/tests/$file" -k nvfuser -v -p no:cacheprovider
-    -p pytest_shard --timeout=300 -n "$workers" --junitxml="$junit")
+    -p pytest_shard -p pytest_outcomes --timeout="${FUSER_THUNDER_TEST_TIMEOUT:-300}"
+    -n "$workers" --junitxml="$junit")
+  local vars=(PYTEST_SHARD="${FUSER_THUNDER_SHARD:-}" PYTEST_OUTCOMES="$record"
+    PYTEST_SKIP_RECORDED="$skip")
   if [ "$executor" = fuser ]; then
-    PYTHONPATH="$FUSER_PATH:$ROOT/tools" PYTEST_SHARD="${FUSER_THUNDER_SHARD:-}" \
-      timeout "${FUSER_THUNDER_TIMEOUT:-540}" \
+    env PYTHONPATH="$FUSER_PATH:$ROOT/tools" "${vars[@]}" \
+      timeout -k 20 "${FUSER_THUNDER_TIMEOUT:-540}" \
       "$PYTHON" -m pytest -p fuser.nvfuser_compat.pytest_plugin "${args[@]}" >"$log" 2>&1
   else
-    PYTHONPATH="$PEER_PATH:$ROOT/tools" PYTEST_SHARD="${FUSER_THUNDER_SHARD:-}" \
-      LD_PRELOAD=/tmp/nvf/libshim.so timeout "${FUSER_THUNDER_TIMEOUT:-540}" \
+    env PYTHONPATH="$PEER_PATH:$ROOT/tools" "${vars[@]}" \
+      LD_PRELOAD=/tmp/nvf/libshim.so timeout -k 20 "${FUSER_THUNDER_TIMEOUT:-540}" \
       "$PYTHON" -m pytest "${args[@]}" >"$log" 2>&1
   fi
   echo "$executor $file: $(tail -n 1 "$log")"
@@ -68,10 +84,11 @@ run_tests() {  # <executor> <file> <workers>: a junit report per run
 
 if [[ " ${FUSER_THUNDER_STAGES:-tests bench} " == *" tests "* ]]; then
   workers="${FUSER_THUNDER_WORKERS:-$(( $(nproc) / 2 ))}"
+  peer_workers="${FUSER_THUNDER_PEER_WORKERS:-$workers}"
   for file in ${FUSER_THUNDER_FILES:-test_nvfuser.py test_networks.py test_ops.py}; do
-    stage "Thunder's $file on fuser and on nvFuser ($workers workers each)"
+    stage "Thunder's $file on fuser ($workers workers) and on nvFuser ($peer_workers)"
     run_tests fuser "$file" "$workers" &
-    run_tests nvfuser "$file" "$workers" &
+    run_tests nvfuser "$file" "$peer_workers" &
     wait
   done
   stage "report"

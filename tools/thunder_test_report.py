@@ -8,12 +8,16 @@ with the first line of its message. Prints markdown.
     python3 tools/thunder_test_report.py <folder of {fuser,nvfuser}_<file>[.<k>of<n>].xml>
 
 A file run in shards (FUSER_THUNDER_SHARD, tools/pytest_shard.py) has one
-report per shard; they are merged. A shard stopped at its timeout counts
-the tests its log shows finished. Tests one executor did not finish are
-left out of the comparison between them.
+report per shard; they are merged. A run's JSON-lines record
+(<executor>_<file>[.<k>of<n>].jsonl, tools/pytest_outcomes.py), written as
+tests finish and kept across resumed runs, is read before its junit
+report; without either, a run stopped at its timeout counts the tests its
+log shows finished. Tests one executor did not finish are left out of the
+comparison between them.
 """
 
 import glob
+import json
 import os
 import sys
 import xml.etree.ElementTree as ET
@@ -56,6 +60,20 @@ def outcomes_from_log(path):
     return result
 
 
+def outcomes_from_jsonl(path):
+    """{test name: (outcome, message)} from tools/pytest_outcomes.py's
+    record; a later line for a test replaces an earlier one."""
+    result = {}
+    with open(path, errors="replace") as f:
+        for line in f:
+            try:
+                record = json.loads(line)
+                result[record["name"]] = (record["outcome"], record["message"][:200])
+            except (ValueError, KeyError):
+                pass  # a line cut by a kill mid-write
+    return result
+
+
 def counts(results):
     c = {"passed": 0, "failed": 0, "skipped": 0}
     for outcome, _ in results.values():
@@ -75,21 +93,21 @@ def merged_run(folder, executor, file):
     """{test: (outcome, message)} over the executor's reports of `file`
     (one per shard), and whether some shard stopped before its report."""
     result, unfinished, found = {}, False, False
-    logs = glob.glob(os.path.join(folder, f"{executor}_{file}.log")) + glob.glob(
-        os.path.join(folder, f"{executor}_{file}.*.log")
-    )
-    for log in logs:
+    pattern = os.path.join(folder, f"{executor}_{file}")
+    runs = set()
+    for ext in ("jsonl", "xml", "log"):
+        for path in glob.glob(f"{pattern}.{ext}") + glob.glob(f"{pattern}.*.{ext}"):
+            runs.add(os.path.splitext(path)[0])
+    for run in sorted(runs):
         found = True
-        xml = os.path.splitext(log)[0] + ".xml"
-        if os.path.exists(xml):
-            result.update(outcomes(xml))
+        if os.path.exists(run + ".jsonl"):
+            result.update(outcomes_from_jsonl(run + ".jsonl"))
+            unfinished |= not os.path.exists(run + ".xml")
+        elif os.path.exists(run + ".xml"):
+            result.update(outcomes(run + ".xml"))
         else:
-            result.update(outcomes_from_log(log))
+            result.update(outcomes_from_log(run + ".log"))
             unfinished = True
-    for xml in glob.glob(os.path.join(folder, f"{executor}_{file}*.xml")):
-        if not os.path.exists(os.path.splitext(xml)[0] + ".log"):
-            found = True
-            result.update(outcomes(xml))
     return (result if found else None), unfinished
 
 
@@ -98,7 +116,8 @@ def main():
     files = sorted(
         {
             stem_parts(p)[1]
-            for p in glob.glob(f"{folder}/*_test_*.xml") + glob.glob(f"{folder}/*_test_*.log")
+            for ext in ("xml", "log", "jsonl")
+            for p in glob.glob(f"{folder}/*_test_*.{ext}")
         }
     )
     runs = {}
