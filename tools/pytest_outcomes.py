@@ -7,8 +7,9 @@ result (and failure message) it reached, and a later run can resume:
 
 One line per test: {"name": <test name, no file>, "outcome": "passed" |
 "failed" | "skipped", "message": <first line of the failure or skip>}.
-Errors in setup or teardown and unexpected passes count as failed, xfails
-as skipped, as pytest's summary does. A test whose worker crashed is
+Errors in setup or teardown and strict unexpected passes count as
+failed, xfails as skipped and other unexpected passes (XPASS) as passed,
+as pytest's exit status does. A test whose worker crashed is
 failed ("worker crashed"); a test cut off by the time limit is not
 written. PYTEST_SKIP_RECORDED names a copy of an earlier record whose
 tests are deselected (a copy that no run writes to, so that a worker
@@ -64,7 +65,7 @@ class OutcomeWriter:
             elif report.skipped:
                 outcome, message = "skipped", first_line(report)
             elif report.when == "call" and hasattr(report, "wasxfail"):
-                outcome, message = "failed", "unexpected pass (XPASS)"
+                message = "XPASS: passed, though marked xfail"
         # xdist reports a crashed worker's test once, with when "???".
         if report.when in ("teardown", "???"):
             self.pending.pop(report.nodeid, None)

@@ -53,7 +53,7 @@ def outcomes_from_log(path):
         for line in f:
             for outcome, word in (("passed", " PASSED "), ("failed", " FAILED "),
                                   ("failed", " ERROR "), ("skipped", " SKIPPED "),
-                                  ("skipped", " XFAIL "), ("failed", " XPASS ")):
+                                  ("skipped", " XFAIL "), ("passed", " XPASS ")):
                 if word in line and "::" in line:
                     name = line.split("::", 1)[1].split()[0]
                     result[name] = (outcome, "")

@@ -2,6 +2,8 @@
 
 #include <ir/all_nodes.h>
 #include <ir/domain_traversal.h>
+#include <ops/arith.h>
+#include <ops/reduction.h>
 #include <ops/utils.h>
 
 #include <algorithm>
@@ -106,18 +108,22 @@ TensorView* expand(TensorView* tv, const std::vector<Val*>& extents) {
       extents.size() == inputs.size(), "expand of ", tv->toString(),
       ": needs one extent per axis (", inputs.size(), "), got ", extents.size(),
       ". To add axes, broadcast first.");
-  // torch expands any axis of size 1: such an axis that is not a broadcast
-  // axis becomes one (squeezed, then broadcast again) first.
-  std::vector<int64_t> size_one;
+  // torch expands any axis of size 1. When an axis of size 1 that is not a
+  // broadcast axis is expanded, every axis of size 1 is squeezed and
+  // broadcast again (a squeeze is a reshape, after which no axis is a
+  // broadcast axis).
+  bool squeeze_size_one = false;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (expandsSizeOneAxis(inputs[i], extents[i])) {
-      size_one.push_back(static_cast<int64_t>(i));
-    }
+    squeeze_size_one |= expandsSizeOneAxis(inputs[i], extents[i]);
   }
-  if (!size_one.empty() && size_one.size() < inputs.size()) {
+  if (squeeze_size_one) {
+    std::vector<int64_t> size_one;
     std::vector<bool> flags(inputs.size(), false);
-    for (int64_t i : size_one) {
-      flags[static_cast<size_t>(i)] = true;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i]->isBroadcast() || isConstInt(inputs[i]->extent(), 1)) {
+        size_one.push_back(static_cast<int64_t>(i));
+        flags[i] = true;
+      }
     }
     tv = broadcast(squeeze(tv, size_one), flags);
     inputs = TensorDomain::noReductions(tv->getLogicalDomain());
@@ -173,9 +179,6 @@ TensorView* squeeze(TensorView* tv, const std::vector<int64_t>& dims) {
                                     : logical[i]->extent());
     }
   }
-  FUSER_CHECK(
-      !sizes.empty(), "squeeze of ", tv->toString(),
-      ": squeezing every axis (a rank-0 result) is not supported.");
   return reshape(tv, sizes);
 }
 
@@ -257,14 +260,54 @@ Contiguity viewContiguity(
   return out;
 }
 
+// The rank-0 tensor of the one element of `tv`, whose every axis has size
+// 1: a max over every axis (the IR drops axes by reducing them), which
+// keeps the value exactly, NaN and -0.0 included.
+TensorView* rankZeroOf(TensorView* tv) {
+  const auto inputs = TensorDomain::noReductions(tv->getLogicalDomain());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    FUSER_CHECK(
+        inputs[i]->isBroadcast() || isConstInt(inputs[i]->extent(), 1),
+        "reshape of ", tv->toString(), " to rank 0: axis ", i, " has size ",
+        inputs[i]->extent()->toInlineString(),
+        "; a rank-0 result needs every axis of size 1 (one element).");
+  }
+  FUSER_CHECK(
+      !isComplexType(tv->dtype()), "reshape of ", tv->toString(),
+      " to rank 0: complex tensors cannot be made rank 0 in a fusion; ",
+      "index the element outside the fusion instead.");
+  std::vector<int64_t> axes(inputs.size());
+  std::iota(axes.begin(), axes.end(), 0);
+  return max(tv, axes, /*keep_dim=*/false);
+}
+
+// A reshape of a rank-0 tensor: broadcast axes, one per size (each 1).
+TensorView* fromRankZero(TensorView* tv, const std::vector<Val*>& sizes) {
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    FUSER_CHECK(
+        isConstInt(sizes[i], 1), "reshape of the rank-0 tensor ",
+        tv->toString(), ": size ", i, " is ", sizes[i]->toInlineString(),
+        "; one element reshapes only to sizes 1 (or -1), given as ints.");
+  }
+  if (sizes.empty()) {
+    return set(tv);
+  }
+  return broadcast(tv, std::vector<bool>(sizes.size(), true));
+}
+
 // The view of `tv` with logical sizes `sizes` (none -1; the ViewOp's
 // inputs, checked when it runs): its root mirrors tv's logical domain,
 // merged into one axis, from which the new axes split off from the
-// innermost outwards.
+// innermost outwards. To or from rank 0 it is no view: see rankZeroOf and
+// fromRankZero.
 TensorView* viewAs(TensorView* tv, const std::vector<Val*>& sizes) {
   const auto inputs = TensorDomain::noReductions(tv->getLogicalDomain());
-  FUSER_CHECK(!inputs.empty(), "reshape of a rank-0 tensor.");
-  FUSER_CHECK(!sizes.empty(), "reshape to rank 0 is not supported.");
+  if (inputs.empty()) {
+    return fromRankZero(tv, sizes);
+  }
+  if (sizes.empty()) {
+    return rankZeroOf(tv);
+  }
   std::vector<IterDomain*> root = ops::freshCopies(inputs);
   IterDomain* merged = root[0];
   for (size_t i = 1; i < root.size(); ++i) {
@@ -336,7 +379,9 @@ TensorView* reshape(TensorView* tv, const std::vector<Val*>& new_sizes) {
   }
   std::vector<Val*> sizes = new_sizes;
   if (infer_at) {
-    sizes[*infer_at] = IrBuilder::divExpr(numel, known);
+    sizes[*infer_at] = numel->isConstInt() && known->isConstInt()
+        ? IrBuilder::indexConst(numel->constIntValue() / known->constIntValue())
+        : IrBuilder::divExpr(numel, known);
   }
   return viewAs(tv, sizes);
 }

@@ -6,9 +6,10 @@ schedulers, lowering, NVRTC) must succeed with the expected schedulers;
 on the GPU, the outputs must match PyTorch's and no segment may fall back
 to ATen (conftest.py checks that)."""
 
+import pytest
 import torch
 
-from fuser import DataType, FusionDefinition
+from fuser import DataType, FuserError, FusionDefinition
 from helpers import requires_gpu
 
 
@@ -204,3 +205,71 @@ def test_softmax_of_a_0_dim_tensor_matches_torch():
     x = torch.tensor(0.5, device="cuda")
     (out,) = softmax_of_a_scalar([0]).execute([x])
     torch.testing.assert_close(out, torch.softmax(x, dim=0))
+
+
+# --- rank 0 through reshape and squeeze (Thunder's getitem and logsumexp) -----
+def reshapes_through_rank_0():
+    """x[None, ...] of a 0-dim tensor, and back: Thunder's getitem and the
+    squeeze of logsumexp's keepdim result."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[], contiguity=[], dtype=DataType.Float)
+        up = fd.ops.reshape(x, [1, -1])
+        down = fd.ops.squeeze(fd.ops.exp(up), [0, 1])
+        fd.add_output(up)
+        fd.add_output(down)
+        fd.add_output(fd.ops.reshape(down, []))
+    return fd
+
+
+def test_a_0_dim_tensor_reshapes_to_size_1_axes_and_squeezes_back():
+    fd = reshapes_through_rank_0()
+    assert compiled_segments(fd, [torch.tensor(0.5)])
+    text = fd.fusion_ir()
+    assert "broadcast(T0_g_float[]" in text  # rank 0 -> [1, 1]: broadcast axes
+
+
+@requires_gpu
+def test_reshapes_through_rank_0_match_torch():
+    for value in (0.5, -0.0, float("nan")):
+        x = torch.tensor(value, device="cuda")
+        up, down, same = reshapes_through_rank_0().execute([x])
+        assert up.shape == (1, 1) and down.shape == () and same.shape == ()
+        torch.testing.assert_close(up, x.reshape(1, 1), equal_nan=True)
+        torch.testing.assert_close(down, x.exp(), equal_nan=True)
+        torch.testing.assert_close(same, x.exp(), equal_nan=True)
+
+
+def test_rank_0_reshapes_name_what_they_need():
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[], contiguity=[], dtype=DataType.Float)
+        with pytest.raises(FuserError, match="one element reshapes only to sizes 1"):
+            fd.ops.reshape(x, [fd.define_scalar(dtype=DataType.Int)])
+        y = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Float)
+        with pytest.raises(FuserError, match="needs every axis of size 1"):
+            fd.ops.reshape(y, [])
+        fd.add_output(x)
+
+
+# --- expanding a size-1 axis that a reshape made (Thunder's cross_entropy) ----
+def expanded_class_weight():
+    """cross_entropy's weight [C] reshaped to [C, 1, 1], broadcast to
+    [1, C, 1, 1] and expanded to the input's [N, C, H, W]: the reshape's
+    size-1 axes are not broadcast axes."""
+    with FusionDefinition() as fd:
+        w = fd.define_tensor(shape=[4], contiguity=[True], dtype=DataType.Float)
+        r = fd.ops.reshape(w, [4, 1, 1])
+        b = fd.ops.broadcast_in_dim(r, shape=[1, 4, 1, 1], broadcast_dims=[1, 2, 3])
+        fd.add_output(fd.ops.broadcast_in_dim(b, shape=[3, 4, 2, 3], broadcast_dims=[0, 1, 2, 3]))
+    return fd
+
+
+def test_size_1_axes_of_a_reshape_expand_like_broadcast_axes():
+    fd = expanded_class_weight()
+    assert compiled_segments(fd, [torch.randn(4)])
+
+
+@requires_gpu
+def test_expanded_class_weight_matches_torch():
+    w = torch.randn(4, device="cuda")
+    (out,) = expanded_class_weight().execute([w])
+    torch.testing.assert_close(out, w.reshape(1, 4, 1, 1).expand(3, 4, 2, 3))

@@ -103,6 +103,10 @@ def test_skipped():
 def test_expected_failure():
     assert False
 
+@pytest.mark.xfail(reason="thought broken")
+def test_unexpected_pass():
+    pass
+
 @pytest.fixture
 def broken():
     raise RuntimeError("fixture broke")
@@ -132,12 +136,13 @@ def test_the_outcome_record_holds_each_finished_test_and_its_message(tmp_path):
     run_recorded(tmp_path, record)
     lines = [json.loads(line) for line in record.read_text().splitlines()]
     by_name = {r["name"]: (r["outcome"], r["message"]) for r in lines}
-    assert len(lines) == 5, lines  # one line per test, written by the controller only
+    assert len(lines) == 6, lines  # one line per test, written by the controller only
     assert by_name["test_passes"] == ("passed", "")
     assert by_name["test_fails"][0] == "failed"
     assert "one is not two" in by_name["test_fails"][1]
     assert by_name["test_skipped"] == ("skipped", "Skipped: not here")
     assert by_name["test_expected_failure"][0] == "skipped"
+    assert by_name["test_unexpected_pass"] == ("passed", "XPASS: passed, though marked xfail")
     assert by_name["test_setup_error"][0] == "failed"
     assert "fixture broke" in by_name["test_setup_error"][1]
     assert pytest_outcomes.recorded_names(str(record)) == set(by_name)
@@ -155,7 +160,8 @@ def test_a_resumed_run_runs_only_the_tests_the_record_lacks(tmp_path):
     result = run_recorded(tmp_path, record, skip_recorded=str(earlier))
     assert "1 error" in result.stdout, result.stdout
     names = {json.loads(line)["name"] for line in record.read_text().splitlines()}
-    assert names == {"test_skipped", "test_expected_failure", "test_setup_error"}
+    assert names == {"test_skipped", "test_expected_failure", "test_unexpected_pass",
+                     "test_setup_error"}
 
 
 def test_the_report_reads_the_outcome_records_before_junit_reports(tmp_path):
