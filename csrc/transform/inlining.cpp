@@ -197,11 +197,23 @@ void inlineAtImpl(
   }
 }
 
+// Whether `consumer`'s compute-at position caps its producers'. Not when
+// it is not inlined (a loop nest owner), nor when it stops at a reduction
+// axis of its own: its producers run inside the loop it reduces, its
+// readers after it (maxInlinePosition keeps a producer's consumers that
+// meet its result out of that loop). An inner-outer kernel's column
+// partial stops at the loop over the rows, whose buffers its producers
+// read (doc/normalization.md §9).
+bool capsProducers(TensorView* consumer) {
+  const int64_t pos = consumer->getComputeAtPosition();
+  return pos > 0 &&
+         !(pos < consumer->nDims() && consumer->axis(pos)->isReduction());
+}
+
 // A producer is computed no deeper than the shallowest of its consumers
-// that are themselves inlined: its inner loops past that point would have
+// that cap it (capsProducers): its inner loops past that point would have
 // to be shared by exprs that other loops (a vectorized output copy, say)
-// can separate. Consumers that are not inlined (the loop nest owners)
-// impose nothing. Only axes of constant extent are given up this way, so
+// can separate. Only axes of constant extent are given up this way, so
 // the register buffer stays of constant size. A cap reaches the producers
 // of the capped tensor in turn: repeated until nothing changes, so the
 // result does not depend on the order of `tvs` (a scheduler that listed
@@ -218,7 +230,7 @@ void capToConsumers(const std::vector<TensorView*>& tvs) {
       }
       int64_t cap = tv->getComputeAtPosition();
       for (TensorView* consumer : consumersOf(tv)) {
-        if (consumer->getComputeAtPosition() > 0) {
+        if (capsProducers(consumer)) {
           cap = std::min(cap, consumer->getComputeAtPosition());
         }
       }

@@ -101,6 +101,27 @@ TEST_F(InliningTest, NoInliningAcrossReduction) {
   }
 }
 
+// A reduction stopped at its reduction axis caps no producer: the
+// producer runs inside the loop it reduces, constant extents or not.
+// Capped at constant extents, the producers of an inner-outer kernel's
+// column partial left the loop over the rows whose buffers they read, and
+// lowering failed (doc/normalization.md §9).
+TEST_F(InliningTest, ReductionProducersStayInsideTheReducedLoop) {
+  for (bool concrete : {false, true}) {
+    auto fusion = std::make_unique<Fusion>();
+    FusionGuard fg(fusion.get());
+    TensorView* in =
+        concrete ? makeContigConcreteTensor({8, 64}) : makeContigTensor(2);
+    fusion->addInput(in);
+    TensorView* r = sum(in, {1});
+    fusion->addOutput(relu(r));
+    TensorView* c = in->cacheAfter();
+    inlineMost(fusion.get());
+    EXPECT_EQ(r->getComputeAtPosition(), 1) << concrete;
+    EXPECT_EQ(c->getComputeAtPosition(), 2) << concrete;
+  }
+}
+
 TEST_F(InliningTest, NoInliningAcrossUnmappedAxes) {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());

@@ -273,3 +273,59 @@ def test_expanded_class_weight_matches_torch():
     w = torch.randn(4, device="cuda")
     (out,) = expanded_class_weight().execute([w])
     torch.testing.assert_close(out, w.reshape(1, 4, 1, 1).expand(3, 4, 2, 3))
+
+
+# --- an RMS norm backward of constant shapes (Thunder's Llama block) ---------
+def rms_norm_backward(batch, seq, hidden):
+    """Thunder's RMSNorm backward: dx through two sums over the hidden axis
+    (the second over the size-1 axis of a keepdim result), dw as a sum over
+    the rows, and dx reshaped to [rows, hidden]. Declared with constant
+    sizes, as Thunder declares them."""
+    shape = [batch, seq, hidden]
+    with FusionDefinition() as fd:
+        w = fd.define_tensor(shape=[hidden], contiguity=[True], dtype=DataType.Float)
+        dy = fd.define_tensor(shape=shape, contiguity=[True] * 3, dtype=DataType.Float)
+        x = fd.define_tensor(shape=shape, contiguity=[True] * 3, dtype=DataType.Float)
+        rstd = fd.define_tensor(shape=[batch, seq, 1], contiguity=[True, True, None], dtype=DataType.Float)
+        g = fd.ops.mul(fd.ops.broadcast_in_dim(w, shape=shape, broadcast_dims=[2]), dy)
+        dot = fd.ops.sum(fd.ops.mul(x, g), dims=[2])
+        dot = fd.ops.broadcast_in_dim(dot, shape=[batch, seq, 1], broadcast_dims=[0, 1])
+        rstd3 = fd.ops.pow(rstd, fd.define_scalar(3.0, dtype=DataType.Double))
+        c = fd.ops.mul(fd.ops.mul(fd.define_scalar(-0.5, dtype=DataType.Double), dot), rstd3)
+        c = fd.ops.mul(c, fd.ops.reciprocal(fd.define_scalar(float(hidden), dtype=DataType.Double)))
+        c = fd.ops.broadcast_in_dim(fd.ops.sum(c, dims=[2]), shape=[batch, seq, 1], broadcast_dims=[0, 1])
+        rstd_b = fd.ops.broadcast_in_dim(rstd, shape=shape, broadcast_dims=[0, 1, 2])
+        xc = fd.ops.mul(x, fd.ops.broadcast_in_dim(c, shape=shape, broadcast_dims=[0, 1, 2]))
+        dx = fd.ops.add(fd.ops.add(fd.ops.mul(rstd_b, g), xc), xc)
+        dw = fd.ops.sum(fd.ops.mul(fd.ops.mul(x, rstd_b), dy), dims=[0, 1])
+        fd.add_output(dx)
+        fd.add_output(fd.ops.reshape(dx, new_shape=[batch * seq, hidden]))
+        fd.add_output(dw)
+    return fd
+
+
+def test_rms_norm_backward_of_constant_shapes_is_one_inner_outer_kernel():
+    # The column sum's producers read the rows' buffers inside the loop over
+    # the rows; capped at its partial's position (constant extents only),
+    # they left that loop and lowering failed. The reshape is a view.
+    fd = rms_norm_backward(2, 128, 256)
+    inputs = [torch.randn(256), torch.randn(2, 128, 256), torch.randn(2, 128, 256), torch.rand(2, 128, 1)]
+    segments = compiled_segments(fd, inputs)
+    assert [name for name, _ in segments] == ["InnerOuterPersistent", "ExprEval"]
+    assert "gridReduceGroupResident" in segments[0][1]
+
+
+@requires_gpu
+def test_rms_norm_backward_matches_torch():
+    batch, seq, hidden, eps = 2, 128, 256, 1e-6
+    w = torch.randn(hidden, device="cuda")
+    dy = torch.randn(batch, seq, hidden, device="cuda")
+    x = torch.randn(batch, seq, hidden, device="cuda")
+    rstd = torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+    dx, dx_rows, dw = rms_norm_backward(batch, seq, hidden).execute([w, dy, x, rstd])
+    x_ref = x.clone().requires_grad_()
+    w_ref = w.clone().requires_grad_()
+    torch.nn.functional.rms_norm(x_ref, (hidden,), w_ref, eps).backward(dy)
+    torch.testing.assert_close(dx, x_ref.grad, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(dx_rows, x_ref.grad.reshape(batch * seq, hidden), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(dw, w_ref.grad, rtol=1e-4, atol=1e-4)
