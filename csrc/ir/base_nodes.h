@@ -206,8 +206,8 @@ class Expr : public Statement {
   // axes without reductions, position in the output's root domain): what
   // the ID graph joins (id_model/logical_domain_map.h). Default: axis i to
   // axis i, for ops whose inputs and outputs have the same axes (pointwise
-  // ops, reductions, Welford). Ops that add, drop, move or resize axes
-  // override it.
+  // ops; reductions, which drop a reduced broadcast). Ops that add, drop,
+  // move or resize axes override it.
   virtual std::vector<std::pair<size_t, size_t>> mappedAxes(
       const TensorView* producer) const;
 

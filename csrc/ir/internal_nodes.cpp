@@ -297,6 +297,19 @@ std::string ReductionOp::toString(int indent_size) const {
       {"op=" + fuser::toString(op_type_), "initial=" + init_->toString()});
 }
 
+std::vector<std::pair<size_t, size_t>> ReductionOp::mappedAxes(
+    const TensorView* producer) const {
+  const auto in_ids = TensorDomain::noReductions(producer->getLogicalDomain());
+  const auto& out_ids = out()->as<TensorView>()->getMaybeRootDomain();
+  std::vector<std::pair<size_t, size_t>> pairs;
+  for (auto [p, c] : Expr::mappedAxes(producer)) {
+    if (!in_ids.at(p)->isBroadcast() || !out_ids.at(c)->isReduction()) {
+      pairs.emplace_back(p, c);
+    }
+  }
+  return pairs;
+}
+
 bool ReductionOp::attributesMatch(const Expr* other) const {
   auto* op = dynamic_cast<const ReductionOp*>(other);
   return op != nullptr && op->opType() == op_type_ && op->init()->sameAs(init_);

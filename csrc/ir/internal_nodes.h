@@ -209,6 +209,12 @@ class ReductionOp : public Expr {
   ReductionOpType opType() const {
     return op_type_;
   }
+  // Every input axis but a reduced broadcast: reducing one element drops
+  // the axis, as a squeeze does. Joined to the axis the broadcast stands
+  // for elsewhere (a row), the reduction's loop of one would take that
+  // axis's splits and share its loops (doc/reduction.md §1).
+  std::vector<std::pair<size_t, size_t>> mappedAxes(
+      const TensorView* producer) const override;
 
   std::string getOpString() const override {
     return "ReductionOp";

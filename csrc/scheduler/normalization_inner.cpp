@@ -761,8 +761,9 @@ void schedulePersistentRows(
   for (ReductionOp* rop : rows.inner) {
     auto* out = rop->out()->as<TensorView>();
     // A reduction of one element per row (over a size-1 axis: the value a
-    // gather picked) shares only the row's axes with the reference; its
-    // serial loop of one is all there is to reduce.
+    // gather picked, or a broadcast, which the ID graph joins to no axis of
+    // the row) shares only the row's axes with the reference; its serial
+    // loop of one is all there is to reduce.
     if (out->nDims() == scheduled_dims) {
       out->rFactor({batch_axis, vec});
     }

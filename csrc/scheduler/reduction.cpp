@@ -62,6 +62,15 @@ std::vector<ReductionOp*> reductionsOfOneKernel(
                 " (one kernel reduces one set of axes)";
       return {};
     }
+    // All are split like the first (one of full axes, reductionsOf); a
+    // loop of one element takes none of its splits (ReductionOp::mappedAxes).
+    if (scheduler_utils::reducesOneElement(rop) !=
+        scheduler_utils::reducesOneElement(first)) {
+      *reason = out->toString() + " reduces one element (broadcast axes) " +
+                "beside " + first->out()->toString() +
+                " (one kernel splits its reductions alike)";
+      return {};
+    }
     // Each reads the input only: a reduction of what another's result
     // was combined with (softmax's sum of exp(x - max)) is a
     // normalization.

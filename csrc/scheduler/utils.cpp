@@ -76,7 +76,23 @@ std::vector<ReductionOp*> reductionsOf(Fusion* fusion) {
       found.push_back(rop);
     }
   }
+  std::stable_partition(found.begin(), found.end(), [](ReductionOp* rop) {
+    return !reducesOneElement(rop);
+  });
   return found;
+}
+
+bool reducesOneElement(ReductionOp* rop) {
+  // The root of an rFactor's product lines up with its input's axes.
+  const auto in_ids = TensorDomain::noReductions(
+      rop->in()->as<TensorView>()->getLogicalDomain());
+  const auto& out_ids = rop->out()->as<TensorView>()->getMaybeRootDomain();
+  for (size_t i = 0; i < out_ids.size(); ++i) {
+    if (out_ids[i]->isReduction() && !in_ids.at(i)->isBroadcast()) {
+      return false;
+    }
+  }
+  return true;
 }
 
 std::vector<TensorView*> tensorInputs(Fusion* fusion) {

@@ -29,8 +29,15 @@ bool hasDefaultLayout(const TensorView* tv);
 // these; the others take them around their reductions or products.
 bool isPointwiseExpr(const Expr* expr);
 
-// The fusion's reductions, in expr order.
+// The fusion's reductions, in expr order, those of one element last: the
+// schedulers take the first one's input and extents for their reference
+// and heuristics, which a loop of one does not describe.
 std::vector<ReductionOp*> reductionsOf(Fusion* fusion);
+
+// Whether every axis `rop` reduces is a broadcast of its input (a keepdim
+// result's size-1 axis summed again): it reduces one element, over axes
+// the ID graph joins to no other (ReductionOp::mappedAxes).
+bool reducesOneElement(ReductionOp* rop);
 
 // The logical positions `rop` reduces.
 std::vector<int64_t> reducedPositions(ReductionOp* rop);

@@ -2,6 +2,7 @@
 // doc/normalization.md): which fusions it takes and with what parameters,
 // its kernels compiled with NVRTC and run on the kernel-IR interpreter on
 // the CPU, and on the GPU every case against ATen, as one kernel.
+#include <scheduler/utils.h>
 #include <tests/cpp/normalization_harness.h>
 
 #include <sstream>
@@ -372,6 +373,61 @@ TEST_F(NormalizationTest, RowStatisticWrittenBeforeTheRow) {
   }
 }
 
+namespace {
+
+// A layer norm backward's shape of sums, as Thunder writes it: x [256, 128]
+// and one statistic per row (s, broadcast along the row and joined to it by
+// g = s * x); two row sums and a sum over the statistic's broadcast axis,
+// one element per row: of the row sums' result (`of_rows`), or of the
+// statistic alone, before them in the fusion's order.
+NormCase oneElementBesideRows(bool of_rows) {
+  return normCase(
+      of_rows ? "one element of the rows' sums" : "one element of the input",
+      {at::randn({256, 128}), at::rand({256})},
+      [of_rows](Fusion* f, const std::vector<TensorView*>& in) {
+        TensorView* x = in[0];
+        TensorView* s = broadcast(in[1], {false, true});
+        TensorView* one = of_rows ? nullptr : sum(neg(s), {1});
+        TensorView* g = mul(s, x);
+        TensorView* dot = sum(x, {1});
+        TensorView* total = sum(g, {1});
+        if (of_rows) {
+          one = sum(mul(broadcast(dot, {false, true}), s), {1});
+        }
+        TensorView* c = broadcast(add(add(one, total), dot), {false, true});
+        f->addOutput(add(g, mul(x, c)));
+      });
+}
+
+} // namespace
+
+// A sum over a broadcast axis reduces one element per row: its loop of one
+// takes none of the row's splits, whichever tensor the schedule reaches it
+// from (the ID graph joins it to no row axis), so it is added in a
+// register, not across the threads. Split like the row, it was reduced
+// over TIDx and lowering found no index for its loop. Before the rows'
+// sums, it does not set the schedule either.
+TEST_F(NormalizationTest, OneElementReductionsBesideRowsKeepALoopOfOne) {
+  for (const bool of_rows : {true, false}) {
+    NormCase c = oneElementBesideRows(of_rows);
+    SCOPED_TRACE(c.name);
+    std::vector<ReductionOp*> reductions =
+        scheduler_utils::reductionsOf(c.fusion.get());
+    ASSERT_EQ(reductions.size(), 3u);
+    EXPECT_TRUE(scheduler_utils::reducesOneElement(reductions.back()));
+    std::string code;
+    ASSERT_NE(persistentKernel(c, &code), nullptr);
+    // blockReduce or blockAllReduce: the two rows only.
+    const std::string kernel = code.substr(code.find("__global__"));
+    int64_t block_reductions = 0;
+    for (size_t at = kernel.find("Reduce<"); at != std::string::npos;
+         at = kernel.find("Reduce<", at + 1)) {
+      ++block_reductions;
+    }
+    EXPECT_EQ(block_reductions, 2) << kernel;
+  }
+}
+
 TEST_F(NormalizationTest, OuterNormalizationsAndHugeRowsFallBackToATen) {
   const std::vector<std::pair<NormCase, std::string>> declined = [] {
     std::vector<std::pair<NormCase, std::string>> v;
@@ -524,6 +580,19 @@ TEST_F(NormalizationGpuTest, RowStatisticWrittenBeforeTheRow) {
       runAndValidate(fec, c, __FILE__, __LINE__);
   EXPECT_EQ(runtime->schedulerType(), SchedulerType::InnerPersistent);
   EXPECT_FALSE(runtime->isSegmented());
+}
+
+// OneElementReductionsBesideRowsKeepALoopOfOne on the GPU against ATen.
+TEST_F(NormalizationGpuTest, OneElementReductionsBesideRows) {
+  for (const bool of_rows : {true, false}) {
+    NormCase c = oneElementBesideRows(of_rows);
+    FusionExecutorCache fec(std::make_unique<Fusion>(*c.fusion));
+    const FusionKernelRuntime* runtime =
+        runAndValidate(fec, c, __FILE__, __LINE__);
+    EXPECT_EQ(runtime->schedulerType(), SchedulerType::InnerPersistent)
+        << c.name;
+    EXPECT_FALSE(runtime->isSegmented()) << c.name;
+  }
 }
 
 // 2^31 + 4096 elements: the kernel indexes in 64 bits.

@@ -2,6 +2,8 @@
 // semantics, the reduction scheduler's choices (inner or outer by memory
 // order, vectors, grid reductions), the kernels it makes (compiled with
 // NVRTC on the CPU), and on the GPU their results against ATen.
+#include <id_model/id_model.h>
+#include <id_model/logical_domain_map.h>
 #include <runtime/fusion_executor_cache.h>
 #include <tests/cpp/reduction_harness.h>
 
@@ -357,6 +359,38 @@ TEST_F(ReductionTest, NormalizationIsDeclined) {
   EXPECT_FALSE(
       ReductionScheduler().canScheduleCompileTime(c.fusion.get(), &reason));
   EXPECT_THAT(reason, HasSubstr("normalization"));
+}
+
+// A sum over a broadcast axis reduces one element: the ID graph joins its
+// reduced axis to none of the axes the broadcast stands for elsewhere (as a
+// squeeze drops it), so no schedule gives its loop of one a row's splits
+// or loops. Beside a sum of full axes, the reduction scheduler, which
+// splits its reductions alike, declines; the inner persistent one takes
+// both.
+TEST_F(ReductionTest, OneElementReductionsJoinNoRowAxis) {
+  Case c = reductionCase({256, 128}, [](Fusion* f, TensorView* in) {
+    TensorView* stat = makeContigTensor(1);
+    f->addInput(stat);
+    TensorView* s = broadcast(stat, {false, true});
+    TensorView* negated = neg(s);
+    TensorView* one = sum(negated, {1});
+    f->addOutput(add(one, sum(mul(s, in), {1})));
+    // Only the rows' axis maps; the broadcast joins the row, the reduced
+    // axis nothing.
+    EXPECT_EQ(
+        PairwiseLogicalDomainMap(negated, one).mapProducerToConsumer().size(),
+        1u);
+    IdModel ids(f);
+    EXPECT_TRUE(ids.loopMapped(s->axis(1), in->axis(1)));
+    EXPECT_FALSE(ids.loopMapped(one->axis(1), in->axis(1)));
+    EXPECT_FALSE(ids.loopMapped(one->axis(1), s->axis(1)));
+  });
+  c.inputs.push_back(at::rand({256}));
+  std::string reason;
+  EXPECT_FALSE(
+      ReductionScheduler().canScheduleCompileTime(c.fusion.get(), &reason));
+  EXPECT_THAT(reason, HasSubstr("reduces one element"));
+  EXPECT_EQ(scheduleCopy(c).type, SchedulerType::InnerPersistent);
 }
 
 // On the CPU interpreter (tests/cpp/reduction_harness.h): every output

@@ -329,3 +329,68 @@ def test_rms_norm_backward_matches_torch():
     torch.testing.assert_close(dx, x_ref.grad, rtol=1e-4, atol=1e-4)
     torch.testing.assert_close(dx_rows, x_ref.grad.reshape(batch * seq, hidden), rtol=1e-4, atol=1e-4)
     torch.testing.assert_close(dw, w_ref.grad, rtol=1e-4, atol=1e-4)
+
+
+# --- a layer norm backward summing keepdim results again (nanoGPT) -----------
+def layer_norm_backward(batch, seq, hidden):
+    """Thunder's layer norm backward in nanoGPT, the input gradient: the
+    sums of dy * w * (x - mean) and of -dy * w * rstd over the hidden axis,
+    each broadcast to [batch, seq, 1] and summed again over that size-1
+    axis (a reduction of one element per row; the first after a product
+    with rstd ** 3, where rstd's size-1 axis meets the row)."""
+    shape = [batch, seq, hidden]
+    rows = [batch, seq, 1]
+    with FusionDefinition() as fd:
+
+        def scalar(value):
+            return fd.define_scalar(value, dtype=DataType.Double)
+
+        def keepdim(t):
+            return fd.ops.broadcast_in_dim(t, shape=rows, broadcast_dims=[0, 1])
+
+        def along_rows(t):
+            return fd.ops.broadcast_in_dim(t, shape=shape, broadcast_dims=[0, 1, 2])
+
+        mean = fd.define_tensor(shape=[batch, seq], contiguity=[True, True], dtype=DataType.Float)
+        w = fd.define_tensor(shape=[hidden], contiguity=[True], dtype=DataType.Float)
+        dy = fd.define_tensor(shape=shape, contiguity=[True] * 3, dtype=DataType.Float)
+        x = fd.define_tensor(shape=shape, contiguity=[True] * 3, dtype=DataType.Float)
+        rstd = fd.define_tensor(shape=rows, contiguity=[True, True, None], dtype=DataType.Float)
+        g = fd.ops.mul(fd.ops.broadcast_in_dim(w, shape=shape, broadcast_dims=[2]), dy)
+        xc = fd.ops.sub(x, along_rows(keepdim(mean)))
+        gr = fd.ops.mul(along_rows(rstd), g)
+        dot = keepdim(fd.ops.sum(fd.ops.mul(xc, g), dims=[2]))
+        dvar = fd.ops.mul(fd.ops.mul(scalar(-0.5), dot), fd.ops.pow(rstd, scalar(3.0)))
+        dmean = keepdim(fd.ops.sum(fd.ops.neg(gr), dims=[2]))
+        dvar = along_rows(keepdim(fd.ops.sum(dvar, dims=[2])))
+        dmean = along_rows(keepdim(fd.ops.sum(dmean, dims=[2])))
+        dx_var = fd.ops.mul(fd.ops.mul(fd.ops.mul(scalar(2.0), dvar), xc), scalar(1.0 / hidden))
+        fd.add_output(fd.ops.add(gr, fd.ops.add(fd.ops.mul(scalar(1.0 / hidden), dmean), dx_var)))
+    return fd
+
+
+def test_one_element_reductions_of_a_layer_norm_backward_are_added_in_registers():
+    # Joined to the row through rstd's broadcast axis, the sum of one
+    # element took the row's splits (a loop over TIDx of one thread) and
+    # lowering found no index for it. The statistics' kernel reduces the two
+    # rows across the threads, nothing else; dx, which reads the statistics
+    # expanded along the row, is a pointwise kernel after it.
+    fd = layer_norm_backward(4, 64, 128)
+    inputs = [torch.randn(4, 64), torch.randn(128), torch.randn(4, 64, 128), torch.randn(4, 64, 128), torch.rand(4, 64, 1)]
+    segments = compiled_segments(fd, inputs)
+    assert [name for name, _ in segments] == ["InnerPersistent", "PointWise"]
+    assert segments[0][1].split("__global__")[1].count("Reduce<") == 2
+
+
+@requires_gpu
+def test_layer_norm_backward_matches_torch():
+    batch, seq, hidden, eps = 4, 64, 128, 1e-5
+    x = torch.randn(batch, seq, hidden, device="cuda")
+    w = torch.randn(hidden, device="cuda")
+    dy = torch.randn(batch, seq, hidden, device="cuda")
+    mean = x.mean(-1)
+    rstd = torch.rsqrt(x.var(-1, unbiased=False, keepdim=True) + eps)
+    (dx,) = layer_norm_backward(batch, seq, hidden).execute([mean, w, dy, x, rstd])
+    x_ref = x.clone().requires_grad_()
+    torch.nn.functional.layer_norm(x_ref, (hidden,), w, None, eps).backward(dy)
+    torch.testing.assert_close(dx, x_ref.grad, rtol=1e-4, atol=1e-4)
