@@ -3,6 +3,7 @@
 #include <ir/all_nodes.h>
 #include <ir/domain_traversal.h>
 #include <ops/arith.h>
+#include <ops/factory.h>
 #include <ops/reduction.h>
 #include <ops/utils.h>
 
@@ -360,16 +361,20 @@ TensorView* reshape(TensorView* tv, const std::vector<Val*>& new_sizes) {
       continue;
     }
     FUSER_CHECK(
-        !size->isConstInt() || size->constIntValue() > 0, "reshape of ",
+        !size->isConstInt() || size->constIntValue() >= 0, "reshape of ",
         tv->toString(), ": size ",
         size->isConstInt() ? size->constIntValue() : 0, " at position ", i,
-        " must be positive or -1.");
+        " must be 0 or more, or -1.");
     known = IrBuilder::mulExpr(known, size);
   }
   Val* numel = numelOf(tv);
   if (numel->isConstInt() && known->isConstInt()) {
     const int64_t n = numel->constIntValue();
     const int64_t k = known->constIntValue();
+    FUSER_CHECK(
+        !infer_at || k != 0, "reshape of ", tv->toString(), " with ", n,
+        " elements: -1 cannot be inferred beside a size 0 (it could be any ",
+        "size); give every size.");
     FUSER_CHECK(
         !infer_at || n % k == 0, "reshape of ", tv->toString(), " with ", n,
         " elements: cannot infer -1 from the other sizes.");
@@ -379,9 +384,20 @@ TensorView* reshape(TensorView* tv, const std::vector<Val*>& new_sizes) {
   }
   std::vector<Val*> sizes = new_sizes;
   if (infer_at) {
-    sizes[*infer_at] = numel->isConstInt() && known->isConstInt()
-        ? IrBuilder::indexConst(numel->constIntValue() / known->constIntValue())
-        : IrBuilder::divExpr(numel, known);
+    sizes[*infer_at] =
+        numel->isConstInt() && known->isConstInt()
+            ? IrBuilder::indexConst(
+                  numel->constIntValue() / known->constIntValue())
+            : IrBuilder::divExpr(numel, known);
+  }
+  // An empty tensor has no element to view: its reshape is a new empty
+  // tensor (no split of a size 0 to follow).
+  const bool empty = isConstInt(numel, 0) ||
+                     std::any_of(sizes.begin(), sizes.end(), [](Val* size) {
+                       return isConstInt(size, 0);
+                     });
+  if (empty) {
+    return zeros(sizes, tv->dtype());
   }
   return viewAs(tv, sizes);
 }
@@ -390,9 +406,9 @@ TensorView* reshape(TensorView* tv, const std::vector<int64_t>& new_sizes) {
   std::vector<Val*> sizes;
   for (size_t i = 0; i < new_sizes.size(); ++i) {
     FUSER_CHECK(
-        new_sizes[i] > 0 || new_sizes[i] == -1, "reshape of ", tv->toString(),
+        new_sizes[i] >= 0 || new_sizes[i] == -1, "reshape of ", tv->toString(),
         ": size ", new_sizes[i], " at position ", i,
-        " must be positive or -1.");
+        " must be 0 or more, or -1.");
     sizes.push_back(IrBuilder::indexConst(new_sizes[i]));
   }
   return reshape(tv, sizes);

@@ -684,7 +684,13 @@ TEST_F(OpsTest, ReshapeOutputDomains) {
       [&]() {
         reshape(tv, {0, 24});
       },
-      ThrowsMessage<UserError>(HasSubstr("must be positive or -1")));
+      ThrowsMessage<UserError>(
+          HasSubstr("24 elements cannot be viewed with 0 elements")));
+  EXPECT_THAT(
+      [&]() {
+        reshape(tv, {-2, 24});
+      },
+      ThrowsMessage<UserError>(HasSubstr("must be 0 or more, or -1")));
 }
 
 // Unknown sizes: the -1 becomes the element count over the other sizes,
