@@ -102,8 +102,9 @@ enum class EnableOption {
   WarpPerRow,        // warp_per_row
   TightRegisterCaps, // tight_register_caps
   NarrowLoadUnroll,  // narrow_load_unroll (doc/pointwise.md §4)
-  // validate_runs: every run is checked against an ATen evaluation
-  // (runtime/run_validation.h); a debugging aid, slow.
+  // validate_runs: every run, and every kernel segment of a run, is
+  // checked against an ATen evaluation (runtime/run_validation.h); a
+  // debugging aid, slow.
   ValidateRuns,
 };
 bool isEnabled(EnableOption option);

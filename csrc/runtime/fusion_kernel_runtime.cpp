@@ -5,6 +5,7 @@
 #include <ir/all_nodes.h>
 #include <runtime/aten_types.h>
 #include <runtime/input_binding.h>
+#include <runtime/run_validation.h>
 #include <runtime/segment_scheduling.h>
 #include <runtime/tensor_layout.h>
 
@@ -222,6 +223,7 @@ std::vector<at::Tensor> FusionKernelRuntime::run(
     values[constant_slot] = value;
   }
   std::vector<c10::IValue> segment_inputs;
+  const bool validate = isEnabled(EnableOption::ValidateRuns);
   for (FusionSegment& segment : segments_) {
     segment_inputs.clear();
     for (size_t in : segment.input_slots) {
@@ -229,6 +231,9 @@ std::vector<at::Tensor> FusionKernelRuntime::run(
     }
     std::vector<at::Tensor> outputs =
         segment.executor->runWithSignature(segment_inputs);
+    if (validate && segment.scheduler_type != SchedulerType::ExprEval) {
+      validateSegment(segment, segment_inputs, outputs);
+    }
     for (size_t o = 0; o < outputs.size(); ++o) {
       values[segment.output_slots[o]] = std::move(outputs[o]);
     }
@@ -242,6 +247,18 @@ std::vector<at::Tensor> FusionKernelRuntime::run(
     outputs.push_back(values[out].toTensor());
   }
   return outputs;
+}
+
+void FusionKernelRuntime::validateSegment(
+    const FusionSegment& segment, const std::vector<c10::IValue>& inputs,
+    const std::vector<at::Tensor>& outputs) const {
+  const size_t index = static_cast<size_t>(&segment - segments_.data());
+  std::unique_ptr<Fusion> unscheduled = segment.group->makeFusion();
+  validateSegmentWithATen(
+      unscheduled.get(), inputs, outputs,
+      "segment " + std::to_string(index) + " of " +
+          std::to_string(segments_.size()) + " (" +
+          toString(segment.scheduler_type) + ")");
 }
 
 std::vector<Executor*> FusionKernelRuntime::executors() const {

@@ -112,6 +112,11 @@ class FusionKernelRuntime {
   // scheduleAndCompile, falling back to ExprEval when the kernel fails.
   void prepareSegment(
       FusionSegment& segment, const SegmentInputs& inputs, CompileTimer& timer);
+  // FUSER_ENABLE=validate_runs: the segment's outputs against an ATen
+  // evaluation of its unscheduled fusion on the same inputs.
+  void validateSegment(
+      const FusionSegment& segment, const std::vector<c10::IValue>& inputs,
+      const std::vector<at::Tensor>& outputs) const;
 
   std::unique_ptr<SegmentedFusion> segmented_;
   std::vector<FusionSegment> segments_;

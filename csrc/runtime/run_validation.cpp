@@ -61,6 +61,23 @@ std::string mismatch(const at::Tensor& got, const at::Tensor& want) {
 
 } // namespace
 
+void validateSegmentWithATen(
+    Fusion* segment, const std::vector<c10::IValue>& inputs,
+    const std::vector<at::Tensor>& outputs, const std::string& which) {
+  const std::vector<at::Tensor> expected =
+      evaluateFusionWithATen(segment, inputs);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string what = mismatch(outputs[i], expected.at(i));
+    FUSER_INTERNAL_ASSERT(
+        what.empty(), "validate_runs: ", which, ": output ", i, " (",
+        segment->outputs()[i]->toString(),
+        ") differs from the ATen evaluation of the segment on the inputs it "
+        "got: ",
+        what, "\nThe segment:\n", segment->toString(),
+        "Reproduce with FUSER_DUMP=segmented_fusion,scheduled_ir,cuda_kernel.");
+  }
+}
+
 void validateRunWithATen(
     Fusion* fusion, const std::vector<c10::IValue>& inputs,
     const std::vector<at::Tensor>& outputs, const std::string& segments) {

@@ -1,8 +1,10 @@
 // FUSER_ENABLE=validate_runs: every run of a FusionExecutorCache is checked
 // against an ATen evaluation of the fusion on the same inputs
-// (runtime/aten_evaluator.h). A debugging aid for programs that drive
-// fuser (a Thunder model, a torch.compile graph): the first fusion whose
-// outputs differ names itself, its segments and the worst element.
+// (runtime/aten_evaluator.h), and so is every kernel segment of a run of
+// several segments, on the inputs it got. A debugging aid for programs
+// that drive fuser (a Thunder model, a torch.compile graph): the first
+// segment, or fusion, whose outputs differ names itself and the first
+// element that differs.
 #pragma once
 
 #include <fusion.h>
@@ -23,5 +25,12 @@ namespace fuser {
 void validateRunWithATen(
     Fusion* fusion, const std::vector<c10::IValue>& inputs,
     const std::vector<at::Tensor>& outputs, const std::string& segments);
+
+// The same check for one segment of a run: `segment` is its unscheduled
+// fusion, `inputs` what it got and `outputs` what its kernel wrote;
+// `which` names it ("segment 3 of 7 (PointWise)").
+void validateSegmentWithATen(
+    Fusion* segment, const std::vector<c10::IValue>& inputs,
+    const std::vector<at::Tensor>& outputs, const std::string& which);
 
 } // namespace fuser

@@ -78,6 +78,41 @@ TEST(RunValidationTest, AWrongOutputElementIsNamed) {
           HasSubstr("The fusion ran as: PointWise"))));
 }
 
+// The same check for one segment of a run, named by the runtime.
+TEST(RunValidationTest, AWrongSegmentOutputNamesTheSegment) {
+  std::unique_ptr<Fusion> fusion = reluFusion();
+  const at::Tensor x = at::randn({4, 6});
+  at::Tensor out = at::relu(x);
+  const std::string which = "segment 2 of 5 (PointWise)";
+  EXPECT_NO_THROW(validateSegmentWithATen(fusion.get(), {x}, {out}, which));
+  out.view({-1})[3] = -1.0;
+  EXPECT_THAT(
+      [&] { validateSegmentWithATen(fusion.get(), {x}, {out}, which); },
+      ThrowsMessage<InternalError>(AllOf(
+          HasSubstr("validate_runs: segment 2 of 5 (PointWise): output 0"),
+          HasSubstr("1 of 24 elements differ"),
+          HasSubstr("element 3 (flat) is -1"), HasSubstr("The segment:"))));
+}
+
+// Under validate_runs every kernel segment of a run is checked: a correct
+// run of a row sum, a reshape (a segment of its own) and a relu passes.
+TEST_F(FailureGpuTest, ValidateRunsChecksEverySegmentOfACorrectRun) {
+  auto fusion = std::make_unique<Fusion>();
+  {
+    FusionGuard fg(fusion.get());
+    TensorView* x = makeContigTensor(2);
+    fusion->addInput(x);
+    TensorView* rows = sum(relu(x), {1});
+    fusion->addOutput(relu(reshape(rows, std::vector<int64_t>{4, -1})));
+  }
+  FusionExecutorCache fec(std::move(fusion));
+  ScopedOptions validate({"validate_runs"}, {});
+  const at::Tensor x = cudaRandn({64, 96});
+  const auto outputs = fec.runFusionWithInputs({x});
+  EXPECT_GT(fec.getMostRecentKernelRuntime()->segments().size(), 1u);
+  testValidate(fec.fusion(), outputs, {x}, __LINE__, __FILE__);
+}
+
 TEST_F(FailureGpuTest, RejectedKernelRunsWithATenInstead) {
   FusionExecutorCache fec(rowSumFusion());
   const at::Tensor x = cudaRandn({64, 96});

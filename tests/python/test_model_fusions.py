@@ -486,7 +486,7 @@ def test_rope_backward_compiles():
 @pytest.mark.xfail(
     strict=True,
     reason="a known wrong result: Thunder's Llama block's q, k, v gradients through fuser "
-    "differ from eager (FUSER_ENABLE=validate_runs names this fusion, which runs as 19 "
+    "differ from eager (FUSER_ENABLE=validate_runs named this fusion, which runs as 19 "
     "segments); the segment at fault is not yet found (doc/thunder.md)",
 )
 def test_rope_backward_matches_torch():
