@@ -11,7 +11,11 @@
 #          (through fuser.nvfuser_compat's pytest plugin) and on nvFuser
 #          0.2.36 side by side, then tools/thunder_test_report.py compares
 #          them file by file;
-#   bench  benchmarks/bench_thunder.py (every configuration, one run).
+#   bench  benchmarks/bench_thunder.py (every configuration, one run);
+#   models tools/thunder_model_check.py on nanoGPT and the Llama block
+#          under FUSER_ENABLE=validate_runs and FUSER_DUMP=failure_repro:
+#          each gradient's distance from eager, and the fusion (and
+#          kernel segment) at fault with its repro script.
 # fuser must be built in $FUSER_GPU_BUILD_DIR (default build-gpu/, as
 # tools/gpu_test.sh builds it). Results go to $OUT when it is set.
 #   FUSER_THUNDER_FILES    test files (default: test_nvfuser.py
@@ -103,6 +107,15 @@ if [[ " ${FUSER_THUNDER_STAGES:-tests bench} " == *" bench "* ]]; then
     NVFUSER_PRELOAD=/tmp/nvf/libshim.so \
     "$PYTHON" benchmarks/bench_thunder.py --csv "$RESULTS/bench_thunder.csv" \
     ${FUSER_THUNDER_BENCH_ARGS:-} 2>&1 | tee "$RESULTS/bench_thunder.log" ${OUT:+"$OUT/bench_thunder.log"} | tail -n 30
+fi
+
+if [[ " ${FUSER_THUNDER_STAGES:-tests bench} " == *" models "* ]]; then
+  for model in nanogpt llama; do
+    stage "$model through Thunder on fuser, validated against ATen"
+    PYTHONPATH="$FUSER_PATH" FUSER_ENABLE=validate_runs FUSER_DUMP=failure_repro \
+      timeout 300 "$PYTHON" tools/thunder_model_check.py "$model" >"$RESULTS/model_$model.log" 2>&1
+    grep -E "difference|fell back|validate_runs" "$RESULTS/model_$model.log" | cut -c1-300
+  done
 fi
 
 if [ -n "${OUT:-}" ]; then

@@ -183,3 +183,12 @@ def test_the_report_reads_the_outcome_records_before_junit_reports(tmp_path):
     assert "| test_y | fuser | 0 | 2 | 0 |" in report.stdout
     assert "| test_y | nvfuser (stopped at its timeout: the tests that finished) | 1 | 0 | 0 |" in report.stdout
     assert "`b`: RuntimeError: boom" in report.stdout
+
+
+def test_the_model_check_names_the_models_it_knows():
+    result = subprocess.run(
+        [sys.executable, os.path.join(TOOLS, "thunder_model_check.py"), "resnet"],
+        capture_output=True, text=True,
+    )
+    assert result.returncode != 0
+    assert "nanogpt|llama" in result.stderr and "'resnet'" in result.stderr
