@@ -7,6 +7,7 @@
 #include <cmath>
 #include <iomanip>
 #include <limits>
+#include <optional>
 
 namespace fuser::codegen {
 
@@ -83,25 +84,39 @@ std::string integerTemplateArgument(DataType dtype) {
              : "";
 }
 
+// The expression of a row of ir/binary_ops.def of a uniform kernel form
+// (Infix, Call, Math), or nullopt for an Own row.
+std::optional<std::string> tableBinary(
+    BinaryOpType op, const std::string& a, const std::string& b,
+    DataType dtype) {
+#define FUSER_KERNEL_Infix(op) "(" + a + " " #op " " + b + ")"
+#define FUSER_KERNEL_Call(f) #f "(" + a + ", " + b + ")"
+#define FUSER_KERNEL_Math(f) mathCall(#f, dtype) + "(" + a + ", " + b + ")"
+#define FUSER_KERNEL_Own std::nullopt
+  switch (op) {
+#define FUSER_BINARY_OP(e, name, types, complex, kernel, host, aten) \
+  case BinaryOpType::e:                                              \
+    return FUSER_KERNEL_##kernel;
+#include <ir/binary_ops.def>
+#undef FUSER_BINARY_OP
+  }
+#undef FUSER_KERNEL_Own
+#undef FUSER_KERNEL_Math
+#undef FUSER_KERNEL_Call
+#undef FUSER_KERNEL_Infix
+  FUSER_ERROR("unknown binary op");
+}
+
 std::string binary(
     BinaryOpType op, const std::string& a, const std::string& b,
     DataType dtype) {
+  if (std::optional<std::string> expr = tableBinary(op, a, b, dtype)) {
+    return *expr;
+  }
   switch (op) {
-    case BinaryOpType::Add:
-      return "(" + a + " + " + b + ")";
-    case BinaryOpType::Sub:
-      return "(" + a + " - " + b + ")";
-    case BinaryOpType::Mul:
-      return "(" + a + " * " + b + ")";
-    case BinaryOpType::Div:
-      return "(" + a + " / " + b + ")";
-    case BinaryOpType::CeilDiv:
-      return "ceilDiv(" + a + ", " + b + ")";
     case BinaryOpType::Mod:
       return isFloatingPointType(dtype) ? "fmod(" + a + ", " + b + ")"
                                         : "(" + a + " % " + b + ")";
-    case BinaryOpType::Pow:
-      return "pow(" + a + ", " + b + ")";
     // Integers name their type: an index bound and a 64-bit extent are
     // then one type whatever the literal's (`fuserMin(1, n)`).
     case BinaryOpType::Max:
@@ -110,44 +125,9 @@ std::string binary(
     case BinaryOpType::Min:
       return "fuserMin" + integerTemplateArgument(dtype) + "(" + a + ", " + b +
              ")";
-    case BinaryOpType::Eq:
-      return "(" + a + " == " + b + ")";
-    case BinaryOpType::Ne:
-      return "(" + a + " != " + b + ")";
-    case BinaryOpType::Lt:
-      return "(" + a + " < " + b + ")";
-    case BinaryOpType::Le:
-      return "(" + a + " <= " + b + ")";
-    case BinaryOpType::Gt:
-      return "(" + a + " > " + b + ")";
-    case BinaryOpType::Ge:
-      return "(" + a + " >= " + b + ")";
-    case BinaryOpType::LogicalAnd:
-      return "(" + a + " && " + b + ")";
-    case BinaryOpType::LogicalOr:
-      return "(" + a + " || " + b + ")";
-    case BinaryOpType::Atan2:
-      return mathCall("atan2", dtype) + "(" + a + ", " + b + ")";
-    case BinaryOpType::Remainder:
-      return "fuserRemainder(" + a + ", " + b + ")";
-    case BinaryOpType::BitwiseAnd:
-      return "(" + a + " & " + b + ")";
-    case BinaryOpType::BitwiseOr:
-      return "(" + a + " | " + b + ")";
-    case BinaryOpType::BitwiseXor:
-      return "(" + a + " ^ " + b + ")";
-    case BinaryOpType::LeftShift:
-      return "fuserLeftShift(" + a + ", " + b + ")";
-    case BinaryOpType::RightShift:
-      return "fuserRightShift(" + a + ", " + b + ")";
-    case BinaryOpType::LogicalRightShift:
-      return "fuserLogicalRightShift(" + a + ", " + b + ")";
-    case BinaryOpType::Gcd:
-      return "fuserGcd(" + a + ", " + b + ")";
-    case BinaryOpType::Nextafter:
-      return mathCall("nextafter", dtype) + "(" + a + ", " + b + ")";
+    default:
+      FUSER_ERROR("no kernel form of binary op ", op);
   }
-  FUSER_ERROR("unknown binary op");
 }
 
 std::string unary(

@@ -3,6 +3,7 @@
 #include <ir/all_nodes.h>
 
 #include <cmath>
+#include <optional>
 
 namespace fuser {
 
@@ -87,6 +88,59 @@ int64_t gcdOf(int64_t a, int64_t b) {
   return b;
 }
 
+// A row of ir/binary_ops.def whose host form is Same: the kernel's infix
+// operator `f` on the operands' int64 values if neither is a double, else
+// on their doubles (bools for Logical, int64 for Bits rows).
+template <BinaryTypes kTypes, typename F>
+std::optional<ScalarValue> sameAsKernel(
+    F f, const ScalarValue& a, const ScalarValue& b, DataType out_type) {
+  if constexpr (kTypes == BinaryTypes::Logical) {
+    return ScalarValue(f(a.asBool(), b.asBool()));
+  } else if constexpr (kTypes == BinaryTypes::Bits) {
+    return castTo(ScalarValue(f(a.asInt(), b.asInt())), out_type);
+  } else if constexpr (kTypes == BinaryTypes::Compare) {
+    const bool integral = !a.isDouble() && !b.isDouble();
+    return ScalarValue(
+        integral ? f(a.asInt(), b.asInt()) : f(a.asDouble(), b.asDouble()));
+  } else {
+    static_assert(kTypes == BinaryTypes::Promoted);
+    // Both computed, so that a complex operand fails in asDouble.
+    const bool integral = !a.isDouble() && !b.isDouble();
+    const double d = f(a.asDouble(), b.asDouble());
+    const int64_t i = f(a.asInt(), b.asInt());
+    return castTo(integral ? ScalarValue(i) : ScalarValue(d), out_type);
+  }
+}
+
+// An Own row: evaluateBinaryOp's switch has its case.
+
+template <BinaryTypes kTypes>
+std::optional<ScalarValue> sameAsKernel(
+    std::nullptr_t, const ScalarValue&, const ScalarValue&, DataType) {
+  return std::nullopt;
+}
+
+// The value of a row of a Same host form, or nullopt.
+std::optional<ScalarValue> tableBinary(
+    BinaryOpType op, const ScalarValue& a, const ScalarValue& b,
+    DataType out_type) {
+#define FUSER_HOST_OPERATOR_Infix(op) [](auto x, auto y) { return x op y; }
+#define FUSER_HOST_Same(kernel) FUSER_HOST_OPERATOR_##kernel
+#define FUSER_HOST_Own(kernel) nullptr
+  switch (op) {
+#define FUSER_BINARY_OP(e, name, types, complex, kernel, host, aten) \
+  case BinaryOpType::e:                                              \
+    return sameAsKernel<BinaryTypes::types>(                         \
+        FUSER_HOST_##host(kernel), a, b, out_type);
+#include <ir/binary_ops.def>
+#undef FUSER_BINARY_OP
+  }
+#undef FUSER_HOST_Own
+#undef FUSER_HOST_Same
+#undef FUSER_HOST_OPERATOR_Infix
+  return std::nullopt;
+}
+
 } // namespace
 
 ScalarValue evaluateBinaryOp(
@@ -97,13 +151,10 @@ ScalarValue evaluateBinaryOp(
     return integral ? castTo(ScalarValue(i), out_type)
                     : castTo(ScalarValue(d), out_type);
   };
+  if (std::optional<ScalarValue> value = tableBinary(op, a, b, out_type)) {
+    return *value;
+  }
   switch (op) {
-    case BinaryOpType::Add:
-      return result(a.asDouble() + b.asDouble(), a.asInt() + b.asInt());
-    case BinaryOpType::Sub:
-      return result(a.asDouble() - b.asDouble(), a.asInt() - b.asInt());
-    case BinaryOpType::Mul:
-      return result(a.asDouble() * b.asDouble(), a.asInt() * b.asInt());
     case BinaryOpType::Div:
       FUSER_CHECK(!integral || b.asInt() != 0, "Division by zero.");
       return result(
@@ -126,28 +177,6 @@ ScalarValue evaluateBinaryOp(
     case BinaryOpType::Min:
       return result(
           std::min(a.asDouble(), b.asDouble()), std::min(a.asInt(), b.asInt()));
-    case BinaryOpType::Eq:
-      return ScalarValue(
-          integral ? a.asInt() == b.asInt() : a.asDouble() == b.asDouble());
-    case BinaryOpType::Ne:
-      return ScalarValue(
-          integral ? a.asInt() != b.asInt() : a.asDouble() != b.asDouble());
-    case BinaryOpType::Lt:
-      return ScalarValue(
-          integral ? a.asInt() < b.asInt() : a.asDouble() < b.asDouble());
-    case BinaryOpType::Le:
-      return ScalarValue(
-          integral ? a.asInt() <= b.asInt() : a.asDouble() <= b.asDouble());
-    case BinaryOpType::Gt:
-      return ScalarValue(
-          integral ? a.asInt() > b.asInt() : a.asDouble() > b.asDouble());
-    case BinaryOpType::Ge:
-      return ScalarValue(
-          integral ? a.asInt() >= b.asInt() : a.asDouble() >= b.asDouble());
-    case BinaryOpType::LogicalAnd:
-      return ScalarValue(a.asBool() && b.asBool());
-    case BinaryOpType::LogicalOr:
-      return ScalarValue(a.asBool() || b.asBool());
     case BinaryOpType::Atan2:
       return castTo(
           ScalarValue(std::atan2(a.asDouble(), b.asDouble())), out_type);
@@ -166,12 +195,6 @@ ScalarValue evaluateBinaryOp(
               r != 0 && (r < 0) != (b.asDouble() < 0) ? r + b.asDouble() : r),
           out_type);
     }
-    case BinaryOpType::BitwiseAnd:
-      return castTo(ScalarValue(a.asInt() & b.asInt()), out_type);
-    case BinaryOpType::BitwiseOr:
-      return castTo(ScalarValue(a.asInt() | b.asInt()), out_type);
-    case BinaryOpType::BitwiseXor:
-      return castTo(ScalarValue(a.asInt() ^ b.asInt()), out_type);
     case BinaryOpType::LeftShift:
     case BinaryOpType::RightShift:
     case BinaryOpType::LogicalRightShift: {
@@ -187,6 +210,8 @@ ScalarValue evaluateBinaryOp(
                  ? ScalarValue(double(std::nextafter(
                        float(a.asDouble()), float(b.asDouble()))))
                  : ScalarValue(std::nextafter(a.asDouble(), b.asDouble()));
+    default:
+      break;
   }
   FUSER_ERROR("unknown binary op");
 }

@@ -37,6 +37,17 @@ ComplexSupport complexSupport(UnaryOpType op) {
   return ComplexSupport::NoComplex;
 }
 
+ComplexSupport complexSupport(BinaryOpType op) {
+  switch (op) {
+#define FUSER_BINARY_OP(e, name, types, complex, kernel, host, aten) \
+  case BinaryOpType::e:                                              \
+    return ComplexSupport::complex;
+#include <ir/binary_ops.def>
+#undef FUSER_BINARY_OP
+  }
+  return ComplexSupport::NoComplex;
+}
+
 } // namespace
 
 bool kernelsTakeComplex(UnaryOpType op) {
@@ -44,9 +55,7 @@ bool kernelsTakeComplex(UnaryOpType op) {
 }
 
 bool kernelsTakeComplex(BinaryOpType op) {
-  return op == BinaryOpType::Add || op == BinaryOpType::Sub ||
-         op == BinaryOpType::Mul || op == BinaryOpType::Div ||
-         op == BinaryOpType::Eq || op == BinaryOpType::Ne;
+  return complexSupport(op) == ComplexSupport::KernelComplex;
 }
 
 bool atenTakesComplex(UnaryOpType op) {
@@ -54,7 +63,7 @@ bool atenTakesComplex(UnaryOpType op) {
 }
 
 bool atenTakesComplex(BinaryOpType op) {
-  return op == BinaryOpType::Pow;
+  return complexSupport(op) == ComplexSupport::AtenComplex;
 }
 
 bool isDataOnlyType(DataType dtype) {
@@ -163,36 +172,16 @@ DataType welfordValueType(DataType state_type) {
 }
 
 bool isComparisonOp(BinaryOpType op) {
-  switch (op) {
-    case BinaryOpType::Eq:
-    case BinaryOpType::Ne:
-    case BinaryOpType::Lt:
-    case BinaryOpType::Le:
-    case BinaryOpType::Gt:
-    case BinaryOpType::Ge:
-      return true;
-    default:
-      return false;
-  }
+  return binaryTypes(op) == BinaryTypes::Compare;
 }
 
 bool isLogicalOp(BinaryOpType op) {
-  return op == BinaryOpType::LogicalAnd || op == BinaryOpType::LogicalOr;
+  return binaryTypes(op) == BinaryTypes::Logical;
 }
 
 bool isBitwiseOp(BinaryOpType op) {
-  switch (op) {
-    case BinaryOpType::BitwiseAnd:
-    case BinaryOpType::BitwiseOr:
-    case BinaryOpType::BitwiseXor:
-    case BinaryOpType::LeftShift:
-    case BinaryOpType::RightShift:
-    case BinaryOpType::LogicalRightShift:
-    case BinaryOpType::Gcd:
-      return true;
-    default:
-      return false;
-  }
+  const BinaryTypes types = binaryTypes(op);
+  return types == BinaryTypes::Bits || types == BinaryTypes::Integer;
 }
 
 bool isUnaryPredicate(UnaryOpType op) {
@@ -467,62 +456,24 @@ UnaryResult unaryResult(UnaryOpType op) {
 
 std::string toString(BinaryOpType op) {
   switch (op) {
-    case BinaryOpType::Add:
-      return "add";
-    case BinaryOpType::Sub:
-      return "sub";
-    case BinaryOpType::Mul:
-      return "mul";
-    case BinaryOpType::Div:
-      return "div";
-    case BinaryOpType::CeilDiv:
-      return "ceilDiv";
-    case BinaryOpType::Mod:
-      return "mod";
-    case BinaryOpType::Pow:
-      return "pow";
-    case BinaryOpType::Max:
-      return "maximum";
-    case BinaryOpType::Min:
-      return "minimum";
-    case BinaryOpType::Eq:
-      return "eq";
-    case BinaryOpType::Ne:
-      return "ne";
-    case BinaryOpType::Lt:
-      return "lt";
-    case BinaryOpType::Le:
-      return "le";
-    case BinaryOpType::Gt:
-      return "gt";
-    case BinaryOpType::Ge:
-      return "ge";
-    case BinaryOpType::LogicalAnd:
-      return "logical_and";
-    case BinaryOpType::LogicalOr:
-      return "logical_or";
-    case BinaryOpType::Atan2:
-      return "atan2";
-    case BinaryOpType::Remainder:
-      return "remainder";
-    case BinaryOpType::BitwiseAnd:
-      return "bitwise_and";
-    case BinaryOpType::BitwiseOr:
-      return "bitwise_or";
-    case BinaryOpType::BitwiseXor:
-      return "bitwise_xor";
-    case BinaryOpType::LeftShift:
-      return "bitwise_left_shift";
-    case BinaryOpType::RightShift:
-      return "bitwise_right_shift";
-    case BinaryOpType::LogicalRightShift:
-      return "logical_right_shift";
-    case BinaryOpType::Nextafter:
-      return "nextafter";
-    case BinaryOpType::Gcd:
-      return "gcd";
+#define FUSER_BINARY_OP(e, name, types, complex, kernel, host, aten) \
+  case BinaryOpType::e:                                              \
+    return #name;
+#include <ir/binary_ops.def>
+#undef FUSER_BINARY_OP
   }
   return "?";
+}
+
+BinaryTypes binaryTypes(BinaryOpType op) {
+  switch (op) {
+#define FUSER_BINARY_OP(e, name, types, complex, kernel, host, aten) \
+  case BinaryOpType::e:                                              \
+    return BinaryTypes::types;
+#include <ir/binary_ops.def>
+#undef FUSER_BINARY_OP
+  }
+  return BinaryTypes::Promoted;
 }
 
 std::string toString(TernaryOpType op) {

@@ -93,36 +93,26 @@ enum class UnaryOpType {
 enum class UnaryResult { Float, Rounding, Predicate, Other, Internal };
 UnaryResult unaryResult(UnaryOpType op);
 
+// The binary ops: ir/binary_ops.def lists them, one row each.
 enum class BinaryOpType {
-  Add,
-  Sub,
-  Mul,
-  Div,
-  CeilDiv, // integer ceil division, used for extents of splits
-  Mod,
-  Pow,
-  Max,
-  Min,
-  Eq,
-  Ne,
-  Lt,
-  Le,
-  Gt,
-  Ge,
-  LogicalAnd,
-  LogicalOr,
-  Atan2,
-  Remainder, // the sign of the divisor, as torch.remainder (Mod: fmod's)
-  Nextafter, // float and double only, as nvFuser's
-  // Integer (and bool) only.
-  BitwiseAnd,
-  BitwiseOr,
-  BitwiseXor,
-  LeftShift,
-  RightShift,        // arithmetic: the sign bit fills
-  LogicalRightShift, // zeros fill
-  Gcd,
+#define FUSER_BINARY_OP(e, name, types, complex, kernel, host, aten) e,
+#include <ir/binary_ops.def>
+#undef FUSER_BINARY_OP
 };
+
+// How a binary op's operand and result types follow from its operands'
+// (ir/binary_ops.def).
+enum class BinaryTypes {
+  Promoted,
+  Float,
+  Compare,
+  Logical,
+  Bits,
+  Integer,
+  FloatOnly,
+  Internal
+};
+BinaryTypes binaryTypes(BinaryOpType op);
 
 enum class TernaryOpType { Where };
 

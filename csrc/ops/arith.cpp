@@ -63,9 +63,7 @@ bool isIntegerOrBool(DataType dtype) {
 // Bitwise ops, shifts and gcd take integers (and bools, but for shifts and
 // gcd), as torch's do.
 void checkBitwiseOperands(BinaryOpType op, const std::vector<Val*>& operands) {
-  const bool bool_ok = op == BinaryOpType::BitwiseAnd ||
-                       op == BinaryOpType::BitwiseOr ||
-                       op == BinaryOpType::BitwiseXor;
+  const bool bool_ok = binaryTypes(op) == BinaryTypes::Bits;
   for (Val* v : operands) {
     FUSER_CHECK(
         isIntegralType(v->dtype()) || (bool_ok && isBooleanType(v->dtype())),
@@ -240,10 +238,10 @@ Val* binaryOp(BinaryOpType op, Val* lhs, Val* rhs) {
     rhs = aligned[1];
   }
   FUSER_CHECK(
-      op != BinaryOpType::Nextafter || promoted == DataType::Float ||
-          promoted == DataType::Double,
-      "nextafter: takes float or double operands (their own next values); "
-      "got ",
+      binaryTypes(op) != BinaryTypes::FloatOnly ||
+          promoted == DataType::Float || promoted == DataType::Double,
+      toString(op),
+      ": takes float or double operands (their own next values); got ",
       lhs->toString(), " and ", rhs->toString(), ", which promote to ",
       promoted, ". Cast them to float or double first.");
   DataType out_type = promoted;
@@ -253,7 +251,7 @@ Val* binaryOp(BinaryOpType op, Val* lhs, Val* rhs) {
   } else if (isLogicalOp(op)) {
     out_type = DataType::Bool;
     compute_type = DataType::Bool;
-  } else if (op == BinaryOpType::Div || op == BinaryOpType::Atan2) {
+  } else if (binaryTypes(op) == BinaryTypes::Float) {
     // True division, as torch.div; atan2 of integers is a float too.
     out_type = floatResultType(promoted);
     compute_type = computeDataType(out_type);
@@ -267,6 +265,8 @@ Val* binaryOp(BinaryOpType op, Val* lhs, Val* rhs) {
   return ops::maybeCastTensor(out, out_type);
 }
 
+// The builders of ops/arith.h, one per row of ir/binary_ops.def but the
+// Internal ones.
 #define FUSER_DEFINE_BINARY(name, op_type)                              \
   Val* name(Val* lhs, Val* rhs) {                                       \
     return binaryOp(BinaryOpType::op_type, lhs, rhs);                   \
@@ -280,32 +280,26 @@ Val* binaryOp(BinaryOpType op, Val* lhs, Val* rhs) {
   TensorView* name(Val* lhs, TensorView* rhs) {                         \
     return binaryOp(BinaryOpType::op_type, lhs, rhs)->as<TensorView>(); \
   }
-FUSER_DEFINE_BINARY(add, Add)
-FUSER_DEFINE_BINARY(sub, Sub)
-FUSER_DEFINE_BINARY(mul, Mul)
-FUSER_DEFINE_BINARY(div, Div)
-FUSER_DEFINE_BINARY(mod, Mod)
-FUSER_DEFINE_BINARY(pow, Pow)
-FUSER_DEFINE_BINARY(maximum, Max)
-FUSER_DEFINE_BINARY(minimum, Min)
-FUSER_DEFINE_BINARY(eq, Eq)
-FUSER_DEFINE_BINARY(ne, Ne)
-FUSER_DEFINE_BINARY(lt, Lt)
-FUSER_DEFINE_BINARY(le, Le)
-FUSER_DEFINE_BINARY(gt, Gt)
-FUSER_DEFINE_BINARY(ge, Ge)
-FUSER_DEFINE_BINARY(logical_and, LogicalAnd)
-FUSER_DEFINE_BINARY(logical_or, LogicalOr)
-FUSER_DEFINE_BINARY(atan2, Atan2)
-FUSER_DEFINE_BINARY(remainder, Remainder)
-FUSER_DEFINE_BINARY(nextafter, Nextafter)
-FUSER_DEFINE_BINARY(bitwise_and, BitwiseAnd)
-FUSER_DEFINE_BINARY(bitwise_or, BitwiseOr)
-FUSER_DEFINE_BINARY(bitwise_xor, BitwiseXor)
-FUSER_DEFINE_BINARY(bitwise_left_shift, LeftShift)
-FUSER_DEFINE_BINARY(bitwise_right_shift, RightShift)
-FUSER_DEFINE_BINARY(logical_right_shift, LogicalRightShift)
-FUSER_DEFINE_BINARY(gcd, Gcd)
+#define FUSER_DEFINE_BINARY_Internal(name, op_type)
+#define FUSER_DEFINE_BINARY_Promoted FUSER_DEFINE_BINARY
+#define FUSER_DEFINE_BINARY_Float FUSER_DEFINE_BINARY
+#define FUSER_DEFINE_BINARY_Compare FUSER_DEFINE_BINARY
+#define FUSER_DEFINE_BINARY_Logical FUSER_DEFINE_BINARY
+#define FUSER_DEFINE_BINARY_Bits FUSER_DEFINE_BINARY
+#define FUSER_DEFINE_BINARY_Integer FUSER_DEFINE_BINARY
+#define FUSER_DEFINE_BINARY_FloatOnly FUSER_DEFINE_BINARY
+#define FUSER_BINARY_OP(e, name, types, complex, kernel, host, aten) \
+  FUSER_DEFINE_BINARY_##types(name, e)
+#include <ir/binary_ops.def>
+#undef FUSER_BINARY_OP
+#undef FUSER_DEFINE_BINARY_Internal
+#undef FUSER_DEFINE_BINARY_Promoted
+#undef FUSER_DEFINE_BINARY_Float
+#undef FUSER_DEFINE_BINARY_Compare
+#undef FUSER_DEFINE_BINARY_Logical
+#undef FUSER_DEFINE_BINARY_Bits
+#undef FUSER_DEFINE_BINARY_Integer
+#undef FUSER_DEFINE_BINARY_FloatOnly
 #undef FUSER_DEFINE_BINARY
 
 Val* truncDiv(Val* lhs, Val* rhs) {

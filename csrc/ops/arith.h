@@ -51,47 +51,40 @@ TensorView* unaryOp(UnaryOpType op, TensorView* in);
 
 Val* binaryOp(BinaryOpType op, Val* lhs, Val* rhs);
 
+// One builder per row of ir/binary_ops.def but the Internal ones, of the
+// row's name, for each mix of tensor and scalar operands: Val* add(Val*,
+// Val*), TensorView* add(TensorView*, Val*), ... (the table says what each
+// computes and the type of its result).
 #define FUSER_DECLARE_BINARY(name)                    \
   Val* name(Val* lhs, Val* rhs);                      \
   TensorView* name(TensorView* lhs, TensorView* rhs); \
   TensorView* name(TensorView* lhs, Val* rhs);        \
   TensorView* name(Val* lhs, TensorView* rhs);
-FUSER_DECLARE_BINARY(add)
-FUSER_DECLARE_BINARY(sub)
-FUSER_DECLARE_BINARY(mul)
-FUSER_DECLARE_BINARY(div)
-FUSER_DECLARE_BINARY(mod)
-FUSER_DECLARE_BINARY(pow)
-FUSER_DECLARE_BINARY(maximum)
-FUSER_DECLARE_BINARY(minimum)
-FUSER_DECLARE_BINARY(eq)
-FUSER_DECLARE_BINARY(ne)
-FUSER_DECLARE_BINARY(lt)
-FUSER_DECLARE_BINARY(le)
-FUSER_DECLARE_BINARY(gt)
-FUSER_DECLARE_BINARY(ge)
-FUSER_DECLARE_BINARY(logical_and)
-FUSER_DECLARE_BINARY(logical_or)
-// atan2 of integers is a float; remainder has the divisor's sign, as
-// torch.remainder (mod: the dividend's, as torch.fmod).
-FUSER_DECLARE_BINARY(atan2)
-FUSER_DECLARE_BINARY(remainder)
-// The next float after lhs towards rhs, of float or double operands.
-FUSER_DECLARE_BINARY(nextafter)
+#define FUSER_DECLARE_BINARY_Internal(name)
+#define FUSER_DECLARE_BINARY_Promoted FUSER_DECLARE_BINARY
+#define FUSER_DECLARE_BINARY_Float FUSER_DECLARE_BINARY
+#define FUSER_DECLARE_BINARY_Compare FUSER_DECLARE_BINARY
+#define FUSER_DECLARE_BINARY_Logical FUSER_DECLARE_BINARY
+#define FUSER_DECLARE_BINARY_Bits FUSER_DECLARE_BINARY
+#define FUSER_DECLARE_BINARY_Integer FUSER_DECLARE_BINARY
+#define FUSER_DECLARE_BINARY_FloatOnly FUSER_DECLARE_BINARY
+#define FUSER_BINARY_OP(e, name, types, complex, kernel, host, aten) \
+  FUSER_DECLARE_BINARY_##types(name)
+#include <ir/binary_ops.def>
+#undef FUSER_BINARY_OP
+#undef FUSER_DECLARE_BINARY_Internal
+#undef FUSER_DECLARE_BINARY_Promoted
+#undef FUSER_DECLARE_BINARY_Float
+#undef FUSER_DECLARE_BINARY_Compare
+#undef FUSER_DECLARE_BINARY_Logical
+#undef FUSER_DECLARE_BINARY_Bits
+#undef FUSER_DECLARE_BINARY_Integer
+#undef FUSER_DECLARE_BINARY_FloatOnly
+#undef FUSER_DECLARE_BINARY
+
 // torch.div(a, b, rounding_mode="trunc"): integers divide as C's `/`
 // (nvFuser's div of integers), floats give trunc(a / b).
 Val* truncDiv(Val* lhs, Val* rhs);
-// Integer operands (bools too for and, or, xor), torch's semantics: a
-// shift by a negative amount or by the width or more gives 0 (left,
-// logical right) or the sign fill (arithmetic right); gcd is non-negative.
-FUSER_DECLARE_BINARY(bitwise_and)
-FUSER_DECLARE_BINARY(bitwise_or)
-FUSER_DECLARE_BINARY(bitwise_xor)
-FUSER_DECLARE_BINARY(bitwise_left_shift)
-FUSER_DECLARE_BINARY(bitwise_right_shift)
-FUSER_DECLARE_BINARY(logical_right_shift)
-FUSER_DECLARE_BINARY(gcd)
-#undef FUSER_DECLARE_BINARY
 
 // Compositions of the elementwise ops above, with PyTorch's semantics.
 // torch.clamp: minimum(maximum(x, min_value), max_value); a null bound is

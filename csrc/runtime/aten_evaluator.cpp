@@ -472,15 +472,28 @@ class AtenEvaluator {
   at::Tensor computeBinary(
       BinaryOpType op, const at::Tensor& a, const at::Tensor& b,
       TensorView* out) {
+    // The rows of ir/binary_ops.def whose ATen form is Call(f).
+#define FUSER_ATEN_Call(f) return f(a, b);
+#define FUSER_ATEN_Own break;
+    switch (op) {
+#define FUSER_BINARY_OP(e, name, types, complex, kernel, host, aten) \
+  case BinaryOpType::e:                                              \
+    FUSER_ATEN_##aten
+#include <ir/binary_ops.def>
+#undef FUSER_BINARY_OP
+    }
+#undef FUSER_ATEN_Own
+#undef FUSER_ATEN_Call
+    return computeOwnBinary(op, a, b, out);
+  }
+
+  // The rows of ir/binary_ops.def of an Own ATen form.
+  at::Tensor computeOwnBinary(
+      BinaryOpType op, const at::Tensor& a, const at::Tensor& b,
+      TensorView* out) {
     const bool integral =
         isIntegralType(out->dtype()) || isBooleanType(out->dtype());
     switch (op) {
-      case BinaryOpType::Add:
-        return at::add(a, b);
-      case BinaryOpType::Sub:
-        return at::sub(a, b);
-      case BinaryOpType::Mul:
-        return at::mul(a, b);
       case BinaryOpType::Div:
         // True division for floating-point results; an integer result
         // truncates, as C++ (and the generated kernel) does.
@@ -488,53 +501,11 @@ class AtenEvaluator {
       case BinaryOpType::CeilDiv:
         return integral ? at::neg(at::div(at::neg(a), b, "floor"))
                         : at::ceil(at::div(a, b));
-      case BinaryOpType::Mod:
-        // C semantics (the sign of the dividend), as fmod and % in CUDA.
-        return at::fmod(a, b);
-      case BinaryOpType::Pow:
-        return at::pow(a, b);
-      case BinaryOpType::Max:
-        return at::maximum(a, b);
-      case BinaryOpType::Min:
-        return at::minimum(a, b);
-      case BinaryOpType::Eq:
-        return at::eq(a, b);
-      case BinaryOpType::Ne:
-        return at::ne(a, b);
-      case BinaryOpType::Lt:
-        return at::lt(a, b);
-      case BinaryOpType::Le:
-        return at::le(a, b);
-      case BinaryOpType::Gt:
-        return at::gt(a, b);
-      case BinaryOpType::Ge:
-        return at::ge(a, b);
-      case BinaryOpType::LogicalAnd:
-        return at::logical_and(a, b);
-      case BinaryOpType::LogicalOr:
-        return at::logical_or(a, b);
-      case BinaryOpType::Atan2:
-        return at::atan2(a, b);
-      case BinaryOpType::Remainder:
-        return at::remainder(a, b);
-      case BinaryOpType::BitwiseAnd:
-        return at::bitwise_and(a, b);
-      case BinaryOpType::BitwiseOr:
-        return at::bitwise_or(a, b);
-      case BinaryOpType::BitwiseXor:
-        return at::bitwise_xor(a, b);
-      case BinaryOpType::LeftShift:
-        return at::bitwise_left_shift(a, b);
-      case BinaryOpType::RightShift:
-        return at::bitwise_right_shift(a, b);
       case BinaryOpType::LogicalRightShift:
         return logicalRightShift(a, b);
-      case BinaryOpType::Gcd:
-        return at::gcd(a, b);
-      case BinaryOpType::Nextafter:
-        return at::nextafter(a, b);
+      default:
+        FUSER_ERROR("unknown binary op ", op);
     }
-    FUSER_ERROR("unknown binary op ", op);
   }
 
   // A matrix product as one batched product: each operand permuted to

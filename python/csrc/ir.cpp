@@ -47,36 +47,20 @@ const std::unordered_map<std::string, UnaryOpType>& unaryOps() {
   return ops;
 }
 
+// The Python names of the binary ops: those of ir/binary_ops.def but the
+// Internal rows, and fmod, torch's name of mod.
 const std::unordered_map<std::string, BinaryOpType>& binaryOps() {
-  static const std::unordered_map<std::string, BinaryOpType> ops = {
-      {"add", BinaryOpType::Add},
-      {"sub", BinaryOpType::Sub},
-      {"mul", BinaryOpType::Mul},
-      {"div", BinaryOpType::Div},
-      {"mod", BinaryOpType::Mod},
-      {"fmod", BinaryOpType::Mod},
-      {"pow", BinaryOpType::Pow},
-      {"maximum", BinaryOpType::Max},
-      {"minimum", BinaryOpType::Min},
-      {"eq", BinaryOpType::Eq},
-      {"ne", BinaryOpType::Ne},
-      {"lt", BinaryOpType::Lt},
-      {"le", BinaryOpType::Le},
-      {"gt", BinaryOpType::Gt},
-      {"ge", BinaryOpType::Ge},
-      {"logical_and", BinaryOpType::LogicalAnd},
-      {"logical_or", BinaryOpType::LogicalOr},
-      {"atan2", BinaryOpType::Atan2},
-      {"remainder", BinaryOpType::Remainder},
-      {"bitwise_and", BinaryOpType::BitwiseAnd},
-      {"bitwise_or", BinaryOpType::BitwiseOr},
-      {"bitwise_xor", BinaryOpType::BitwiseXor},
-      {"bitwise_left_shift", BinaryOpType::LeftShift},
-      {"bitwise_right_shift", BinaryOpType::RightShift},
-      {"logical_right_shift", BinaryOpType::LogicalRightShift},
-      {"gcd", BinaryOpType::Gcd},
-      {"nextafter", BinaryOpType::Nextafter},
-  };
+  static const std::unordered_map<std::string, BinaryOpType> ops = [] {
+    std::unordered_map<std::string, BinaryOpType> names;
+#define FUSER_BINARY_OP(e, name, types, complex, kernel, host, aten) \
+  if (BinaryTypes::types != BinaryTypes::Internal) {                 \
+    names.emplace(#name, BinaryOpType::e);                           \
+  }
+#include <ir/binary_ops.def>
+#undef FUSER_BINARY_OP
+    names.emplace("fmod", BinaryOpType::Mod);
+    return names;
+  }();
   return ops;
 }
 
