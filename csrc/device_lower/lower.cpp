@@ -12,12 +12,8 @@
 
 namespace fuser {
 
-namespace {
-thread_local GpuLower* active_lower = nullptr;
-} // namespace
-
 GpuLower::GpuLower(const Fusion* fusion, DataType index_type, KernelFlags flags)
-    : kernel_(std::make_unique<LoweredKernel>()), previous_(active_lower) {
+    : kernel_(std::make_unique<LoweredKernel>()) {
   FUSER_CHECK(fusion != nullptr, "Lowering a null fusion.");
   FUSER_INTERNAL_ASSERT(
       index_type == DataType::Int || index_type == DataType::Int32,
@@ -37,19 +33,11 @@ GpuLower::GpuLower(const Fusion* fusion, DataType index_type, KernelFlags flags)
     kernel_->parameters.push_back(output);
   }
   id_model_ = std::make_unique<IdModel>(kernel_->fusion.get());
-  active_lower = this;
   bindParameterExtents();
   analyze();
 }
 
-GpuLower::~GpuLower() {
-  active_lower = previous_;
-}
-
-GpuLower* GpuLower::current() {
-  FUSER_INTERNAL_ASSERT(active_lower != nullptr, "no lowering in progress");
-  return active_lower;
-}
+GpuLower::~GpuLower() = default;
 
 void GpuLower::bindParameterExtents() {
   FusionGuard fg(fusion());
@@ -230,12 +218,13 @@ void GpuLower::analyze() {
   FusionGuard fg(fusion());
   validateThreadMapping(fusion(), *id_model_);
   loop_promotion_ = std::make_unique<LoopPromotion>(fusion(), *id_model_);
-  kernel_->launch_extents = computeLaunchExtents(fusion(), *loop_promotion_);
+  kernel_->launch_extents =
+      computeLaunchExtents(*this, fusion(), *loop_promotion_);
   kernel_->launch_bounds = computeLaunchBounds(fusion());
-  bookVectorizedAccesses(fusion(), *loop_promotion_);
+  bookVectorizedAccesses(*this, fusion(), *loop_promotion_);
   parallel_reductions_ =
       std::make_unique<ParallelReductions>(fusion(), *kernel_);
-  mma_pipeline_ = std::make_unique<MmaPipeline>(fusion(), *kernel_);
+  mma_pipeline_ = std::make_unique<MmaPipeline>(*this, fusion());
 }
 
 Val* GpuLower::launchExtent(ParallelType pt) const {
@@ -243,24 +232,35 @@ Val* GpuLower::launchExtent(ParallelType pt) const {
   return it == kernel_->launch_extents.end() ? nullptr : it->second;
 }
 
-std::unique_ptr<LoweredKernel> GpuLower::run() {
-  FusionGuard fg(fusion());
-  using Pass = std::vector<Expr*> (*)(const std::vector<Expr*>&);
-  // The ordered pass list (doc/design.md §5).
-  static const std::vector<std::pair<const char*, Pass>> passes = {
-      {"removeBulkCopies", removeBulkCopies},
+std::vector<std::pair<std::string, GpuLower::Pass>> GpuLower::passes() {
+  using Exprs = std::vector<Expr*>;
+  return {
+      {"removeBulkCopies",
+       [this](const Exprs& e) { return removeBulkCopies(*mma_pipeline_, e); }},
       {"sortExprsForInlining", sortExprsForInlining},
-      {"generateLoopNests", generateLoopNests},
-      {"insertAllocations", insertAllocations},
-      {"placePredicates", placePredicates},
-      {"lowerIndices", lowerIndices},
-      {"generatePredicates", generatePredicates},
-      {"specializeWarps", specializeWarps},
+      {"generateLoopNests",
+       [this](const Exprs& e) { return generateLoopNests(*this, e); }},
+      {"insertAllocations",
+       [this](const Exprs& e) { return insertAllocations(*this, e); }},
+      {"placePredicates",
+       [this](const Exprs& e) {
+         return placePredicates(*parallel_reductions_, e);
+       }},
+      {"lowerIndices",
+       [this](const Exprs& e) { return lowerIndices(*this, e); }},
+      {"generatePredicates",
+       [this](const Exprs& e) { return generatePredicates(*this, e); }},
+      {"specializeWarps",
+       [this](const Exprs& e) { return specializeWarps(*kernel_, e); }},
       {"unswitchUnrolledLoops", unswitchUnrolledLoops},
       {"cleanUpKernel", cleanUpKernel},
   };
+}
+
+std::unique_ptr<LoweredKernel> GpuLower::run() {
+  FusionGuard fg(fusion());
   std::vector<Expr*> exprs = fusion()->exprs();
-  for (const auto& [name, pass] : passes) {
+  for (const auto& [name, pass] : passes()) {
     auto start = std::chrono::steady_clock::now();
     exprs = pass(exprs);
     if (isDebugDumpEnabled(DebugDumpOption::LowerPasses)) {

@@ -4,9 +4,10 @@
 // phase (the IdModel, the extents of kernel arguments, loop promotion,
 // launch sizes, the vectorized accesses and the run-time checks they need),
 // then the ordered pass list of lower.cpp. Each pass is a free function in
-// its own file under pass/; FUSER_DUMP=lower_passes times them,
-// FUSER_DUMP=lower_ir prints the kernel IR after each (lower_ir:<pass>
-// after one) and FUSER_DUMP=kernel_ir the result.
+// its own file under pass/ that takes the analyses it reads as arguments
+// (there is no global "lowering in progress"); FUSER_DUMP=lower_passes
+// times them, FUSER_DUMP=lower_ir prints the kernel IR after each
+// (lower_ir:<pass> after one) and FUSER_DUMP=kernel_ir the result.
 #pragma once
 
 #include <device_lower/analysis/loop_promotion.h>
@@ -18,6 +19,7 @@
 #include <ir/cloner.h>
 #include <scheduler/kernel_flags.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -122,8 +124,11 @@ class GpuLower {
   // Runs the pass list once.
   std::unique_ptr<LoweredKernel> run();
 
-  // The lowering in progress (passes read the shared analyses from it).
-  static GpuLower* current();
+  // A pass of the ordered list, given the analyses it reads from this
+  // lowering: kernel IR exprs in, kernel IR exprs out.
+  using Pass = std::function<std::vector<Expr*>(const std::vector<Expr*>&)>;
+  // The ordered pass list (doc/design.md §5), by name.
+  std::vector<std::pair<std::string, Pass>> passes();
 
   Fusion* fusion() const {
     return kernel_->fusion.get();
@@ -192,7 +197,6 @@ class GpuLower {
   std::vector<std::pair<IterDomain*, Val*>> named_parameter_ids_;
   std::unordered_map<const Val*, Val*> extent_substitutions_;
   std::unordered_map<const Val*, Val*> resolved_;
-  GpuLower* previous_ = nullptr;
 };
 
 } // namespace fuser

@@ -4,7 +4,6 @@
 // analysis phase when it is constructed, so passes run one by one.
 #include <device_lower/kernel_ir.h>
 #include <device_lower/lower.h>
-#include <device_lower/passes.h>
 #include <fusion.h>
 #include <ir/all_nodes.h>
 #include <ops/all_ops.h>
@@ -14,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
@@ -47,13 +47,21 @@ std::unique_ptr<Fusion> splitReluCopy(bool cached_input = false) {
   return fusion;
 }
 
-// Runs `passes` on `exprs` in order and prints the result.
+// Runs the passes of `lower`'s list named `names` on `exprs` in order and
+// prints the result.
 std::string after(
-    const std::vector<std::vector<Expr*> (*)(const std::vector<Expr*>&)>&
-        passes,
+    GpuLower& lower, const std::vector<std::string>& names,
     std::vector<Expr*>& exprs) {
-  for (auto pass : passes) {
-    exprs = pass(exprs);
+  const auto passes = lower.passes();
+  for (const std::string& name : names) {
+    auto it = std::find_if(passes.begin(), passes.end(), [&](const auto& p) {
+      return p.first == name;
+    });
+    if (it == passes.end()) {
+      ADD_FAILURE() << "no pass " << name;
+      return "";
+    }
+    exprs = it->second(exprs);
   }
   return kir::toString(exprs);
 }
@@ -63,8 +71,10 @@ std::string afterPlacePredicates(std::unique_ptr<Fusion> fusion) {
   GpuLower lower(fusion.get());
   FusionGuard fg(lower.fusion());
   std::vector<Expr*> exprs = lower.fusion()->exprs();
-  after({sortExprsForInlining, generateLoopNests, insertAllocations}, exprs);
-  return after({placePredicates}, exprs);
+  after(
+      lower, {"sortExprsForInlining", "generateLoopNests", "insertAllocations"},
+      exprs);
+  return after(lower, {"placePredicates"}, exprs);
 }
 
 } // namespace
@@ -78,7 +88,7 @@ TEST_F(LoweringPassTest, InsertAllocations) {
   FusionGuard fg(lower.fusion());
   std::vector<Expr*> exprs = lower.fusion()->exprs();
   const std::string before =
-      after({sortExprsForInlining, generateLoopNests}, exprs);
+      after(lower, {"sortExprsForInlining", "generateLoopNests"}, exprs);
   EXPECT_EQ(
       before,
       "FOR i8 in iS5{2}:\n"
@@ -89,7 +99,7 @@ TEST_F(LoweringPassTest, InsertAllocations) {
       "    T2_g_float[iS3{2}, iS4{4}] produce_pos( 1 )\n"
       "       = Set(T1_l_float[iS5{2}, iS6{4}] ca_pos( 1 ))\n")
       << before;
-  const std::string after_pass = after({insertAllocations}, exprs);
+  const std::string after_pass = after(lower, {"insertAllocations"}, exprs);
   EXPECT_EQ(
       after_pass,
       "FOR i8 in iS5{2}:\n"
@@ -183,7 +193,7 @@ TEST_F(LoweringPassTest, CleanUpKernel) {
                   empty_loop->index()->toString() + " in " + id->toString() +
                   ":\n" + "IF " + empty_branch->predicate()->toString() + ":\n")
       << before;
-  const std::string after_pass = after({cleanUpKernel}, exprs);
+  const std::string after_pass = after(lower, {"cleanUpKernel"}, exprs);
   EXPECT_EQ(
       after_pass, "FOR " + i->toString() + " in " + id->toString() + ":\n" +
                       "  T2[" + i->toString() + "]\n" + "     = Set(T0[" +
@@ -218,8 +228,9 @@ std::unique_ptr<Fusion> unrolledReluCopy(
 std::vector<Expr*> predicatedKernel(GpuLower& lower) {
   std::vector<Expr*> exprs = lower.fusion()->exprs();
   after(
-      {sortExprsForInlining, generateLoopNests, insertAllocations,
-       placePredicates, lowerIndices, generatePredicates},
+      lower,
+      {"sortExprsForInlining", "generateLoopNests", "insertAllocations",
+       "placePredicates", "lowerIndices", "generatePredicates"},
       exprs);
   return exprs;
 }
@@ -249,7 +260,7 @@ TEST_F(LoweringPassTest, UnswitchUnrolledLoops) {
   const std::string before = kir::toString(exprs);
   EXPECT_EQ(count(before, "IF "), 2) << before;
   EXPECT_EQ(count(before, "ELSE"), 0) << before;
-  const std::string after_pass = after({unswitchUnrolledLoops}, exprs);
+  const std::string after_pass = after(lower, {"unswitchUnrolledLoops"}, exprs);
   ASSERT_EQ(exprs.size(), 1u) << after_pass;
   auto* branch = dynamic_cast<kir::IfThenElse*>(exprs[0]);
   ASSERT_NE(branch, nullptr) << after_pass;
@@ -282,7 +293,7 @@ TEST_F(LoweringPassTest, UnswitchKeepsNestsWhoseIndicesWrapAround) {
   std::vector<Expr*> exprs = predicatedKernel(lower);
   const std::string before = kir::toString(exprs);
   ASSERT_NE(before.find("%"), std::string::npos) << before;
-  EXPECT_EQ(after({unswitchUnrolledLoops}, exprs), before);
+  EXPECT_EQ(after(lower, {"unswitchUnrolledLoops"}, exprs), before);
 }
 
 // A nest whose predicates test a row (threadIdx.y past the last row: the
@@ -305,7 +316,7 @@ TEST_F(LoweringPassTest, UnswitchSplitsThePredicatedNestOnInvariantTests) {
   std::vector<Expr*> exprs = predicatedKernel(lower);
   const std::string before = kir::toString(exprs);
   ASSERT_EQ(count(before, "ELSE"), 0) << before;
-  const std::string after_pass = after({unswitchUnrolledLoops}, exprs);
+  const std::string after_pass = after(lower, {"unswitchUnrolledLoops"}, exprs);
   kir::IfThenElse* branch = nullptr;
   std::function<void(const std::vector<Expr*>&)> find =
       [&](const std::vector<Expr*>& scope) {

@@ -7,9 +7,8 @@ namespace fuser {
 
 namespace {
 
-Val* sharedThreadExtent(IterDomain* id) {
-  GpuLower* lower = GpuLower::current();
-  const auto& bounds = lower->kernel().launch_bounds;
+Val* sharedThreadExtent(GpuLower& lower, IterDomain* id) {
+  const auto& bounds = lower.kernel().launch_bounds;
   auto it = bounds.find(id->getParallelType());
   FUSER_INTERNAL_ASSERT(
       it != bounds.end() && it->second > 0, "the shared buffer axis ",
@@ -21,8 +20,7 @@ Val* sharedThreadExtent(IterDomain* id) {
 
 } // namespace
 
-std::vector<BufferAxis> bufferShape(TensorView* tv) {
-  GpuLower* lower = GpuLower::current();
+std::vector<BufferAxis> bufferShape(GpuLower& lower, TensorView* tv) {
   const MemoryType memory = tv->getMemoryType();
   const auto& loop = tv->getLoopDomain();
   const auto inline_position = static_cast<size_t>(tv->getComputeAtPosition());
@@ -39,7 +37,7 @@ std::vector<BufferAxis> bufferShape(TensorView* tv) {
     }
     shape.push_back(
         {i, id,
-         shared_thread ? sharedThreadExtent(id) : lower->loopExtent(id)});
+         shared_thread ? sharedThreadExtent(lower, id) : lower.loopExtent(id)});
   }
   return shape;
 }

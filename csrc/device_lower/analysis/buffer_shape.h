@@ -10,6 +10,8 @@
 
 namespace fuser {
 
+class GpuLower;
+
 struct BufferAxis {
   size_t position; // in the tensor's loop domain
   IterDomain* id;
@@ -21,7 +23,7 @@ struct BufferAxis {
 // also its thread-parallel axes left of it (the threads of a block share
 // the buffer, each needs its own part). A thread axis of a shared buffer
 // takes its launch bound (IterDomain::extentBound): a static shared
-// array needs a constant size.
-std::vector<BufferAxis> bufferShape(TensorView* tv);
+// array needs a constant size. Extents are `lower`'s (GpuLower::loopExtent).
+std::vector<BufferAxis> bufferShape(GpuLower& lower, TensorView* tv);
 
 } // namespace fuser

@@ -8,8 +8,7 @@
 namespace fuser {
 
 std::map<ParallelType, Val*> computeLaunchExtents(
-    Fusion* fusion, const LoopPromotion& promotion) {
-  GpuLower* lower = GpuLower::current();
+    GpuLower& lower, Fusion* fusion, const LoopPromotion& promotion) {
   std::map<ParallelType, std::vector<Val*>> extents;
   for (TensorView* tv : fusion->allTvs()) {
     if (tv->definition() == nullptr) {
@@ -20,7 +19,7 @@ std::map<ParallelType, Val*> computeLaunchExtents(
       if (!loop[i]->isThread()) {
         continue;
       }
-      Val* extent = lower->loopExtent(promotion.loopId(tv, i));
+      Val* extent = lower.loopExtent(promotion.loopId(tv, i));
       if (const int64_t multiple = loop[i]->paddedMultiple(); multiple > 1) {
         Val* m = IrBuilder::create<Val>(multiple, DataType::Index);
         extent = IrBuilder::mulExpr(IrBuilder::ceilDivExpr(extent, m), m);

@@ -8,13 +8,15 @@
 
 namespace fuser {
 
+class GpuLower;
+
 // For each thread/block parallel type some loop uses, the extent to launch
 // with: the extent of the ID that loop runs over (loop promotion), or the
 // largest of several different ones (the smaller loops are then
-// predicated). Extents are in kernel terms (GpuLower::loopExtent); needs a
-// lowering in progress.
+// predicated). Extents are in kernel terms (`lower`'s
+// GpuLower::loopExtent).
 std::map<ParallelType, Val*> computeLaunchExtents(
-    Fusion* fusion, const LoopPromotion& promotion);
+    GpuLower& lower, Fusion* fusion, const LoopPromotion& promotion);
 
 // For each thread parallel type some loop uses, the most threads it may
 // launch: the largest constant extent, or the scheduler's bound on a

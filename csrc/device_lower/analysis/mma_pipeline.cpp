@@ -9,7 +9,8 @@
 
 namespace fuser {
 
-MmaPipeline::MmaPipeline(Fusion* fusion, LoweredKernel& kernel) {
+MmaPipeline::MmaPipeline(GpuLower& lower, Fusion* fusion) {
+  LoweredKernel& kernel = lower.kernel();
   for (Expr* expr : fusion->exprs()) {
     if (auto* mma = dynamic_cast<MmaOp*>(expr)) {
       FUSER_CHECK(
@@ -48,8 +49,8 @@ MmaPipeline::MmaPipeline(Fusion* fusion, LoweredKernel& kernel) {
   tiles_ = loop[1]->definition()->as<Split>()->in();
 
   const size_t first_map = kernel.tensor_maps.size();
-  bookOperand(mma_->a(), tile.m, 1, kernel);
-  bookOperand(mma_->b(), tile.n, tile.cluster, kernel);
+  bookOperand(lower, mma_->a(), tile.m, 1);
+  bookOperand(lower, mma_->b(), tile.n, tile.cluster);
   const TmaOperandLayout& a = kernel.tensor_maps[first_map].layout;
   const TmaOperandLayout& b = kernel.tensor_maps[first_map + 1].layout;
 
@@ -89,8 +90,8 @@ IterDomain* MmaPipeline::outerOfSplit(IterDomain* logical) const {
 }
 
 void MmaPipeline::bookOperand(
-    TensorView* cache, int64_t tile_mn, int64_t slices, LoweredKernel& kernel) {
-  GpuLower* lower = GpuLower::current();
+    GpuLower& lower, TensorView* cache, int64_t tile_mn, int64_t slices) {
+  LoweredKernel& kernel = lower.kernel();
   auto* copy = dynamic_cast<LoadStoreOp*>(cache->definition());
   FUSER_CHECK(
       cache->getMemoryType() == MemoryType::Shared && copy != nullptr &&
@@ -129,9 +130,9 @@ void MmaPipeline::bookOperand(
   map.parameter = static_cast<size_t>(it - kernel.parameters.begin());
   map.layout = *global;
   for (TmaDim& dim : map.layout.dims) {
-    dim.div = lower->resolveExtent(dim.div);
-    dim.mod = lower->resolveExtent(dim.mod);
-    map.dim_extents.push_back(lower->resolveExtent(dim.id->extent()));
+    dim.div = lower.resolveExtent(dim.div);
+    dim.mod = lower.resolveExtent(dim.mod);
+    map.dim_extents.push_back(lower.resolveExtent(dim.id->extent()));
   }
   kernel.tensor_maps.push_back(map);
 }

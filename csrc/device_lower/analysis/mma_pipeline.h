@@ -16,11 +16,14 @@
 
 namespace fuser {
 
+class GpuLower;
 struct LoweredKernel;
 
 class MmaPipeline {
  public:
-  MmaPipeline(Fusion* fusion, LoweredKernel& kernel);
+  // Books in `lower`'s kernel; operand extents are the ones `lower`
+  // resolves (GpuLower::resolveExtent).
+  MmaPipeline(GpuLower& lower, Fusion* fusion);
 
   // Null when the kernel has no matrix product.
   MmaOp* mma() const {
@@ -55,8 +58,7 @@ class MmaPipeline {
   // The shared-memory cache `cache` of a global operand: its tensor map,
   // whose box is 1 / `slices` of the tile (MmaTileConfig::cluster).
   void bookOperand(
-      TensorView* cache, int64_t tile_mn, int64_t slices,
-      LoweredKernel& kernel);
+      GpuLower& lower, TensorView* cache, int64_t tile_mn, int64_t slices);
 
   MmaOp* mma_ = nullptr;
   std::unordered_set<const Expr*> bulk_copies_;

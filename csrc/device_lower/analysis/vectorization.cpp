@@ -52,26 +52,27 @@ void appendLeaves(IterDomain* id, std::vector<IterDomain*>& leaves) {
 // Whether `id` is the innermost axis of `tv`'s register or shared buffer
 // (the buffer is indexed by the enclosing loop mapped to it,
 // Indexer::bufferIndex).
-bool isInnermostBufferAxis(TensorView* tv, IterDomain* id) {
-  const std::vector<BufferAxis> shape = bufferShape(tv);
+bool isInnermostBufferAxis(GpuLower& lower, TensorView* tv, IterDomain* id) {
+  const std::vector<BufferAxis> shape = bufferShape(lower, tv);
   if (shape.empty()) {
     return false;
   }
   const BufferAxis& innermost = shape.back();
   return innermost.position >=
              static_cast<size_t>(tv->getComputeAtPosition()) &&
-         GpuLower::current()->idModel().loopMapped(innermost.id, id) &&
-         innermost.extent->sameAs(GpuLower::current()->loopExtent(id));
+         lower.idModel().loopMapped(innermost.id, id) &&
+         innermost.extent->sameAs(lower.loopExtent(id));
 }
 
 } // namespace
 
-std::optional<VectorRun> vectorRun(TensorView* tv, IterDomain* id) {
+std::optional<VectorRun> vectorRun(
+    GpuLower& lower, TensorView* tv, IterDomain* id) {
   if (tv->getMemoryType() != MemoryType::Global) {
-    return isInnermostBufferAxis(tv, id) ? std::optional(VectorRun{})
-                                         : std::nullopt;
+    return isInnermostBufferAxis(lower, tv, id) ? std::optional(VectorRun{})
+                                                : std::nullopt;
   }
-  IdModel& id_model = GpuLower::current()->idModel();
+  IdModel& id_model = lower.idModel();
   const MemoryAxes memory = memoryAxes(tv);
   // The lanes are consecutive indices of `id`, and of the input of each
   // inner split up the chain that made it the inner part (the matmul
@@ -110,8 +111,7 @@ std::optional<VectorRun> vectorRun(TensorView* tv, IterDomain* id) {
 
 namespace {
 
-int64_t parameterPosition(TensorView* tv) {
-  const auto& params = GpuLower::current()->kernel().parameters;
+int64_t parameterPosition(const std::vector<Val*>& params, TensorView* tv) {
   int64_t tensor_position = 0;
   for (Val* param : params) {
     if (param == tv) {
@@ -130,10 +130,11 @@ namespace {
 
 // Checks that `width` lanes of the loop over `id` may access `tv` as one
 // vector and books the run-time conditions of a global `tv`.
-void bookAccess(IterDomain* id, int64_t width, TensorView* tv) {
+void bookAccess(
+    GpuLower& lower, IterDomain* id, int64_t width, TensorView* tv) {
   // One vector access from lane 0 reads or writes `width` consecutive
   // elements; anything else would silently touch the wrong ones.
-  const std::optional<VectorRun> run = vectorRun(tv, id);
+  const std::optional<VectorRun> run = vectorRun(lower, tv, id);
   FUSER_CHECK(
       run.has_value(), "Vectorized axis ", id->toString(),
       " does not walk consecutive elements of ", tv->toString(),
@@ -145,7 +146,6 @@ void bookAccess(IterDomain* id, int64_t width, TensorView* tv) {
   if (tv->getMemoryType() != MemoryType::Global) {
     return;
   }
-  GpuLower* lower = GpuLower::current();
   const int64_t bytes = width * dataTypeSize(tv->dtype());
   FUSER_CHECK(
       width > 0 && (width & (width - 1)) == 0 && bytes <= 16,
@@ -155,17 +155,20 @@ void bookAccess(IterDomain* id, int64_t width, TensorView* tv) {
   Val* extent = FusionGuard::getCurFusion()->oneVal();
   std::vector<Val*> walked_extents;
   for (IterDomain* axis : run->axes) {
-    walked_extents.push_back(lower->loopExtent(axis));
+    walked_extents.push_back(lower.loopExtent(axis));
     extent = IrBuilder::mulExpr(extent, walked_extents.back());
   }
-  lower->kernel().vectorization_checks.push_back(
-      {parameterPosition(tv), tv, width, extent, run->strided_positions});
-  lower->recordDivisibleProduct(std::move(walked_extents), width);
+  LoweredKernel& kernel = lower.kernel();
+  kernel.vectorization_checks.push_back(
+      {parameterPosition(kernel.parameters, tv), tv, width, extent,
+       run->strided_positions});
+  lower.recordDivisibleProduct(std::move(walked_extents), width);
 }
 
 } // namespace
 
-void bookVectorizedAccesses(Fusion* fusion, const LoopPromotion& promotion) {
+void bookVectorizedAccesses(
+    GpuLower& lower, Fusion* fusion, const LoopPromotion& promotion) {
   for (Expr* expr : fusion->exprs()) {
     for (Val* v : expr->outputs()) {
       auto* tv = dynamic_cast<TensorView*>(v);
@@ -190,13 +193,13 @@ void bookVectorizedAccesses(Fusion* fusion, const LoopPromotion& promotion) {
     // give it another tensor's).
     const size_t last = static_cast<size_t>(out->nDims()) - 1;
     IterDomain* id = promotion.loopId(out, last);
-    Val* extent = GpuLower::current()->loopExtent(id);
+    Val* extent = lower.loopExtent(id);
     FUSER_CHECK(
         extent->isConstInt(), "Vectorized axis ", out->axis(-1)->toString(),
         " of ", out->toString(),
         " needs a constant extent; split by a constant factor first.");
     for (TensorView* tv : {out, expr->input(0)->as<TensorView>()}) {
-      bookAccess(id, extent->constIntValue(), tv);
+      bookAccess(lower, id, extent->constIntValue(), tv);
     }
   }
 }

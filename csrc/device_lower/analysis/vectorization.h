@@ -13,6 +13,8 @@
 
 namespace fuser {
 
+class GpuLower;
+
 // Whether `expr` moves elements without computing on them, and may so be
 // one vector access: a LoadStoreOp (set, a cache), or a BroadcastOp, which
 // adds axes of one position and lowers to a set (a weight read into the
@@ -32,20 +34,22 @@ bool isVectorizedCopyLoop(const kir::ForLoop* loop);
 // lanes stay in one run when its size is a multiple of the width (a
 // run-time check). nullopt when the innermost leaf is not such an axis. An
 // empty run for a register or shared buffer, whose innermost axis must be
-// the vectorized one. Needs a lowering in progress.
+// the vectorized one. Mappings and extents are `lower`'s.
 struct VectorRun {
   std::vector<IterDomain*> axes;
   // Kernel argument positions alloc_stride[k] of the axes outside the run.
   std::vector<size_t> strided_positions;
 };
-std::optional<VectorRun> vectorRun(TensorView* tv, IterDomain* id);
+std::optional<VectorRun> vectorRun(
+    GpuLower& lower, TensorView* tv, IterDomain* id);
 
 // Checks every vectorized copy of `fusion` (a copy whose output's innermost
 // loop ID is vectorized) against the tensors it reads and writes, and
 // books the run-time conditions of the global ones in the kernel
 // (LoweredKernel::vectorization_checks). A user error for a schedule that
 // vectorizes lanes that are not consecutive. Part of lowering's analysis
-// phase (device_lower/lower.cpp).
-void bookVectorizedAccesses(Fusion* fusion, const LoopPromotion& promotion);
+// phase (device_lower/lower.cpp), which books in `lower`'s kernel.
+void bookVectorizedAccesses(
+    GpuLower& lower, Fusion* fusion, const LoopPromotion& promotion);
 
 } // namespace fuser

@@ -9,8 +9,10 @@
 
 namespace fuser {
 
-Indexer::Indexer(const std::vector<kir::ForLoop*>& loops, bool vectorized_copy)
-    : loops_(loops) {
+Indexer::Indexer(
+    GpuLower& lower, const std::vector<kir::ForLoop*>& loops,
+    bool vectorized_copy)
+    : lower_(lower), loops_(loops) {
   Fusion* fusion = FusionGuard::getCurFusion();
   // doc/indexing.md §1: each loop gives its ID's group an index.
   for (size_t i = 0; i < loops.size(); ++i) {
@@ -26,7 +28,7 @@ Indexer::Indexer(const std::vector<kir::ForLoop*>& loops, bool vectorized_copy)
     // launch is sized exactly for it.
     bool bounded = !index->isConst();
     if (loop->isThreadParallel()) {
-      Val* launch = GpuLower::current()->launchExtent(loop->parallelType());
+      Val* launch = lower_.launchExtent(loop->parallelType());
       bounded = launch != nullptr && launch->sameAs(loop->stop());
     }
     if (bounded) {
@@ -37,7 +39,7 @@ Indexer::Indexer(const std::vector<kir::ForLoop*>& loops, bool vectorized_copy)
 }
 
 Val* Indexer::known(IterDomain* id) {
-  auto it = known_.find(GpuLower::current()->idModel().exactGroup(id));
+  auto it = known_.find(lower_.idModel().exactGroup(id));
   if (it != known_.end()) {
     return it->second;
   }
@@ -47,14 +49,13 @@ Val* Indexer::known(IterDomain* id) {
 }
 
 void Indexer::setKnown(IterDomain* id, Val* index) {
-  known_.emplace(GpuLower::current()->idModel().exactGroup(id), index);
+  known_.emplace(lower_.idModel().exactGroup(id), index);
 }
 
 // doc/indexing.md §3: the four propagation rules.
 bool Indexer::propagateOnce() {
-  GpuLower* lower = GpuLower::current();
   bool progress = false;
-  for (Expr* expr : lower->idModel().idExprs()) {
+  for (Expr* expr : lower_.idModel().idExprs()) {
     std::vector<Val*> in_index;
     std::vector<Val*> out_index;
     for (Val* v : expr->inputs()) {
@@ -70,7 +71,7 @@ bool Indexer::propagateOnce() {
       return std::any_of(v.begin(), v.end(), [](Val* x) { return !x; });
     };
     if (auto* split = dynamic_cast<Split*>(expr)) {
-      Val* inner_extent = lower->loopExtent(split->inner());
+      Val* inner_extent = lower_.loopExtent(split->inner());
       if (all(in_index) && any_missing(out_index)) {
         setKnown(split->outer(), IrBuilder::divExpr(in_index[0], inner_extent));
         setKnown(split->inner(), IrBuilder::modExpr(in_index[0], inner_extent));
@@ -83,7 +84,7 @@ bool Indexer::propagateOnce() {
         progress = true;
       }
     } else if (auto* merge = dynamic_cast<Merge*>(expr)) {
-      Val* inner_extent = lower->loopExtent(merge->inner());
+      Val* inner_extent = lower_.loopExtent(merge->inner());
       if (all(in_index) && any_missing(out_index)) {
         setKnown(
             merge->out(),
@@ -130,7 +131,7 @@ Val* Indexer::shiftedIndex(
   FUSER_INTERNAL_ASSERT(
       tv->getMemoryType() == MemoryType::Global, "a shifted read of ",
       tv->toString(), ", which is not in global memory");
-  IdModel& model = GpuLower::current()->idModel();
+  IdModel& model = lower_.idModel();
   // From the loop indices alone and the shifted positions: an index
   // derived earlier from an unshifted axis (the tensor may also be read in
   // place, its axis joined to a loop) must not be reused. What is derived
@@ -158,8 +159,7 @@ bool occupiesMemory(IterDomain* id) {
 
 // The merge of the ID graph whose (outer, inner) inputs are exact-mapped to
 // `outer` and `inner`, or null.
-Merge* mergeOf(IterDomain* outer, IterDomain* inner) {
-  IdModel& model = GpuLower::current()->idModel();
+Merge* mergeOf(IdModel& model, IterDomain* outer, IterDomain* inner) {
   IterDomain* outer_group = model.exactGroup(outer);
   IterDomain* inner_group = model.exactGroup(inner);
   for (Expr* expr : model.idExprs()) {
@@ -178,9 +178,8 @@ Merge* mergeOf(IterDomain* outer, IterDomain* inner) {
 // of an NHWC input) instead of recovering each by a division. An axis read
 // at a shifted position (`shifted`) is not the merge's.
 void foldLoopMerges(
-    std::vector<AllocationAxis>& axes,
+    IdModel& model, std::vector<AllocationAxis>& axes,
     const std::unordered_set<IterDomain*>& shifted) {
-  IdModel& model = GpuLower::current()->idModel();
   auto is_shifted = [&](IterDomain* id) {
     return shifted.count(model.exactGroup(id)) != 0;
   };
@@ -190,7 +189,7 @@ void foldLoopMerges(
     Merge* merge = outer.contiguous == true && occupiesMemory(outer.id) &&
                            occupiesMemory(inner.id) && !is_shifted(outer.id) &&
                            !is_shifted(inner.id)
-                       ? mergeOf(outer.id, inner.id)
+                       ? mergeOf(model, outer.id, inner.id)
                        : nullptr;
     if (merge == nullptr) {
       ++k;
@@ -206,9 +205,8 @@ void foldLoopMerges(
 } // namespace
 
 Val* Indexer::globalIndex(TensorView* tv) {
-  GpuLower* lower = GpuLower::current();
   std::vector<AllocationAxis> axes = foldedAllocationAxes(tv);
-  foldLoopMerges(axes, shifted_groups_);
+  foldLoopMerges(lower_.idModel(), axes, shifted_groups_);
 
   // Strides right to left: a contiguous axis's stride is the next axis's
   // extent times its stride; others come from the kernel argument.
@@ -237,15 +235,14 @@ Val* Indexer::globalIndex(TensorView* tv) {
         axis.id->toString(), " of ", tv->toString());
     linear = IrBuilder::addExpr(linear, IrBuilder::mulExpr(idx, stride));
     next_stride = stride;
-    next_extent = lower->loopExtent(axis.id);
+    next_extent = lower_.loopExtent(axis.id);
   }
   return simplifyExpr(linear, ranges_);
 }
 
 Val* Indexer::enclosingLoopIndex(IterDomain* id, std::vector<bool>& used) {
-  GpuLower* lower = GpuLower::current();
-  IdModel& id_model = lower->idModel();
-  Val* extent = lower->loopExtent(id);
+  IdModel& id_model = lower_.idModel();
+  Val* extent = lower_.loopExtent(id);
   for (size_t j = loops_.size(); j-- > 0;) {
     kir::ForLoop* loop = loops_[j];
     if (used[j] || !id_model.loopMapped(loop->iterDomain(), id) ||
@@ -265,7 +262,7 @@ Val* Indexer::bufferIndex(TensorView* tv) {
   // is written and read in; a coordinate of the tensor only where no such
   // loop encloses the access.
   std::vector<bool> used(loops_.size(), false);
-  const std::vector<BufferAxis> shape = bufferShape(tv);
+  const std::vector<BufferAxis> shape = bufferShape(lower_, tv);
   for (auto axis = shape.rbegin(); axis != shape.rend(); ++axis) {
     IterDomain* id = axis->id;
     Val* idx = enclosingLoopIndex(id, used);
@@ -346,7 +343,6 @@ Val* vectorBase(Val* idx, int64_t divisor, const ValueRanges& ranges) {
 } // namespace
 
 Val* Indexer::predicate(TensorView* consumer, bool include_reduction_axes) {
-  GpuLower* lower = GpuLower::current();
   Val* condition = IrBuilder::create<Val>(ScalarValue(true), DataType::Bool);
   auto require_below = [&](Val* idx, Val* extent) {
     Val* simple = simplifyExpr(idx, ranges_);
@@ -360,7 +356,7 @@ Val* Indexer::predicate(TensorView* consumer, bool include_reduction_axes) {
     auto* below = dynamic_cast<BinaryOp*>(term->definition());
     if (below != nullptr && below->opType() == BinaryOpType::Lt) {
       if (Val* base = vectorBase(
-              below->lhs(), lower->knownDivisor(below->rhs()), ranges_)) {
+              below->lhs(), lower_.knownDivisor(below->rhs()), ranges_)) {
         term = IrBuilder::binaryExpr(BinaryOpType::Lt, base, below->rhs());
       }
     }
@@ -397,7 +393,7 @@ Val* Indexer::predicate(TensorView* consumer, bool include_reduction_axes) {
     FUSER_INTERNAL_ASSERT(
         idx != nullptr, "no path from the loops ", loopsToString(), " to ",
         id->toString());
-    require_below(idx, lower->loopExtent(id));
+    require_below(idx, lower_.loopExtent(id));
   }
   // Split inputs on the loop path that a non-dividing split may overrun.
   for (Expr* expr : getExprsBetween(
@@ -412,7 +408,7 @@ Val* Indexer::predicate(TensorView* consumer, bool include_reduction_axes) {
     if (overrunReachesLogical(split->in(), bounded, !shared_memory)) {
       continue; // the logical predicates above catch it
     }
-    Val* extent = lower->loopExtent(split->in());
+    Val* extent = lower_.loopExtent(split->in());
     Val* factor = split->factor();
     if (extent->isConstInt() && factor->isConstInt() &&
         extent->constIntValue() % factor->constIntValue() == 0) {
@@ -444,8 +440,8 @@ Val* Indexer::predicate(TensorView* consumer, bool include_reduction_axes) {
   }
   // Along a block dimension a reduction across blocks reduced, only the
   // last block of each group holds the value (doc/reduction.md).
-  const auto& last_block = lower->parallelReductions().lastBlockFlags(consumer);
-  for (const auto& [pt, extent] : lower->kernel().launch_extents) {
+  const auto& last_block = lower_.parallelReductions().lastBlockFlags(consumer);
+  for (const auto& [pt, extent] : lower_.kernel().launch_extents) {
     const bool used = std::any_of(
         loops_.begin(), loops_.end(),
         [pt = pt](kir::ForLoop* loop) { return loop->parallelType() == pt; });

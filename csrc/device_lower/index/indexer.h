@@ -13,12 +13,17 @@
 
 namespace fuser {
 
+class GpuLower;
+
 class Indexer {
  public:
   // `loops`: the loops enclosing the expr, outermost first. With
   // `vectorized_copy` the innermost (vectorized) loop contributes index 0:
-  // the access covers the whole vector from its first lane.
-  Indexer(const std::vector<kir::ForLoop*>& loops, bool vectorized_copy);
+  // the access covers the whole vector from its first lane. The ID graph,
+  // extents and launch sizes are `lower`'s.
+  Indexer(
+      GpuLower& lower, const std::vector<kir::ForLoop*>& loops,
+      bool vectorized_copy);
 
   // Offset of the element of `tv` at the current loop point: from the
   // allocation domain for global tensors (doc/indexing.md §4), from the
@@ -61,6 +66,7 @@ class Indexer {
   // nullptr when there is none.
   Val* enclosingLoopIndex(IterDomain* id, std::vector<bool>& used);
 
+  GpuLower& lower_;
   std::vector<kir::ForLoop*> loops_;
   // The index each loop contributes (0 for the lane of a vectorized copy).
   std::vector<Val*> loop_indices_;

@@ -15,8 +15,9 @@ namespace {
 
 // A shared buffer takes the next 16-byte-aligned part of the kernel's
 // dynamic shared memory (its axes are constant, buffer_shape.h).
-void placeSharedBuffer(TensorView* tv, const std::vector<BufferAxis>& shape) {
-  LoweredKernel& kernel = GpuLower::current()->kernel();
+void placeSharedBuffer(
+    LoweredKernel& kernel, TensorView* tv,
+    const std::vector<BufferAxis>& shape) {
   if (kernel.shared_buffer_offsets.count(tv->name()) != 0) {
     return;
   }
@@ -31,22 +32,22 @@ void placeSharedBuffer(TensorView* tv, const std::vector<BufferAxis>& shape) {
   kernel.shared_buffer_bytes += (bytes + 15) / 16 * 16;
 }
 
-kir::Allocate* makeAllocation(TensorView* tv) {
+kir::Allocate* makeAllocation(GpuLower& lower, TensorView* tv) {
   Val* size = FusionGuard::getCurFusion()->oneVal();
-  const std::vector<BufferAxis> shape = bufferShape(tv);
+  const std::vector<BufferAxis> shape = bufferShape(lower, tv);
   for (const BufferAxis& axis : shape) {
     size = IrBuilder::mulExpr(size, axis.extent);
   }
   if (tv->getMemoryType() == MemoryType::Shared) {
-    placeSharedBuffer(tv, shape);
+    placeSharedBuffer(lower.kernel(), tv, shape);
   }
   return IrBuilder::create<kir::Allocate>(tv, tv->getMemoryType(), size);
 }
 
 // `out = init` in its own loops over the iteration axes right of the first
 // reduction axis.
-Expr* makeReductionInit(ReductionOp* rop, size_t first_reduction) {
-  GpuLower* lower = GpuLower::current();
+Expr* makeReductionInit(
+    GpuLower& lower, ReductionOp* rop, size_t first_reduction) {
   auto* out = rop->out()->as<TensorView>();
   // The output is named through an unindexed TensorIndex: the tensor keeps
   // its one definition, and lowerIndices fills in the index.
@@ -58,7 +59,7 @@ Expr* makeReductionInit(ReductionOp* rop, size_t first_reduction) {
     if (loop[i]->isReduction()) {
       continue;
     }
-    Val* extent = lower->loopExtent(loop[i]);
+    Val* extent = lower.loopExtent(loop[i]);
     Val* index = loop[i]->isThread()
                      ? kir::parallelIndex(loop[i]->getParallelType())
                      : IrBuilder::create<Val>(DataType::Index);
@@ -71,6 +72,9 @@ Expr* makeReductionInit(ReductionOp* rop, size_t first_reduction) {
 }
 
 class AllocationInserter : public kir::ExprMutator {
+ public:
+  explicit AllocationInserter(GpuLower& lower) : lower_(lower) {}
+
  protected:
   using kir::ExprMutator::handle;
 
@@ -83,7 +87,8 @@ class AllocationInserter : public kir::ExprMutator {
     }
     if (tv->getMemoryType() != MemoryType::Global) {
       insertBefore(
-          static_cast<size_t>(tv->getComputeAtPosition()), makeAllocation(tv));
+          static_cast<size_t>(tv->getComputeAtPosition()),
+          makeAllocation(lower_, tv));
     }
     if (auto* rop = dynamic_cast<ReductionOp*>(expr)) {
       const auto& loop = tv->getLoopDomain();
@@ -92,15 +97,19 @@ class AllocationInserter : public kir::ExprMutator {
         ++first;
       }
       FUSER_INTERNAL_ASSERT(first < loop.size(), "reduction without loop");
-      insertBefore(first, makeReductionInit(rop, first));
+      insertBefore(first, makeReductionInit(lower_, rop, first));
     }
   }
+
+ private:
+  GpuLower& lower_;
 };
 
 } // namespace
 
-std::vector<Expr*> insertAllocations(const std::vector<Expr*>& exprs) {
-  return AllocationInserter().mutate(exprs);
+std::vector<Expr*> insertAllocations(
+    GpuLower& lower, const std::vector<Expr*>& exprs) {
+  return AllocationInserter(lower).mutate(exprs);
 }
 
 } // namespace fuser

@@ -4,12 +4,12 @@
 // are the pipeline's ring.
 #include <device_lower/passes.h>
 
-#include <device_lower/lower.h>
+#include <device_lower/analysis/mma_pipeline.h>
 
 namespace fuser {
 
-std::vector<Expr*> removeBulkCopies(const std::vector<Expr*>& exprs) {
-  const MmaPipeline& pipeline = GpuLower::current()->mmaPipeline();
+std::vector<Expr*> removeBulkCopies(
+    const MmaPipeline& pipeline, const std::vector<Expr*>& exprs) {
   std::vector<Expr*> kept;
   for (Expr* expr : exprs) {
     if (!pipeline.isBulkCopy(expr)) {

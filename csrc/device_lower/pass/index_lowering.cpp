@@ -44,8 +44,8 @@ void checkShardedAccess(
 // that only move data (set, broadcast, permute, reshape) become plain
 // element copies.
 template <typename LowerOperand>
-Expr* lowerTensorExpr(Expr* expr, const LowerOperand& lowerOperand) {
-  GpuLower* lower = GpuLower::current();
+Expr* lowerTensorExpr(
+    GpuLower& lower, Expr* expr, const LowerOperand& lowerOperand) {
   Val* out = lowerOperand(expr->output(0));
   if (auto* uop = dynamic_cast<UnaryOp*>(expr)) {
     return IrBuilder::create<UnaryOp>(
@@ -61,11 +61,11 @@ Expr* lowerTensorExpr(Expr* expr, const LowerOperand& lowerOperand) {
         lowerOperand(top->input(1)), lowerOperand(top->input(2)));
   }
   if (auto* rop = dynamic_cast<ReductionOp*>(expr)) {
-    const ParallelReductions& parallel = lower->parallelReductions();
+    const ParallelReductions& parallel = lower.parallelReductions();
     if (parallel.isParallel(rop)) {
       const ParallelReductions::Info& info = parallel.info(rop);
       auto* reduction = IrBuilder::create<kir::ParallelReduction>(
-          rop->opType(), lower->resolveExtent(rop->init()), out,
+          rop->opType(), lower.resolveExtent(rop->init()), out,
           lowerOperand(rop->in()), info.dims, info.last_block,
           info.buffer_index);
       reduction->setGroupSize(info.group_size);
@@ -73,7 +73,7 @@ Expr* lowerTensorExpr(Expr* expr, const LowerOperand& lowerOperand) {
       return reduction;
     }
     return IrBuilder::create<ReductionOp>(
-        rop->opType(), lower->resolveExtent(rop->init()), out,
+        rop->opType(), lower.resolveExtent(rop->init()), out,
         lowerOperand(rop->in()));
   }
   CacheOp cache_op = CacheOp::Unspecified;
@@ -115,15 +115,15 @@ Expr* lowerIota(
 // A random element is drawn for its logical linear index (row-major over
 // the output's logical axes), whatever loop computes it (doc/ops.md).
 Expr* lowerRandom(
-    RNGOp* rng, Indexer& indexer, const std::function<Val*(Val*)>& operand) {
-  GpuLower* lower = GpuLower::current();
+    GpuLower& lower, RNGOp* rng, Indexer& indexer,
+    const std::function<Val*(Val*)>& operand) {
   Val* linear = IrBuilder::indexConst(0);
   for (IterDomain* id : rng->out()->as<TensorView>()->getLogicalDomain()) {
     Val* i = indexer.indexOf(id);
     FUSER_INTERNAL_ASSERT(
         i != nullptr, "no index of the random axis ", id->toString());
-    linear = IrBuilder::addExpr(
-        IrBuilder::mulExpr(linear, lower->loopExtent(id)), i);
+    linear =
+        IrBuilder::addExpr(IrBuilder::mulExpr(linear, lower.loopExtent(id)), i);
   }
   return IrBuilder::create<RNGOp>(
       rng->opType(), operand(rng->out()), operand(rng->seed()),
@@ -138,8 +138,10 @@ Expr* lowerRandom(
 class ResizeReader {
  public:
   ResizeReader(
-      ResizeOp* op, Indexer& indexer, const std::vector<kir::ForLoop*>& loops)
-      : op_(op),
+      GpuLower& lower, ResizeOp* op, Indexer& indexer,
+      const std::vector<kir::ForLoop*>& loops)
+      : lower_(lower),
+        op_(op),
         indexer_(indexer),
         loops_(loops),
         out_axes_(TensorDomain::noReductions(
@@ -154,8 +156,8 @@ class ResizeReader {
     return i;
   }
 
-  static Val* extent(Val* in, size_t axis) {
-    return GpuLower::current()->loopExtent(
+  Val* extent(Val* in, size_t axis) {
+    return lower_.loopExtent(
         TensorDomain::noReductions(in->as<TensorView>()->getLogicalDomain())
             .at(axis));
   }
@@ -179,6 +181,7 @@ class ResizeReader {
   }
 
  private:
+  GpuLower& lower_;
   ResizeOp* op_;
   Indexer& indexer_;
   const std::vector<kir::ForLoop*>& loops_;
@@ -194,8 +197,7 @@ Expr* lowerSlice(
   std::vector<std::pair<size_t, Val*>> positions;
   for (size_t a = 0; a < op->resized().size(); ++a) {
     if (op->resized()[a]) {
-      Val* start =
-          sliceBound(operand(scalars[3 * a]), ResizeReader::extent(in, a));
+      Val* start = sliceBound(operand(scalars[3 * a]), reader.extent(in, a));
       positions.emplace_back(
           a, IrBuilder::addExpr(
                  start, IrBuilder::mulExpr(
@@ -227,8 +229,7 @@ Expr* lowerPad(
     Val* here = IrBuilder::binaryExpr(
         BinaryOpType::LogicalAnd,
         IrBuilder::binaryExpr(BinaryOpType::Ge, at, IrBuilder::indexConst(0)),
-        IrBuilder::binaryExpr(
-            BinaryOpType::Lt, at, ResizeReader::extent(in, a)));
+        IrBuilder::binaryExpr(BinaryOpType::Lt, at, reader.extent(in, a)));
     inside = inside == nullptr ? here
                                : IrBuilder::binaryExpr(
                                      BinaryOpType::LogicalAnd, inside, here);
@@ -254,8 +255,8 @@ Expr* lowerCat(
   Val* p = reader.position(dim);
   std::vector<Val*> starts{IrBuilder::indexConst(0)};
   for (size_t i = 0; i + 1 < tensors.size(); ++i) {
-    starts.push_back(IrBuilder::addExpr(
-        starts.back(), ResizeReader::extent(tensors[i], dim)));
+    starts.push_back(
+        IrBuilder::addExpr(starts.back(), reader.extent(tensors[i], dim)));
   }
   auto part = [&](size_t i) {
     return reader.read(tensors[i], {{dim, IrBuilder::subExpr(p, starts[i])}});
@@ -278,9 +279,10 @@ Expr* lowerCat(
 }
 
 Expr* lowerResize(
-    ResizeOp* op, Indexer& indexer, const std::function<Val*(Val*)>& operand,
+    GpuLower& lower, ResizeOp* op, Indexer& indexer,
+    const std::function<Val*(Val*)>& operand,
     const std::vector<kir::ForLoop*>& loops) {
-  ResizeReader reader(op, indexer, loops);
+  ResizeReader reader(lower, op, indexer, loops);
   switch (op->opType()) {
     case ResizeOpType::Slice:
       return lowerSlice(op, reader, operand);
@@ -294,11 +296,11 @@ Expr* lowerResize(
 
 // A matrix product in its tile loops: the tile's coordinates, batch
 // indices and validity, from the accumulator's tile axes (doc/matmul.md §2).
-Expr* lowerMmaTile(MmaOp* mma, const std::vector<kir::ForLoop*>& loops) {
-  GpuLower* lower = GpuLower::current();
-  const MmaPipeline& pipeline = lower->mmaPipeline();
+Expr* lowerMmaTile(
+    GpuLower& lower, MmaOp* mma, const std::vector<kir::ForLoop*>& loops) {
+  const MmaPipeline& pipeline = lower.mmaPipeline();
   const MmaTileConfig& tile = *mma->tileConfig();
-  Indexer indexer(loops, /*vectorized_copy=*/false);
+  Indexer indexer(lower, loops, /*vectorized_copy=*/false);
   auto index = [&](IterDomain* id) {
     Val* idx = indexer.indexOf(id);
     FUSER_INTERNAL_ASSERT(
@@ -319,22 +321,22 @@ Expr* lowerMmaTile(MmaOp* mma, const std::vector<kir::ForLoop*>& loops) {
   Val* valid = simplifyExpr(
       IrBuilder::binaryExpr(
           BinaryOpType::Lt, index(pipeline.tiles()),
-          lower->loopExtent(pipeline.tiles())),
+          lower.loopExtent(pipeline.tiles())),
       indexer.ranges());
   return IrBuilder::create<kir::MmaTile>(
       kir::MmaTile::Role::Compute, mma->out(), m0, n0, batch,
-      lower->loopExtent(pipeline.kTile()), valid);
+      lower.loopExtent(pipeline.kTile()), valid);
 }
 
 // `expr` with its tensor operands indexed, and its predicate recorded for
 // generatePredicates: one indexer per expr.
-Expr* lowerExpr(Expr* expr, const std::vector<kir::ForLoop*>& loops) {
-  GpuLower* lower = GpuLower::current();
+Expr* lowerExpr(
+    GpuLower& lower, Expr* expr, const std::vector<kir::ForLoop*>& loops) {
   if (auto* mma = dynamic_cast<MmaOp*>(expr)) {
-    return lowerMmaTile(mma, loops);
+    return lowerMmaTile(lower, mma, loops);
   }
   const bool vectorized = !loops.empty() && isVectorizedCopyLoop(loops.back());
-  Indexer indexer(loops, vectorized);
+  Indexer indexer(lower, loops, vectorized);
   auto lowerOperand = [&](Val* v) -> Val* {
     if (auto* ti = dynamic_cast<kir::TensorIndex*>(v)) {
       if (ti->index() != nullptr) {
@@ -347,17 +349,17 @@ Expr* lowerExpr(Expr* expr, const std::vector<kir::ForLoop*>& loops) {
       checkShardedAccess(tv, expr, loops);
       return IrBuilder::create<kir::TensorIndex>(tv, indexer.index(tv));
     }
-    return lower->resolveExtent(v);
+    return lower.resolveExtent(v);
   };
   Expr* lowered = nullptr;
   if (auto* iota = dynamic_cast<IotaOp*>(expr)) {
     lowered = lowerIota(iota, indexer, lowerOperand);
   } else if (auto* rng = dynamic_cast<RNGOp*>(expr)) {
-    lowered = lowerRandom(rng, indexer, lowerOperand);
+    lowered = lowerRandom(lower, rng, indexer, lowerOperand);
   } else if (auto* resize = dynamic_cast<ResizeOp*>(expr)) {
-    lowered = lowerResize(resize, indexer, lowerOperand, loops);
+    lowered = lowerResize(lower, resize, indexer, lowerOperand, loops);
   } else {
-    lowered = lowerTensorExpr(expr, lowerOperand);
+    lowered = lowerTensorExpr(lower, expr, lowerOperand);
   }
   // An initialization (a constant copied in) runs outside the reduction
   // loops.
@@ -365,11 +367,14 @@ Expr* lowerExpr(Expr* expr, const std::vector<kir::ForLoop*>& loops) {
   const bool is_init = lowered->isA<LoadStoreOp>() &&
                        !lowered->input(0)->isA<kir::TensorIndex>() &&
                        out->view()->hasReduction();
-  lower->recordPredicate(lowered, indexer.predicate(out->view(), !is_init));
+  lower.recordPredicate(lowered, indexer.predicate(out->view(), !is_init));
   return lowered;
 }
 
 class IndexLowering : public kir::ExprMutator {
+ public:
+  explicit IndexLowering(GpuLower& lower) : lower_(lower) {}
+
  protected:
   using kir::ExprMutator::handle;
 
@@ -377,14 +382,18 @@ class IndexLowering : public kir::ExprMutator {
     if (expr->isA<kir::Allocate>() || expr->isA<kir::BlockSync>()) {
       return;
     }
-    replaceCurrent({lowerExpr(expr, forLoops())});
+    replaceCurrent({lowerExpr(lower_, expr, forLoops())});
   }
+
+ private:
+  GpuLower& lower_;
 };
 
 } // namespace
 
-std::vector<Expr*> lowerIndices(const std::vector<Expr*>& exprs) {
-  return IndexLowering().mutate(exprs);
+std::vector<Expr*> lowerIndices(
+    GpuLower& lower, const std::vector<Expr*>& exprs) {
+  return IndexLowering(lower).mutate(exprs);
 }
 
 } // namespace fuser

@@ -41,9 +41,8 @@ Val* loopIndexFor(IterDomain* id, ParallelType pt, Val* extent) {
 }
 
 // A loop over `id` with the parallel type `pt` of the expr that opens it.
-kir::ForLoop* makeLoop(IterDomain* id, ParallelType pt) {
-  GpuLower* lower = GpuLower::current();
-  Val* extent = lower->loopExtent(id);
+kir::ForLoop* makeLoop(GpuLower& lower, IterDomain* id, ParallelType pt) {
+  Val* extent = lower.loopExtent(id);
   return IrBuilder::create<kir::ForLoop>(
       id, pt, loopIndexFor(id, pt, extent),
       FusionGuard::getCurFusion()->zeroVal(), extent);
@@ -60,10 +59,10 @@ TensorView* outputTv(Expr* expr) {
 
 } // namespace
 
-std::vector<Expr*> generateLoopNests(const std::vector<Expr*>& exprs) {
-  GpuLower* lower = GpuLower::current();
-  IdModel& id_model = lower->idModel();
-  const LoopPromotion& promotion = lower->loopPromotion();
+std::vector<Expr*> generateLoopNests(
+    GpuLower& lower, const std::vector<Expr*>& exprs) {
+  IdModel& id_model = lower.idModel();
+  const LoopPromotion& promotion = lower.loopPromotion();
   std::vector<Expr*> top_level;
   std::vector<kir::ForLoop*> open;
   // Whether open[i] may be shared (an expr in it is inlined past depth i).
@@ -111,7 +110,7 @@ std::vector<Expr*> generateLoopNests(const std::vector<Expr*>& exprs) {
     for (size_t i = reuse; i < loop.size(); ++i) {
       IterDomain* id = promotion.loopId(out, i);
       const ParallelType pt = loop[i]->getParallelType();
-      kir::ForLoop* new_loop = makeLoop(id, pt);
+      kir::ForLoop* new_loop = makeLoop(lower, id, pt);
       if (open.empty()) {
         top_level.push_back(new_loop);
       } else {

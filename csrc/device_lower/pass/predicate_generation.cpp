@@ -11,6 +11,9 @@ namespace fuser {
 namespace {
 
 class PredicateFiller : public kir::IrVisitor {
+ public:
+  explicit PredicateFiller(const GpuLower& lower) : lower_(lower) {}
+
  protected:
   using kir::IrVisitor::handle;
 
@@ -18,21 +21,24 @@ class PredicateFiller : public kir::IrVisitor {
     if (branch->predicate() == nullptr) {
       FUSER_INTERNAL_ASSERT(
           branch->thenBody().exprs().size() == 1, "one expr per predicate");
-      branch->setPredicate(
-          GpuLower::current()->predicateOf(branch->thenBody().exprs()[0]));
+      branch->setPredicate(lower_.predicateOf(branch->thenBody().exprs()[0]));
     }
     kir::IrVisitor::handle(branch);
   }
 
   void handle(kir::ParallelReduction* reduction) override {
-    reduction->setPredicate(GpuLower::current()->predicateOf(reduction));
+    reduction->setPredicate(lower_.predicateOf(reduction));
   }
+
+ private:
+  const GpuLower& lower_;
 };
 
 } // namespace
 
-std::vector<Expr*> generatePredicates(const std::vector<Expr*>& exprs) {
-  PredicateFiller().traverse(exprs);
+std::vector<Expr*> generatePredicates(
+    const GpuLower& lower, const std::vector<Expr*>& exprs) {
+  PredicateFiller(lower).traverse(exprs);
   return exprs;
 }
 

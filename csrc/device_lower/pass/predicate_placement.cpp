@@ -3,8 +3,8 @@
 // §5, doc/indexing.md §5).
 #include <device_lower/passes.h>
 
+#include <device_lower/analysis/parallel_reductions.h>
 #include <device_lower/kir_visitor.h>
-#include <device_lower/lower.h>
 #include <ir/all_nodes.h>
 
 namespace fuser {
@@ -44,6 +44,10 @@ bool computesRegistersOnly(const Expr* expr) {
 }
 
 class PredicatePlacer : public kir::ExprMutator {
+ public:
+  explicit PredicatePlacer(const ParallelReductions& reductions)
+      : reductions_(reductions) {}
+
  protected:
   using kir::ExprMutator::handle;
 
@@ -53,8 +57,7 @@ class PredicatePlacer : public kir::ExprMutator {
     // So must every thread of a warpgroup reach a matrix product (its
     // tile's validity is part of it).
     if (expr->isA<kir::Allocate>() || expr->isA<kir::BlockSync>() ||
-        expr->isA<MmaOp>() ||
-        GpuLower::current()->parallelReductions().isParallel(expr) ||
+        expr->isA<MmaOp>() || reductions_.isParallel(expr) ||
         computesRegistersOnly(expr)) {
       return;
     }
@@ -62,12 +65,16 @@ class PredicatePlacer : public kir::ExprMutator {
     branch->thenBody().push_back(expr);
     replaceCurrent({branch});
   }
+
+ private:
+  const ParallelReductions& reductions_;
 };
 
 } // namespace
 
-std::vector<Expr*> placePredicates(const std::vector<Expr*>& exprs) {
-  return PredicatePlacer().mutate(exprs);
+std::vector<Expr*> placePredicates(
+    const ParallelReductions& reductions, const std::vector<Expr*>& exprs) {
+  return PredicatePlacer(reductions).mutate(exprs);
 }
 
 } // namespace fuser

@@ -34,9 +34,9 @@ kir::MmaTile* findTile(
 
 } // namespace
 
-std::vector<Expr*> specializeWarps(const std::vector<Expr*>& exprs) {
-  GpuLower* lower = GpuLower::current();
-  if (!lower->kernel().mma.has_value()) {
+std::vector<Expr*> specializeWarps(
+    const LoweredKernel& kernel, const std::vector<Expr*>& exprs) {
+  if (!kernel.mma.has_value()) {
     return exprs;
   }
   std::vector<kir::ForLoop*> loops;
@@ -51,7 +51,7 @@ std::vector<Expr*> specializeWarps(const std::vector<Expr*>& exprs) {
     copy->body().push_back(producer);
     producer = copy;
   }
-  const int64_t consumers = lower->kernel().mma->consumers;
+  const int64_t consumers = kernel.mma->consumers;
   Val* is_producer = IrBuilder::binaryExpr(
       BinaryOpType::Eq, kir::parallelIndex(ParallelType::TIDy),
       IrBuilder::create<Val>(consumers, DataType::Index));
