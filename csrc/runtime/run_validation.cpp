@@ -59,39 +59,42 @@ std::string mismatch(const at::Tensor& got, const at::Tensor& want) {
   return ss.str();
 }
 
-} // namespace
-
-void validateSegmentWithATen(
-    Fusion* segment, const std::vector<c10::IValue>& inputs,
-    const std::vector<at::Tensor>& outputs, const std::string& which) {
-  const std::vector<at::Tensor> expected =
-      evaluateFusionWithATen(segment, inputs);
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const std::string what = mismatch(outputs[i], expected.at(i));
-    FUSER_INTERNAL_ASSERT(
-        what.empty(), "validate_runs: ", which, ": output ", i, " (",
-        segment->outputs()[i]->toString(),
-        ") differs from the ATen evaluation of the segment on the inputs it "
-        "got: ",
-        what, "\nThe segment:\n", segment->toString(),
-        "Reproduce with FUSER_DUMP=segmented_fusion,scheduled_ir,cuda_kernel.");
-  }
-}
-
-void validateRunWithATen(
+// Throws an InternalError when an output of `fusion` differs from its ATen
+// evaluation on `inputs`; `who` leads the message ("" or "segment 2 of 5
+// (PointWise): "), `of_what` follows "the ATen evaluation" and `context`
+// ends it.
+void checkAgainstATen(
     Fusion* fusion, const std::vector<c10::IValue>& inputs,
-    const std::vector<at::Tensor>& outputs, const std::string& segments) {
+    const std::vector<at::Tensor>& outputs, const std::string& who,
+    const std::string& of_what, const std::string& context) {
   const std::vector<at::Tensor> expected =
       evaluateFusionWithATen(fusion, inputs);
   for (size_t i = 0; i < outputs.size(); ++i) {
     const std::string what = mismatch(outputs[i], expected.at(i));
     FUSER_INTERNAL_ASSERT(
-        what.empty(), "validate_runs: output ", i, " (",
-        fusion->outputs()[i]->toString(),
-        ") differs from the ATen evaluation: ", what,
-        "\nThe fusion ran as: ", segments, "\n", fusion->toString(),
+        what.empty(), "validate_runs: ", who, "output ", i, " (",
+        fusion->outputs()[i]->toString(), ") differs from the ATen evaluation",
+        of_what, ": ", what, context, fusion->toString(),
         "Reproduce with FUSER_DUMP=segmented_fusion,scheduled_ir,cuda_kernel.");
   }
+}
+
+} // namespace
+
+void validateSegmentWithATen(
+    Fusion* segment, const std::vector<c10::IValue>& inputs,
+    const std::vector<at::Tensor>& outputs, const std::string& which) {
+  checkAgainstATen(
+      segment, inputs, outputs, which + ": ",
+      " of the segment on the inputs it got", "\nThe segment:\n");
+}
+
+void validateRunWithATen(
+    Fusion* fusion, const std::vector<c10::IValue>& inputs,
+    const std::vector<at::Tensor>& outputs, const std::string& segments) {
+  checkAgainstATen(
+      fusion, inputs, outputs, "", "",
+      "\nThe fusion ran as: " + segments + "\n");
 }
 
 } // namespace fuser
