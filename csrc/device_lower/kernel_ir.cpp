@@ -57,6 +57,30 @@ Statement* NamedScalar::cloneWith(IrCloner& cloner) const {
       cloner.target(), name_, dtype());
 }
 
+namespace {
+std::string parameterFieldName(
+    const TensorView* tensor, TensorParameterField::Field field,
+    int64_t position) {
+  const char* member = field == TensorParameterField::Field::LogicalSize
+                           ? ".logical_size["
+                           : ".alloc_stride[";
+  return "T" + std::to_string(tensor->name()) + member +
+         std::to_string(position) + "]";
+}
+} // namespace
+
+TensorParameterField::TensorParameterField(
+    TensorView* tensor, Field field, int64_t position)
+    : NamedScalar(parameterFieldName(tensor, field, position), DataType::Index),
+      tensor_(tensor),
+      field_(field),
+      position_(position) {}
+
+Statement* TensorParameterField::cloneWith(IrCloner& cloner) const {
+  return IrBuilder::createInContainer<TensorParameterField>(
+      cloner.target(), cloner.clone(tensor_), field_, position_);
+}
+
 ForLoop::ForLoop(IterDomain* iter_domain, Val* index, Val* start, Val* stop)
     : ForLoop(iter_domain, iter_domain->getParallelType(), index, start, stop) {
 }

@@ -38,7 +38,8 @@ class TensorIndex : public Val {
 };
 
 // A scalar known to the generated code by name: threadIdx.x, blockDim.x,
-// T0.logical_size[1], T0.alloc_stride[0], ...
+// last_block0, ... and, as TensorParameterField below, the size and stride
+// fields of a tensor's kernel argument.
 class NamedScalar : public Val {
  public:
   NamedScalar(std::string name, DataType dtype);
@@ -55,6 +56,37 @@ class NamedScalar : public Val {
 
  private:
   std::string name_;
+};
+
+// A field of a tensor's kernel argument: its logical size along logical
+// axis `position` (prints as T<n>.logical_size[position]) or its stride
+// along allocation axis `position`, counted without reductions
+// (T<n>.alloc_stride[position]). It is a NamedScalar under that name, so
+// codegen, the expression evaluator and the simplifier treat it as the leaf
+// they always did; analyses read the tensor and position from it instead of
+// parsing the name.
+class TensorParameterField : public NamedScalar {
+ public:
+  enum class Field { LogicalSize, AllocStride };
+
+  TensorParameterField(TensorView* tensor, Field field, int64_t position);
+
+  TensorView* tensor() const {
+    return tensor_;
+  }
+  Field field() const {
+    return field_;
+  }
+  int64_t position() const {
+    return position_;
+  }
+
+  Statement* cloneWith(IrCloner& cloner) const override;
+
+ private:
+  TensorView* tensor_;
+  Field field_;
+  int64_t position_;
 };
 
 // A list of exprs; loops and branches own one.

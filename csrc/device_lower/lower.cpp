@@ -68,10 +68,9 @@ void GpuLower::bindParameterExtents() {
           extent_substitutions_[extent] = joined;
           continue;
         }
-        Val* named = IrBuilder::create<kir::NamedScalar>(
-            "T" + std::to_string(tv->name()) + ".logical_size[" +
-                std::to_string(j) + "]",
-            DataType::Index);
+        Val* named = IrBuilder::create<kir::TensorParameterField>(
+            tv, kir::TensorParameterField::Field::LogicalSize,
+            static_cast<int64_t>(j));
         extent_substitutions_[extent] = named;
         named_parameter_ids_.emplace_back(logical[j], named);
         kernel_->parameter_extents.push_back({named, p, j});

@@ -945,6 +945,46 @@ TEST_F(IndexingTest, NonContiguousSeedUsesStrideArgument) {
   EXPECT_THAT(source, Not(HasSubstr(in + ".alloc_stride[1]"))) << source;
 }
 
+// The stride in the input's index is a TensorParameterField naming the
+// input and stride position 0, not just a name.
+TEST_F(IndexingTest, NonContiguousSeedStrideIsTensorParameterField) {
+  IndexingCase c = seedCase(false);
+  GpuLower lower(c.fusion.get());
+  std::unique_ptr<LoweredKernel> kernel = lower.run();
+  auto* in = dynamic_cast<TensorView*>(kernel->parameters.at(0));
+  ASSERT_NE(in, nullptr);
+
+  // The index of every TensorIndex of the input, walked to its leaves.
+  std::vector<kir::TensorParameterField*> strides;
+  std::function<void(Val*)> walk = [&](Val* v) {
+    if (auto* field = dynamic_cast<kir::TensorParameterField*>(v)) {
+      if (field->field() == kir::TensorParameterField::Field::AllocStride) {
+        strides.push_back(field);
+      }
+      return;
+    }
+    if (Expr* def = v->definition(); def != nullptr) {
+      for (Val* input : def->inputs()) {
+        walk(input);
+      }
+    }
+  };
+  for (Val* v : kernel->fusion->vals()) {
+    auto* ti = dynamic_cast<kir::TensorIndex*>(v);
+    if (ti != nullptr && ti->view() == in && ti->index() != nullptr) {
+      walk(ti->index());
+    }
+  }
+  ASSERT_FALSE(strides.empty());
+  for (kir::TensorParameterField* stride : strides) {
+    EXPECT_EQ(stride->tensor(), in);
+    EXPECT_EQ(stride->position(), 0);
+    EXPECT_EQ(
+        stride->scalarName(),
+        "T" + std::to_string(in->name()) + ".alloc_stride[0]");
+  }
+}
+
 // ---------------------------------------------------------------------------
 // NVRTC
 // ---------------------------------------------------------------------------

@@ -224,10 +224,9 @@ Val* Indexer::globalIndex(TensorView* tv) {
                    ? FusionGuard::getCurFusion()->oneVal()
                    : IrBuilder::mulExpr(next_extent, next_stride);
     } else {
-      stride = IrBuilder::create<kir::NamedScalar>(
-          "T" + std::to_string(tv->name()) + ".alloc_stride[" +
-              std::to_string(axis.stride_position) + "]",
-          DataType::Index);
+      stride = IrBuilder::create<kir::TensorParameterField>(
+          tv, kir::TensorParameterField::Field::AllocStride,
+          static_cast<int64_t>(axis.stride_position));
     }
     Val* idx = indexOf(axis.id);
     FUSER_INTERNAL_ASSERT(
