@@ -1,5 +1,6 @@
 #include <runtime/off_device_compile.h>
 
+#include <base/options.h>
 #include <codegen/codegen.h>
 #include <ir/all_nodes.h>
 #include <runtime/aten_types.h>
@@ -13,6 +14,7 @@
 
 #include <ATen/ATen.h>
 
+#include <iostream>
 #include <memory>
 
 namespace fuser {
@@ -65,6 +67,11 @@ std::vector<OffDeviceSegment> compileOffDevice(
     compileSegment(
         part.get(), scheduling.groupInputs(*group),
         scheduling.chosenFor(*group), result.back());
+    group->setSchedulerType(result.back().scheduler);
+  }
+  // As the runtime prints it once its segments are scheduled.
+  if (isDebugDumpEnabled(DebugDumpOption::SegmentedFusion)) {
+    std::cout << "[segmented_fusion]\n" << segmented.toString() << std::flush;
   }
   return result;
 }

@@ -145,3 +145,21 @@ def test_preseg_ir_prints_the_fusion_after_each_rewrite_before_segmentation():
     assert "[preseg_ir] after resizesToInputs (0 changes):" in out
     only = run_with_dump("preseg_ir:resizesToInputs", EXPANDED)
     assert only.count("[preseg_ir] after ") == 1
+
+
+OFF_DEVICE = """
+import torch
+from fuser import DataType, FusionDefinition
+with FusionDefinition() as fd:
+    t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+    fd.add_output(fd.ops.sum(fd.ops.sum(t0, dims=[1]), dims=[0]))
+fd._compile_off_device([torch.randn(64, 300)])
+"""
+
+
+def test_segmented_fusion_prints_the_groups_of_a_compile_off_device():
+    # Without a GPU too, once each group has its scheduler.
+    out = run_with_dump("segmented_fusion", OFF_DEVICE)
+    assert "[segmented_fusion]" in out
+    assert "Segmented fusion: 2 groups" in out
+    assert "group 0 (Reduction)" in out and "group 1 (Reduction)" in out
