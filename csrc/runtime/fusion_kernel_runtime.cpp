@@ -20,18 +20,6 @@ namespace {
 
 std::atomic<int64_t> kernel_fallbacks{0};
 
-// The allocation domain of each tensor input (empty for a scalar).
-std::vector<std::vector<IterDomain*>> inputAllocations(Fusion* fusion) {
-  std::vector<std::vector<IterDomain*>> result;
-  for (Val* input : fusion->inputs()) {
-    auto* tv = dynamic_cast<TensorView*>(input);
-    result.push_back(
-        tv == nullptr ? std::vector<IterDomain*>{}
-                      : tv->getMaybeAllocationDomain());
-  }
-  return result;
-}
-
 } // namespace
 
 std::string kernelNameFor(SchedulerType type) {
@@ -104,16 +92,10 @@ FusionKernelRuntime::FusionKernelRuntime(
   checkJoinedInputExtents(complete, ee);
   // Each input's layout is made once per cache miss: here.
   const KnownLayouts input_layouts = layoutsOf(complete, info);
-  const auto allocations = inputAllocations(complete);
-  segmented_->rewriteBeforeCut();
-  FUSER_INTERNAL_ASSERT(
-      inputAllocations(complete) == allocations,
-      "a rewrite before segmentation changed an input's allocation, so the "
-      "layouts made for the inputs no longer hold");
-  InputSegmentScheduling scheduling(complete, inputs, info);
+  std::unique_ptr<InputSegmentScheduling> scheduling;
   {
     CompileTimer timer("segmentation");
-    segmented_->segment(scheduling);
+    scheduling = segmentForInputs(*segmented_, inputs, info);
     timer.stage("segment");
   }
 
@@ -160,7 +142,7 @@ FusionKernelRuntime::FusionKernelRuntime(
                                                        : nullptr);
     }
     // The scheduler segmentation found for the group, not asked again.
-    segment_inputs.chosen = scheduling.chosenFor(*group);
+    segment_inputs.chosen = scheduling->chosenFor(*group);
     prepareSegment(segment, segment_inputs, timer);
     // What later segments read of this one's outputs stands in for them
     // while those are compiled: a tensor of the same layout and

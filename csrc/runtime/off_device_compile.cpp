@@ -56,17 +56,16 @@ std::vector<OffDeviceSegment> compileOffDevice(
   RuntimeInfo info = makeRuntimeInfo(complete, inputs, /*require_cuda=*/false);
   ExpressionEvaluator& ee = info.expressionEvaluator();
   checkJoinedInputExtents(complete, ee);
-  segmented.rewriteBeforeCut();
-  InputSegmentScheduling scheduling(complete, inputs, info);
-  segmented.segment(scheduling);
+  std::unique_ptr<InputSegmentScheduling> scheduling =
+      segmentForInputs(segmented, inputs, info);
 
   std::vector<OffDeviceSegment> result;
   for (SegmentedGroup* group : segmented.groups()) {
     std::unique_ptr<Fusion> part = group->makeFusion();
     result.emplace_back();
     compileSegment(
-        part.get(), scheduling.groupInputs(*group),
-        scheduling.chosenFor(*group), result.back());
+        part.get(), scheduling->groupInputs(*group),
+        scheduling->chosenFor(*group), result.back());
     group->setSchedulerType(result.back().scheduler);
   }
   // As the runtime prints it once its segments are scheduled.

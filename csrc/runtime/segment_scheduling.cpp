@@ -14,6 +14,38 @@
 
 namespace fuser {
 
+namespace {
+
+// The allocation domain of each tensor input (empty for a scalar).
+std::vector<std::vector<IterDomain*>> inputAllocations(Fusion* fusion) {
+  std::vector<std::vector<IterDomain*>> result;
+  for (Val* input : fusion->inputs()) {
+    auto* tv = dynamic_cast<TensorView*>(input);
+    result.push_back(
+        tv == nullptr ? std::vector<IterDomain*>{}
+                      : tv->getMaybeAllocationDomain());
+  }
+  return result;
+}
+
+} // namespace
+
+std::unique_ptr<InputSegmentScheduling> segmentForInputs(
+    SegmentedFusion& segmented, const std::vector<c10::IValue>& inputs,
+    RuntimeInfo& info) {
+  Fusion* complete = segmented.completeFusion();
+  const auto allocations = inputAllocations(complete);
+  segmented.rewriteBeforeCut();
+  FUSER_INTERNAL_ASSERT(
+      inputAllocations(complete) == allocations,
+      "a rewrite before segmentation changed an input's allocation, so the "
+      "layouts made for the inputs no longer hold");
+  auto scheduling =
+      std::make_unique<InputSegmentScheduling>(complete, inputs, info);
+  segmented.segment(*scheduling);
+  return scheduling;
+}
+
 InputSegmentScheduling::InputSegmentScheduling(
     Fusion* complete, const std::vector<c10::IValue>& inputs, RuntimeInfo& info)
     : complete_(complete), inputs_(inputs), info_(info) {}

@@ -76,6 +76,15 @@ class InputSegmentScheduling : public SegmentScheduling {
   std::map<std::vector<const Expr*>, std::optional<SchedulerType>> chosen_;
 };
 
+// A cache miss's cut of `segmented` for `inputs`: the rewrites before the
+// cut (which must leave the inputs' allocations, and so the layouts made
+// for them, as they were), then the segmentation. `info`: makeRuntimeInfo
+// of segmented.completeFusion() for `inputs`. The result, which the
+// segments are scheduled with, refers to `inputs` and `info`.
+std::unique_ptr<InputSegmentScheduling> segmentForInputs(
+    SegmentedFusion& segmented, const std::vector<c10::IValue>& inputs,
+    RuntimeInfo& info);
+
 // The scheduler of a segment's `fusion` for `info`: `chosen`, the one
 // segmentation found for its group (chosenFor; nullopt: the first of all
 // that takes it), or ExprEval unless `allow_kernels`. With

@@ -37,12 +37,11 @@ inline std::unique_ptr<SegmentedFusion> segmentAndCompile(
   Fusion* complete = segmented->completeFusion();
   RuntimeInfo info = makeRuntimeInfo(complete, inputs, /*require_cuda=*/false);
   checkJoinedInputExtents(complete, info.expressionEvaluator());
-  segmented->rewriteBeforeCut();
-  InputSegmentScheduling scheduling(complete, inputs, info);
-  segmented->segment(scheduling);
+  std::unique_ptr<InputSegmentScheduling> scheduling =
+      segmentForInputs(*segmented, inputs, info);
   for (SegmentedGroup* group : segmented->groups()) {
     std::unique_ptr<Fusion> part = group->makeFusion();
-    const GroupInputs part_inputs = scheduling.groupInputs(*group);
+    const GroupInputs part_inputs = scheduling->groupInputs(*group);
     RuntimeInfo info = makeRuntimeInfo(
         part.get(), part_inputs.values, false, part_inputs.layouts);
     // The group's inputs fix its outputs' sizes (the runtime allocates

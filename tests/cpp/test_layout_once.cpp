@@ -65,9 +65,7 @@ TEST_F(LayoutOnceTest, SegmentingMakesEachInputLayoutOnce) {
   SegmentedFusion segmented(fusion.get());
   Fusion* complete = segmented.completeFusion();
   RuntimeInfo info = makeRuntimeInfo(complete, inputs, /*require_cuda=*/false);
-  segmented.rewriteBeforeCut();
-  InputSegmentScheduling scheduling(complete, inputs, info);
-  segmented.segment(scheduling);
+  segmentForInputs(segmented, inputs, info);
   ASSERT_EQ(segmented.groups().size(), 2u);
   EXPECT_EQ(inputLayoutCount() - before, 2);
 }

@@ -432,9 +432,7 @@ TEST_F(ResizeInPlaceTest, SegmentsAroundResizes) {
   const std::vector<c10::IValue> in = {at::randn({16, 40})};
   RuntimeInfo info =
       makeRuntimeInfo(segmented.completeFusion(), in, /*require_cuda=*/false);
-  segmented.rewriteBeforeCut();
-  InputSegmentScheduling scheduling(segmented.completeFusion(), in, info);
-  segmented.segment(scheduling);
+  segmentForInputs(segmented, in, info);
   std::vector<std::string> groups;
   for (const SegmentedGroup* group : segmented.groups()) {
     std::string ops;

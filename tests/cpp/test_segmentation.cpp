@@ -331,15 +331,14 @@ TEST_F(SegmentationTest, EachGroupsSchedulerIsChosenOnce) {
   SegmentedFusion segmented(fusion.get());
   Fusion* complete = segmented.completeFusion();
   RuntimeInfo info = makeRuntimeInfo(complete, inputs, /*require_cuda=*/false);
-  segmented.rewriteBeforeCut();
-  InputSegmentScheduling scheduling(complete, inputs, info);
-  segmented.segment(scheduling);
+  std::unique_ptr<InputSegmentScheduling> scheduling =
+      segmentForInputs(segmented, inputs, info);
   ASSERT_EQ(segmented.groups().size(), 2u);
 
   const int64_t before = schedulerChoiceCount();
   for (SegmentedGroup* group : segmented.groups()) {
-    EXPECT_EQ(scheduling.chosenFor(*group), SchedulerType::Reduction);
-    EXPECT_EQ(scheduling.compiledScheduler(*group), SchedulerType::Reduction);
+    EXPECT_EQ(scheduling->chosenFor(*group), SchedulerType::Reduction);
+    EXPECT_EQ(scheduling->compiledScheduler(*group), SchedulerType::Reduction);
   }
   EXPECT_EQ(schedulerChoiceCount(), before);
 }
