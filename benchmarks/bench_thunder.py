@@ -202,7 +202,8 @@ def child_env(config):
 
 def run_all(args):
     rows = []
-    for model_name, mode in CASES:
+    cases = [(m, mode) for m, mode in CASES if not args.models or m in args.models]
+    for model_name, mode in cases:
         for config in CONFIGS:
             cmd = [sys.executable, __file__, "--one", config, model_name, mode]
             if args.quick:
@@ -213,14 +214,14 @@ def run_all(args):
             print(json.dumps(row), flush=True)
     if args.csv:
         write_rows_csv(args.csv, rows)
-        groups = [{"model": m, "mode": mode} for m, mode in CASES]
+        groups = [{"model": m, "mode": mode} for m, mode in cases]
         plot_step_times(os.path.splitext(args.csv)[0] + ".png", rows, groups, CONFIGS)
-    print_table(rows)
+    print_table(rows, cases)
 
 
-def print_table(rows):
+def print_table(rows, cases):
     print(f"\n{'model':12} {'mode':17} " + " ".join(f"{c:>14}" for c in CONFIGS))
-    for model_name, mode in CASES:
+    for model_name, mode in cases:
         cells = []
         for config in CONFIGS:
             row = next(
@@ -239,6 +240,9 @@ def main():
     parser.add_argument("--one", nargs=3, metavar=("CONFIG", "MODEL", "MODE"))
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     parser.add_argument("--csv")
+    parser.add_argument(
+        "--models", nargs="+", choices=sorted(MODELS), help="only these models (a run per model fits a short GPU session)"
+    )
     parser.add_argument(
         "--timeout", type=int, default=900, help="seconds one (configuration, case) may take"
     )

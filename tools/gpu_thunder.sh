@@ -31,6 +31,9 @@
 #                          <executor>_<file>.jsonl as it finishes
 #                          (tools/pytest_outcomes.py), so a run stopped
 #                          at its timeout loses only the tests in flight
+#   FUSER_THUNDER_K        a pytest -k expression that narrows each file's
+#                          nvFuser instances further (re-running a few
+#                          tests: FUSER_THUNDER_K=logsumexp)
 #   FUSER_THUNDER_SHARD    k/n: only shard k of n of each file's tests
 #                          (tools/pytest_shard.py), for a file too long
 #                          for one run; its reports are named
@@ -69,7 +72,8 @@ run_tests() {  # <executor> <file> <workers>: a junit report per run
   else
     rm -f "$record" "$junit"
   fi
-  local args=("$SITE/thunder/tests/$file" -k nvfuser -v -p no:cacheprovider
+  local selection="nvfuser${FUSER_THUNDER_K:+ and ($FUSER_THUNDER_K)}"
+  local args=("$SITE/thunder/tests/$file" -k "$selection" -v -p no:cacheprovider
     -p pytest_shard -p pytest_outcomes --timeout="${FUSER_THUNDER_TEST_TIMEOUT:-300}"
     -n "$workers" --junitxml="$junit")
   local vars=(PYTEST_SHARD="${FUSER_THUNDER_SHARD:-}" PYTEST_OUTCOMES="$record"

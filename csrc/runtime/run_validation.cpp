@@ -79,6 +79,20 @@ void checkAgainstATen(
   }
 }
 
+// The sizes and strides of the tensors among `inputs`: a kernel compiled
+// for one layout reads another wrongly, and this shows which it got.
+std::string tensorLayouts(const std::vector<c10::IValue>& inputs) {
+  std::stringstream ss;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].isTensor()) {
+      const at::Tensor& t = inputs[i].toTensor();
+      ss << "\n  input " << i << ": sizes " << t.sizes() << " strides "
+         << t.strides() << " offset " << t.storage_offset();
+    }
+  }
+  return ss.str();
+}
+
 } // namespace
 
 void validateSegmentWithATen(
@@ -86,7 +100,9 @@ void validateSegmentWithATen(
     const std::vector<at::Tensor>& outputs, const std::string& which) {
   checkAgainstATen(
       segment, inputs, outputs, which + ": ",
-      " of the segment on the inputs it got", "\nThe segment:\n");
+      " of the segment on the inputs it got",
+      "\nThe segment's tensor inputs:" + tensorLayouts(inputs) +
+          "\nThe segment:\n");
 }
 
 void validateRunWithATen(

@@ -1,0 +1,282 @@
+// Fusions that real models (Thunder's Llama block) handed to fuser, cut
+// into segments as the runtime cuts them, with every kernel segment run on
+// the kernel-IR interpreter (tests/cpp/kernel_ir_interpreter.h) on the
+// tensors the runtime would give it and compared element by element with
+// ATen's evaluation of the same segment: a CPU twin of
+// FUSER_ENABLE=validate_runs (doc/thunder.md §8).
+#include <device_lower/lower.h>
+#include <fusion.h>
+#include <ir/all_nodes.h>
+#include <ops/all_ops.h>
+#include <runtime/aten_evaluator.h>
+#include <runtime/input_binding.h>
+#include <runtime/segment_scheduling.h>
+#include <runtime/tensor_layout.h>
+#include <scheduler/registry.h>
+#include <segmentation/segmented_fusion.h>
+#include <tests/cpp/kernel_ir_interpreter.h>
+#include <tests/cpp/utils.h>
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fuser {
+
+using kir_test::Coord;
+
+class ModelSegmentsTest : public FuserIrTest {};
+
+namespace {
+
+Val* idx(int64_t v) {
+  return IrBuilder::create<Val>(v, DataType::Index);
+}
+
+// An input's layout for the interpreter: its logical axes in memory with
+// the at::Tensor's strides.
+kir_test::BufferLayout stridedLayout(const at::Tensor& t) {
+  kir_test::BufferLayout layout;
+  layout.logical_sizes = t.sizes().vec();
+  layout.alloc_sizes = t.sizes().vec();
+  layout.alloc_strides = t.strides().vec();
+  layout.to_alloc = [](const Coord& c) { return std::optional(c); };
+  return layout;
+}
+
+// `t` (any layout) with the interpreter's number for each element of the
+// tensor named `name` (kir_test::inputNumber), so that ATen and the
+// interpreter read the same values.
+at::Tensor filledLike(const at::Tensor& t, int64_t name) {
+  at::Tensor filled =
+      at::empty_strided(t.sizes(), t.strides(), t.options().device(at::kCPU));
+  const kir_test::BufferLayout layout = stridedLayout(filled);
+  at::Tensor flat = filled.as_strided({layout.storageSize()}, {1});
+  for (const Coord& c : layout.allCoords()) {
+    flat[*layout.offsetOf(c)] = kir_test::inputNumber(name, c);
+  }
+  return filled;
+}
+
+// The element of `t` at logical coordinate `c`.
+double elementAt(const at::Tensor& t, const Coord& c) {
+  int64_t offset = t.storage_offset();
+  for (size_t d = 0; d < c.size(); ++d) {
+    offset += c[d] * t.stride(static_cast<int64_t>(d));
+  }
+  return t.to(at::kDouble)
+      .as_strided({offset + 1}, {1}, 0)[offset]
+      .item<double>();
+}
+
+// Runs one kernel segment of `group` on the interpreter with the inputs
+// the runtime gives it and compares its outputs with ATen's evaluation of
+// the segment: "" or what differs.
+std::string interpretSegment(
+    const SegmentedGroup& group, InputSegmentScheduling& scheduling) {
+  std::unique_ptr<Fusion> unscheduled = group.makeFusion();
+  GroupInputs group_inputs = scheduling.groupInputs(group);
+  std::vector<c10::IValue> values;
+  std::map<int64_t, kir_test::BufferLayout> layouts;
+  for (size_t i = 0; i < group_inputs.values.size(); ++i) {
+    const c10::IValue& v = group_inputs.values[i];
+    if (!v.isTensor()) {
+      values.push_back(v);
+      continue;
+    }
+    const int64_t name = unscheduled->inputs()[i]->name();
+    values.emplace_back(filledLike(v.toTensor(), name));
+    layouts[name] = stridedLayout(values.back().toTensor());
+  }
+  Fusion scheduled(*unscheduled);
+  RuntimeInfo info =
+      makeRuntimeInfo(&scheduled, values, false, group_inputs.layouts);
+  SchedulerChoice choice = chooseScheduler(&scheduled, info);
+  const SchedulerType type = choice.scheduler->type();
+  if (type == SchedulerType::ExprEval || type == SchedulerType::NoOp) {
+    return "";
+  }
+  choice.scheduler->schedule(
+      &scheduled, *choice.scheduler->computeHeuristics(&scheduled, info));
+  std::unique_ptr<LoweredKernel> kernel =
+      GpuLower(&scheduled, DataType::Int32).run();
+  // The outputs as the runtime allocates them (runtime/kernel_executor.cpp).
+  std::vector<kir_test::BufferLayout> output_layouts;
+  for (Val* out : scheduled.outputs()) {
+    const TensorLayout layout =
+        denseLayout(out->as<TensorView>(), info.expressionEvaluator());
+    output_layouts.push_back(stridedLayout(at::empty_strided(
+        layout.sizes, layout.strides, at::TensorOptions().device(at::kMeta))));
+    layouts[out->name()] = output_layouts.back();
+  }
+  kir_test::KernelInterpreter interpreter(*kernel, layouts);
+  for (Val* in : scheduled.inputs()) {
+    if (!in->isA<TensorView>()) {
+      interpreter.bindScalar(
+          in, info.expressionEvaluator().evaluateOrThrow(in).asInt());
+    }
+  }
+  if (std::string errors = kir_test::runReportingErrors(interpreter);
+      !errors.empty()) {
+    return errors;
+  }
+  const std::vector<at::Tensor> expected =
+      evaluateFusionWithATen(unscheduled.get(), values);
+  std::stringstream failure;
+  for (size_t o = 0; o < output_layouts.size(); ++o) {
+    const int64_t name = scheduled.outputs()[o]->name();
+    const at::Tensor want = expected.at(o).to(at::kDouble).contiguous();
+    int64_t bad = 0;
+    std::string first;
+    for (const auto& [offset, coord] : output_layouts[o].inverse()) {
+      const auto k = static_cast<size_t>(offset);
+      const auto& got = interpreter.storage(name)[k];
+      const double w = elementAt(want, coord);
+      const bool ok = interpreter.writeCounts(name)[k] == 1 &&
+                      got.has_value() && !got->poisoned &&
+                      std::abs(got->number - w) <= 1e-5 * (1 + std::abs(w));
+      if (!ok && bad++ == 0) {
+        std::stringstream ss;
+        ss << "T" << name << kir_test::str(coord) << " written "
+           << interpreter.writeCounts(name)[k] << " times, "
+           << (got.has_value() ? kir_test::str(*got) : "no value")
+           << ", expected " << w;
+        first = ss.str();
+      }
+    }
+    if (bad > 0) {
+      failure << "output " << o << ": " << bad << " elements differ; first "
+              << first << "\n";
+    }
+  }
+  return failure.str();
+}
+
+// Every kernel segment of `fusion` for `inputs` on the interpreter against
+// ATen (the others are ATen already); the groups' count is returned.
+size_t expectKernelSegmentsMatchATen(
+    const Fusion& fusion, const std::vector<c10::IValue>& inputs) {
+  SegmentedFusion segmented(&fusion);
+  Fusion* complete = segmented.completeFusion();
+  RuntimeInfo info = makeRuntimeInfo(complete, inputs, false);
+  std::unique_ptr<InputSegmentScheduling> scheduling =
+      segmentForInputs(segmented, inputs, info);
+  for (SegmentedGroup* group : segmented.groups()) {
+    const std::optional<SchedulerType> type = scheduling->chosenFor(*group);
+    SCOPED_TRACE(group->toString());
+    EXPECT_EQ(interpretSegment(*group, *scheduling), "");
+  }
+  return segmented.groups().size();
+}
+
+// Thunder's backward of litgpt's apply_rope for q and k (sin and cos
+// [128, 32], head size 32 split in halves), q, k and v permuted back to
+// [B, T, H * D] and concatenated into the qkv gradient
+// (tests/python/test_model_fusions.py's rope_backward, in C++).
+std::unique_ptr<Fusion> ropeBackwardFusion() {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard guard(fusion.get());
+  auto bhtd = [&]() {
+    TensorView* tv = makeContigConcreteTensor({2, 8, 128, 32});
+    const auto& l = tv->getLogicalDomain();
+    tv->setAllocationDomain({l[0], l[2], l[1], l[3]}, true);
+    fusion->addInput(tv);
+    return tv;
+  };
+  TensorView* sin = makeContigConcreteTensor({128, 32});
+  fusion->addInput(sin);
+  TensorView* dq = bhtd();
+  TensorView* cos = makeContigConcreteTensor({128, 32});
+  fusion->addInput(cos);
+  TensorView* dk = bhtd();
+  TensorView* dv = bhtd();
+  Val* zero = IrBuilder::create<Val>(0.0);
+  auto table = [&](TensorView* t) {
+    t = reshape(broadcast(t, {true, false, false}), {1, 1, 128, 32});
+    return expand(t, {idx(2), idx(8), idx(128), idx(32)});
+  };
+  auto half = [&](TensorView* t, int64_t lo, int64_t hi) {
+    return slice(
+        t, {{idx(0), idx(2)},
+            {idx(0), idx(8)},
+            {idx(0), idx(128)},
+            {idx(lo), idx(hi)}});
+  };
+  TensorView* c = table(cos);
+  TensorView* s = table(sin);
+  TensorView* empty = pad(
+      full({idx(2), idx(8), idx(128), idx(0)}, zero, DataType::Float),
+      {idx(0), idx(32), idx(0), idx(0), idx(0), idx(0), idx(0), idx(0)}, zero);
+  std::vector<TensorView*> grads;
+  for (TensorView* g : {dq, dk}) {
+    g = half(g, 0, 32);
+    TensorView* by_sin = mul(s, g);
+    TensorView* rotated =
+        add(pad(neg(half(by_sin, 0, 16)), {idx(16), idx(0)}, zero),
+            pad(half(by_sin, 16, 32), {idx(0), idx(16)}, zero));
+    grads.push_back(add(empty, add(mul(c, g), rotated)));
+  }
+  std::vector<TensorView*> flat;
+  for (TensorView* t : {grads[1], grads[0], dv}) {
+    flat.push_back(reshape(permute(t, {0, 2, 1, 3}), {2, 128, 256}));
+  }
+  TensorView* qkv = cat(flat, -1);
+  fusion->addOutput(qkv);
+  fusion->addOutput(reshape(qkv, {256, 768}));
+  return fusion;
+}
+
+std::vector<c10::IValue> ropeBackwardInputs() {
+  auto bhtd = []() { return at::randn({2, 128, 8, 32}).transpose(1, 2); };
+  return {at::randn({128, 32}), bhtd(), at::randn({128, 32}), bhtd(), bhtd()};
+}
+
+// The qkv gradient as litgpt's rope backward computes it, in ATen.
+at::Tensor ropeBackwardReference(const std::vector<c10::IValue>& inputs) {
+  const at::Tensor sin = inputs[0].toTensor();
+  const at::Tensor cos = inputs[2].toTensor();
+  auto one = [&](const at::Tensor& g) {
+    const at::Tensor by_sin = sin * g;
+    return cos * g + at::constant_pad_nd(-by_sin.slice(-1, 0, 16), {16, 0}) +
+           at::constant_pad_nd(by_sin.slice(-1, 16, 32), {0, 16});
+  };
+  auto flat = [](const at::Tensor& t) {
+    return t.permute({0, 2, 1, 3}).reshape({2, 128, 256});
+  };
+  return at::cat(
+      {flat(one(inputs[3].toTensor())), flat(one(inputs[1].toTensor())),
+       flat(inputs[4].toTensor())},
+      -1);
+}
+
+} // namespace
+
+// Thunder's Llama block got wrong q, k, v gradients from this fusion on
+// the GPU (FUSER_ENABLE=validate_runs named it).
+TEST_F(ModelSegmentsTest, RopeBackwardKernelsMatchATen) {
+  std::unique_ptr<Fusion> fusion = ropeBackwardFusion();
+  const size_t groups =
+      expectKernelSegmentsMatchATen(*fusion, ropeBackwardInputs());
+  EXPECT_GT(groups, 1u);
+}
+
+// The oracle of the test above and of validate_runs: ATen's evaluation of
+// the whole fusion is the rope backward.
+TEST_F(ModelSegmentsTest, RopeBackwardATenEvaluationIsTheRopeBackward) {
+  std::unique_ptr<Fusion> fusion = ropeBackwardFusion();
+  const std::vector<c10::IValue> inputs = ropeBackwardInputs();
+  const std::vector<at::Tensor> outputs =
+      evaluateFusionWithATen(fusion.get(), inputs);
+  const at::Tensor expected = ropeBackwardReference(inputs);
+  EXPECT_TRUE(at::allclose(outputs.at(0), expected));
+  EXPECT_TRUE(at::allclose(outputs.at(1), expected.reshape({256, 768})));
+}
+
+} // namespace fuser
