@@ -338,72 +338,74 @@ bool PointWiseScheduler::canScheduleRunTime(
   return true;
 }
 
-std::unique_ptr<HeuristicParams> PointWiseScheduler::computeHeuristics(
-    Fusion* fusion, RuntimeInfo& runtime_info) {
-  auto params = std::make_unique<PointwiseParams>();
-  const auto& outputs = fusion->outputs();
-  params->reference_output = referenceOutput(fusion, runtime_info);
-  auto* reference =
-      outputs[static_cast<size_t>(params->reference_output)]->as<TensorView>();
-  const int64_t rank = rankOf(reference);
+namespace {
 
-  // Layout: the reference's own, else that of the largest input of the same
-  // rank with a permuted layout, which outputs without a layout then take.
+// The loop order: the reference's own layout, else that of the largest
+// input of the same rank with a permuted layout, which outputs without a
+// layout then take (params.output_layouts).
+std::vector<int64_t> chooseLoopOrder(
+    Fusion* fusion, TensorView* reference, RuntimeInfo& runtime_info,
+    PointwiseParams& params) {
+  const int64_t rank = rankOf(reference);
   std::vector<int64_t> order(static_cast<size_t>(rank));
   std::iota(order.begin(), order.end(), 0);
   if (reference->hasAllocation()) {
-    order = *allocationOrderOfLogical(reference);
-  } else {
-    int64_t best = -1;
-    for (TensorView* tv : scheduler_utils::tensorInputs(fusion)) {
-      auto input_order = allocationOrderOfLogical(tv);
-      if (rankOf(tv) != rank || !input_order ||
-          static_cast<int64_t>(input_order->size()) != rank ||
-          !isPermuted(*input_order)) {
-        continue;
-      }
-      const int64_t n = runtime_info.numel(tv);
-      if (n > best) {
-        best = n;
-        order = *input_order;
-      }
+    return *allocationOrderOfLogical(reference);
+  }
+  int64_t best = -1;
+  for (TensorView* tv : scheduler_utils::tensorInputs(fusion)) {
+    auto input_order = allocationOrderOfLogical(tv);
+    if (rankOf(tv) != rank || !input_order ||
+        static_cast<int64_t>(input_order->size()) != rank ||
+        !isPermuted(*input_order)) {
+      continue;
     }
-    if (isPermuted(order)) {
-      for (size_t i = 0; i < outputs.size(); ++i) {
-        if (!outputs[i]->as<TensorView>()->hasAllocation()) {
-          params->output_layouts.emplace_back(static_cast<int64_t>(i), order);
-        }
+    const int64_t n = runtime_info.numel(tv);
+    if (n > best) {
+      best = n;
+      order = *input_order;
+    }
+  }
+  if (isPermuted(order)) {
+    const auto& outputs = fusion->outputs();
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if (!outputs[i]->as<TensorView>()->hasAllocation()) {
+        params.output_layouts.emplace_back(static_cast<int64_t>(i), order);
       }
     }
   }
-  params->loop_order = order;
+  return order;
+}
+
+// The 2-D break point (findBreakPoint), 0 where the reference is broadcast
+// along the whole inner part (the threads of a 2-D schedule would have
+// nothing to do).
+int64_t chooseBreakPoint(
+    Fusion* fusion, TensorView* reference, const std::vector<int64_t>& order) {
   const auto ref_logical =
       TensorDomain::noReductions(reference->getLogicalDomain());
+  const int64_t break_point = findBreakPoint(fusion, order);
+  for (int64_t k = break_point; k < rankOf(reference); ++k) {
+    if (!ref_logical[static_cast<size_t>(order[static_cast<size_t>(k)])]
+             ->isBroadcast()) {
+      return break_point;
+    }
+  }
+  return 0;
+}
 
-  params->break_point = findBreakPoint(fusion, order);
-  // An inner part the reference is broadcast along has one position: the
-  // threads of a 2-D schedule would have nothing to do.
-  bool inner_all_broadcast = true;
-  for (int64_t k = params->break_point; k < rank; ++k) {
-    inner_all_broadcast &=
-        ref_logical[static_cast<size_t>(order[static_cast<size_t>(k)])]
-            ->isBroadcast();
-  }
-  if (inner_all_broadcast) {
-    params->break_point = 0;
-  }
-  int64_t outer_extent = 1;
-  int64_t inner_extent = 1;
-  for (int64_t k = 0; k < rank; ++k) {
-    const int64_t e = runtime_info.extent(
-        ref_logical[static_cast<size_t>(order[static_cast<size_t>(k)])]);
-    (k < params->break_point ? outer_extent : inner_extent) *= e;
-  }
-
-  // Vectorization: the widest power of two of at most 16 bytes that every
-  // vectorizable tensor allows (contiguous inner extent, pointer
-  // alignment) and that divides the inner loop extent; tensors broadcast
-  // along the innermost axis read scalars.
+// The widest vector of at most 16 bytes that every vectorizable tensor
+// allows (contiguous inner extent, pointer alignment) and that divides
+// `inner_extent`; fills params.vectorize and which inputs and outputs are
+// read and written in vectors (tensors broadcast along the innermost axis
+// read scalars; a slice, pad or cat reads its input at shifted positions,
+// an element at a time).
+void chooseVectorization(
+    Fusion* fusion, TensorView* reference, RuntimeInfo& runtime_info,
+    int64_t inner_extent, PointwiseParams& params) {
+  const auto ref_logical =
+      TensorDomain::noReductions(reference->getLogicalDomain());
+  const std::vector<int64_t>& order = params.loop_order;
   std::vector<std::pair<TensorView*, InnerRun>> candidates;
   int64_t max_bytes = 1;
   // Each tensor's logical ID at each loop position that is not a broadcast
@@ -437,20 +439,18 @@ std::unique_ptr<HeuristicParams> PointWiseScheduler::computeHeuristics(
     }
     return run.elements > 1;
   };
-  // A slice, pad or cat reads its input at shifted positions, an element
-  // at a time; other ops may read the same input in vectors.
   for (TensorView* tv : scheduler_utils::tensorInputs(fusion)) {
-    params->vectorize_input.push_back(
+    params.vectorize_input.push_back(
         !tv->uses().empty() && !scheduler_utils::isReadOnlyThroughResize(tv) &&
         consider(tv, contiguousInnerRun(tv, loopIdsOf(tv), runtime_info)));
   }
   // Outputs are allocated densely in their layout: the one they have, the
-  // one chosen above (the loop order itself), or the logical order.
-  for (Val* out : outputs) {
+  // one chosen for the loops (the loop order itself), or the logical order.
+  for (Val* out : fusion->outputs()) {
     auto* tv = out->as<TensorView>();
     const std::vector<IterDomain*> ids = loopIdsOf(tv);
     InnerRun run;
-    if (tv->hasAllocation() || params->output_layouts.empty()) {
+    if (tv->hasAllocation() || params.output_layouts.empty()) {
       run = contiguousInnerRun(tv, ids, runtime_info);
     } else if (ids.empty() || ids.back() == nullptr) {
       run.elements = 0;
@@ -459,62 +459,95 @@ std::unique_ptr<HeuristicParams> PointWiseScheduler::computeHeuristics(
         run.elements *= id == nullptr ? 1 : runtime_info.extent(id);
       }
     }
-    params->vectorize_output.push_back(consider(tv, run));
+    params.vectorize_output.push_back(consider(tv, run));
   }
-  int64_t width =
-      widestVectorWidth(16 / max_bytes, inner_extent, candidates, runtime_info);
-  if (candidates.empty()) {
-    width = 1;
-  }
-  params->vectorize = width;
+  const int64_t width = candidates.empty() ? 1
+                                           : widestVectorWidth(
+                                                 16 / max_bytes, inner_extent,
+                                                 candidates, runtime_info);
+  params.vectorize = width;
   if (width == 1) {
     std::fill(
-        params->vectorize_input.begin(), params->vectorize_input.end(), false);
+        params.vectorize_input.begin(), params.vectorize_input.end(), false);
     std::fill(
-        params->vectorize_output.begin(), params->vectorize_output.end(),
-        false);
+        params.vectorize_output.begin(), params.vectorize_output.end(), false);
   }
+}
+
+// The cost model of the grid: unroll only where a thread's loads of later
+// iterations have something to overlap: heavy arithmetic, or scalar loads
+// that keep few bytes in flight (and, with
+// FUSER_ENABLE=narrow_load_unroll, a narrow stream beside the vectors that
+// set the width: measured slower); then by 4 from four full waves of the
+// device's multiprocessors (2048 resident threads each), by 2 from one.
+// Otherwise more, shorter blocks: the last partial wave costs one block's
+// time (doc/pointwise.md §4). A 2-D schedule puts consecutive blocks on
+// consecutive slabs of a row when a row spans several blocks (the DRAM
+// pages of a row are read together), and on consecutive rows otherwise;
+// gridDim.y holds at most 65535.
+void chooseUnrollAndGrid(
+    Fusion* fusion, TensorView* reference, RuntimeInfo& runtime_info,
+    int64_t outer_extent, int64_t inner_extent, PointwiseParams& params) {
+  // One count for both schedules (1-D: one outer position, one row per
+  // block).
+  const int64_t inner_blocks = ceilDiv(
+      ceilDiv(inner_extent, params.vectorize), params.threads_per_block);
+  const int64_t blocks =
+      ceilDiv(outer_extent, params.rows_per_block) * inner_blocks;
+  const int64_t wave =
+      runtime_info.multiprocessors() *
+      (2048 / (params.threads_per_block * params.rows_per_block));
+  bool narrow_loads = false;
+  if (isEnabled(EnableOption::NarrowLoadUnroll)) {
+    const int64_t streamed = bytesLoadedPerIteration(
+        scheduler_utils::tensorInputs(fusion), params, reference);
+    narrow_loads = streamed > 0 && streamed < kBytesInFlightPerThread;
+  }
+  const bool worth_unrolling =
+      params.vectorize == 1 || narrow_loads ||
+      arithmeticOps(fusion) >= kArithmeticOpsWorthUnrolling;
+  params.unroll = !worth_unrolling     ? 1
+                  : blocks >= 4 * wave ? 4
+                  : blocks >= wave     ? 2
+                                       : 1;
+  params.rows_on_grid_y =
+      params.break_point > 0 && inner_blocks > 1 &&
+      ceilDiv(outer_extent, params.rows_per_block * params.unroll) <= 65535;
+}
+
+} // namespace
+
+// Legality is canScheduleCompileTime and canScheduleRunTime; here the
+// parameters are filled in order: the reference, the loop order, the 2-D
+// split, the vectors, the blocks, and the cost model's unroll.
+std::unique_ptr<HeuristicParams> PointWiseScheduler::computeHeuristics(
+    Fusion* fusion, RuntimeInfo& runtime_info) {
+  auto params = std::make_unique<PointwiseParams>();
+  params->reference_output = referenceOutput(fusion, runtime_info);
+  auto* reference = fusion->outputs()
+                        .at(static_cast<size_t>(params->reference_output))
+                        ->as<TensorView>();
+  params->loop_order =
+      chooseLoopOrder(fusion, reference, runtime_info, *params);
+  params->break_point = chooseBreakPoint(fusion, reference, params->loop_order);
+  const auto ref_logical =
+      TensorDomain::noReductions(reference->getLogicalDomain());
+  int64_t outer_extent = 1;
+  int64_t inner_extent = 1;
+  for (int64_t k = 0; k < rankOf(reference); ++k) {
+    const int64_t e = runtime_info.extent(ref_logical[static_cast<size_t>(
+        params->loop_order[static_cast<size_t>(k)])]);
+    (k < params->break_point ? outer_extent : inner_extent) *= e;
+  }
+  chooseVectorization(fusion, reference, runtime_info, inner_extent, *params);
   if (params->break_point > 0 &&
       !setTwoDimensionalBlocks(*params, outer_extent, inner_extent)) {
     params->break_point = 0;
     inner_extent *= outer_extent;
     outer_extent = 1;
   }
-  // One count for both schedules (1-D: one outer position, one row per
-  // block).
-  const int64_t inner_blocks =
-      ceilDiv(ceilDiv(inner_extent, width), params->threads_per_block);
-  const int64_t blocks =
-      ceilDiv(outer_extent, params->rows_per_block) * inner_blocks;
-  // Unroll only where a thread's loads of later iterations have something
-  // to overlap: heavy arithmetic, or scalar loads that keep few bytes in
-  // flight (and, with FUSER_ENABLE=narrow_load_unroll, a narrow stream
-  // beside the vectors that set the width: measured slower); then by 4 from
-  // four full waves of the device's multiprocessors (2048 resident threads
-  // each), by 2 from one. Otherwise more, shorter blocks: the last partial wave
-  // costs one block's time (doc/pointwise.md §4).
-  const int64_t wave =
-      runtime_info.multiprocessors() *
-      (2048 / (params->threads_per_block * params->rows_per_block));
-  bool narrow_loads = false;
-  if (isEnabled(EnableOption::NarrowLoadUnroll)) {
-    const int64_t streamed = bytesLoadedPerIteration(
-        scheduler_utils::tensorInputs(fusion), *params, reference);
-    narrow_loads = streamed > 0 && streamed < kBytesInFlightPerThread;
-  }
-  const bool worth_unrolling =
-      width == 1 || narrow_loads ||
-      arithmeticOps(fusion) >= kArithmeticOpsWorthUnrolling;
-  params->unroll = !worth_unrolling     ? 1
-                   : blocks >= 4 * wave ? 4
-                   : blocks >= wave     ? 2
-                                        : 1;
-  // 2-D: consecutive blocks take consecutive slabs of a row when a row
-  // spans several blocks (the DRAM pages of a row are read together), and
-  // consecutive rows otherwise; gridDim.y holds at most 65535.
-  params->rows_on_grid_y =
-      params->break_point > 0 && inner_blocks > 1 &&
-      ceilDiv(outer_extent, params->rows_per_block * params->unroll) <= 65535;
+  chooseUnrollAndGrid(
+      fusion, reference, runtime_info, outer_extent, inner_extent, *params);
   return params;
 }
 

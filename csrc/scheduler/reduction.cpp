@@ -185,172 +185,195 @@ bool ReductionScheduler::canScheduleRunTime(
   return !scheduler_utils::reductionInputIsEmpty(fusion, runtime_info, reason);
 }
 
+namespace {
+
+// An inner reduction's blocks: about 2 vectors per thread, up to 256
+// threads per row: more, smaller threads keep more warps resident than
+// fewer threads loading 8 vectors each (measured, doc/reduction.md §5);
+// short rows take part of a warp each (reduced by shuffles within it).
+// Long rows get their loads in flight from the unrolled serial loop.
+void chooseInnerBlocks(
+    const ReductionLayout& layout, int64_t sms, ReductionParams& params) {
+  const int64_t per_row = ceilDiv(layout.reduced_elements, layout.vectorize);
+  params.threads_x = std::max<int64_t>(
+      1, std::min<int64_t>(pow2Ceil(ceilDiv(per_row, 2)), 256));
+  params.threads_y = std::max<int64_t>(
+      1, std::min<int64_t>(
+             256 / params.threads_x, pow2Ceil(layout.kept_elements)));
+  const int64_t blocks = ceilDiv(layout.kept_elements, params.threads_y);
+  const int64_t serial = ceilDiv(per_row, params.threads_x);
+  if (blocks < 2 * sms && serial >= 8) {
+    // One wave of 4 blocks per SM: these kernels take about 53
+    // registers, so 4 blocks of 256 threads fit an SM, not 8, and 8 per
+    // SM ran as two waves (doc/reduction.md §5).
+    const int64_t one_wave = 4 * sms;
+    params.grid_split = std::min<int64_t>(
+        {std::max<int64_t>(1, one_wave / blocks), serial / 4, 65535});
+  }
+}
+
+// An outer reduction's blocks. TIDx walks at least 128 bytes of a row
+// (whole sectors) and at most a warp's worth, so that narrow tensors still
+// give several blocks and TIDy reduces in the block what the grid would
+// otherwise reduce.
+void chooseOuterBlocks(
+    const ReductionLayout& layout, int64_t sms, ReductionParams& params) {
+  const int64_t reduced_elements = layout.reduced_elements;
+  const int64_t columns = ceilDiv(layout.kept_elements, layout.vectorize);
+  // Blocks of 256 threads without a grid reduction: 8 per SM fill it.
+  const int64_t wanted_blocks = 8 * sms;
+  const int64_t min_threads_x =
+      std::max<int64_t>(1, 128 / (layout.vectorize * layout.max_bytes));
+  params.threads_x = std::min<int64_t>(
+      pow2Ceil(columns),
+      std::max<int64_t>(
+          min_threads_x, std::min<int64_t>(32, pow2Floor(columns / 4))));
+  // At least 16 rows per thread: short columns take fewer TIDy threads,
+  // and TIDx grows while the columns still give 8 blocks per SM.
+  params.threads_y = std::max<int64_t>(
+      1, std::min<int64_t>(
+             256 / params.threads_x,
+             pow2Floor(std::max<int64_t>(1, reduced_elements / 16))));
+  while (params.threads_x * params.threads_y < 256 &&
+         ceilDiv(columns, params.threads_x * 2) >= wanted_blocks) {
+    params.threads_x *= 2;
+  }
+  // Short columns over many kept columns make many small blocks in one to
+  // two waves, the last running part-empty. Where the columns fill one
+  // wave of 1024 threads per SM with fewer TIDy threads (more rows each),
+  // take that wave instead (doc/reduction.md §5).
+  const int64_t wave_threads = 1024 * sms;
+  const int64_t all_threads = columns * params.threads_y;
+  if (all_threads > wave_threads && all_threads <= 2 * wave_threads &&
+      columns < wave_threads) {
+    params.threads_y = pow2Floor(wave_threads / columns);
+    params.threads_x = std::min<int64_t>(
+        pow2Ceil(columns),
+        std::max<int64_t>(params.threads_x, 256 / params.threads_y));
+  }
+  // Columns too few for two waves of these blocks but enough for one
+  // block of 1024 threads per SM, each row segment still 128 bytes to
+  // 1 KiB: take that wave, and no step across blocks (a grid split's
+  // partials and its last block's serial tail, §5).
+  bool one_wave_of_wide_blocks = false;
+  if (ceilDiv(columns, params.threads_x) < 2 * sms) {
+    for (int64_t tx = 64; tx >= min_threads_x; tx /= 2) {
+      const int64_t blocks = ceilDiv(columns, tx);
+      if (blocks > sms) {
+        break;
+      }
+      if (10 * blocks >= 9 * sms && reduced_elements / (1024 / tx) >= 16) {
+        params.threads_x = tx;
+        params.threads_y = 1024 / tx;
+        one_wave_of_wide_blocks = true;
+        break;
+      }
+    }
+  }
+  const int64_t blocks = ceilDiv(columns, params.threads_x);
+  const int64_t serial = ceilDiv(reduced_elements, params.threads_y);
+  if (blocks < 2 * sms && serial >= 16 && !one_wave_of_wide_blocks) {
+    // Across blocks; a thread's `vectorize` columns are reduced in one
+    // grouped call. One wave of blocks: 3 per SM fit up to 80 registers
+    // per thread (these kernels take 64 to 72), and a block past the
+    // wave would start a second one that ramps up and drains again.
+    // The last block of a column reads every block's partials alone: at
+    // most 4096 vectors (16 per thread).
+    const int64_t one_wave = 3 * sms;
+    const int64_t max_split = std::max<int64_t>(1, 4096 / params.threads_x);
+    params.grid_split = std::max<int64_t>(
+        1,
+        std::min<int64_t>({one_wave / blocks, serial / 8, max_split, 65535}));
+  }
+}
+
+// Whether an outer reduction writes every output in vectors: each
+// output's layout follows the kept axes (outputs keep the reduction's kept
+// axes in logical order) with a contiguous run the vector divides.
+bool outputsTakeVectors(
+    Fusion* fusion, const std::vector<IterDomain*>& logical,
+    RuntimeInfo& runtime_info, const ReductionParams& params) {
+  for (Val* out : fusion->outputs()) {
+    auto* tv = out->as<TensorView>();
+    const auto out_logical = TensorDomain::noReductions(tv->getLogicalDomain());
+    std::vector<IterDomain*> ids;
+    for (int64_t p : params.kept_axes) {
+      int64_t kept_position = 0;
+      for (int64_t q = 0; q < p; ++q) {
+        kept_position += logical[static_cast<size_t>(q)]->isReduction() ? 0 : 1;
+      }
+      if (static_cast<size_t>(kept_position) >= out_logical.size() ||
+          out_logical.size() != params.kept_axes.size()) {
+        return false;
+      }
+      IterDomain* id = out_logical[static_cast<size_t>(kept_position)];
+      ids.push_back(id->isBroadcast() ? nullptr : id);
+    }
+    const InnerRun run = contiguousInnerRun(tv, ids, runtime_info);
+    if (run.elements % params.vectorize != 0 ||
+        dataTypeSize(tv->dtype()) * params.vectorize > 16) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Loads in flight per thread: up to 8 vectors and 32 elements (the
+// computation widens elements to at least 4 bytes: 8 vectors of 8 bf16
+// would take 64 registers), no more than a thread's serial steps
+// (doc/reduction.md §5).
+int64_t chooseUnroll(
+    const ReductionLayout& layout, const ReductionParams& params) {
+  const int64_t serial_per_thread =
+      params.inner
+          ? ceilDiv(
+                ceilDiv(layout.reduced_elements, layout.vectorize),
+                params.threads_x * params.grid_split)
+          : ceilDiv(
+                layout.reduced_elements, params.threads_y * params.grid_split);
+  const int64_t max_unroll =
+      std::max<int64_t>(1, std::min<int64_t>(8, 32 / params.vectorize));
+  int64_t unroll = 1;
+  while (unroll * 2 <= std::min(serial_per_thread, max_unroll)) {
+    unroll *= 2;
+  }
+  return unroll;
+}
+
+} // namespace
+
+// Legality is canScheduleCompileTime and canScheduleRunTime; here the
+// parameters are filled in order: the layout (reduction_layout.h), the
+// loads' cache policy, the blocks and grid split of an inner or an outer
+// reduction, the outputs' vectors and the unroll.
 std::unique_ptr<HeuristicParams> ReductionScheduler::computeHeuristics(
     Fusion* fusion, RuntimeInfo& runtime_info) {
   auto params = std::make_unique<ReductionParams>();
-  ReductionOp* rop = scheduler_utils::reductionsOf(fusion).front();
-  const auto& logical = rop->out()->as<TensorView>()->getLogicalDomain();
-  const ReductionLayout layout =
-      reductionLayout(fusion, rop->out()->as<TensorView>(), runtime_info);
+  auto* out =
+      scheduler_utils::reductionsOf(fusion).front()->out()->as<TensorView>();
+  const ReductionLayout layout = reductionLayout(fusion, out, runtime_info);
   params->kept_axes = layout.kept_axes;
   params->reduced_axes = layout.reduced_axes;
   params->inner = layout.inner;
   params->vectorize = layout.vectorize;
-  const int64_t kept_elements = layout.kept_elements;
-  const int64_t reduced_elements = layout.reduced_elements;
-  const int64_t width = layout.vectorize;
-  const int64_t max_bytes = layout.max_bytes;
-
   // Evict-first loads keep a reduction's input from replacing what a
   // previous kernel left in L2 (a write-back of dirty lines inside the
   // reduction's time). Measured, they win up to 18% up to 4.3 L2s read and
   // lose up to 4.4% from 6.4 (doc/reduction.md §5.6).
   params->stream_inputs =
-      scheduler_utils::readOnceInputBytes(
-          fusion, rop->out()->as<TensorView>(), runtime_info) <=
+      scheduler_utils::readOnceInputBytes(fusion, out, runtime_info) <=
       kStreamingL2Multiple * runtime_info.l2Bytes();
-
   const int64_t sms = runtime_info.multiprocessors();
   if (params->inner) {
-    const int64_t per_row = ceilDiv(reduced_elements, width);
-    // About 2 vectors per thread, up to 256 threads per row: more, smaller
-    // threads keep more warps resident than fewer threads loading 8
-    // vectors each (measured, doc/reduction.md §5); short rows take part
-    // of a warp each (reduced by shuffles within it). Long rows get their
-    // loads in flight from the unrolled serial loop below.
-    params->threads_x = std::max<int64_t>(
-        1, std::min<int64_t>(pow2Ceil(ceilDiv(per_row, 2)), 256));
-    params->threads_y = std::max<int64_t>(
-        1, std::min<int64_t>(256 / params->threads_x, pow2Ceil(kept_elements)));
-    const int64_t blocks = ceilDiv(kept_elements, params->threads_y);
-    const int64_t serial = ceilDiv(per_row, params->threads_x);
-    if (blocks < 2 * sms && serial >= 8) {
-      // One wave of 4 blocks per SM: these kernels take about 53
-      // registers, so 4 blocks of 256 threads fit an SM, not 8, and 8 per
-      // SM ran as two waves (doc/reduction.md §5).
-      const int64_t one_wave = 4 * sms;
-      params->grid_split = std::min<int64_t>(
-          {std::max<int64_t>(1, one_wave / blocks), serial / 4, 65535});
-    }
+    chooseInnerBlocks(layout, sms, *params);
   } else {
-    // TIDx walks at least 128 bytes of a row (whole sectors) and at most
-    // a warp's worth, so that narrow tensors still give several blocks
-    // and TIDy reduces in the block what the grid would otherwise reduce.
-    const int64_t columns = ceilDiv(kept_elements, width);
-    // Blocks of 256 threads without a grid reduction: 8 per SM fill it.
-    const int64_t wanted_blocks = 8 * sms;
-    const int64_t min_threads_x =
-        std::max<int64_t>(1, 128 / (width * max_bytes));
-    params->threads_x = std::min<int64_t>(
-        pow2Ceil(columns),
-        std::max<int64_t>(
-            min_threads_x, std::min<int64_t>(32, pow2Floor(columns / 4))));
-    // At least 16 rows per thread: short columns take fewer TIDy threads,
-    // and TIDx grows while the columns still give 8 blocks per SM.
-    params->threads_y = std::max<int64_t>(
-        1, std::min<int64_t>(
-               256 / params->threads_x,
-               pow2Floor(std::max<int64_t>(1, reduced_elements / 16))));
-    while (params->threads_x * params->threads_y < 256 &&
-           ceilDiv(columns, params->threads_x * 2) >= wanted_blocks) {
-      params->threads_x *= 2;
-    }
-    // Short columns over many kept columns make many small blocks in one to
-    // two waves, the last running part-empty. Where the columns fill one
-    // wave of 1024 threads per SM with fewer TIDy threads (more rows each),
-    // take that wave instead (doc/reduction.md §5).
-    const int64_t wave_threads = 1024 * sms;
-    const int64_t all_threads = columns * params->threads_y;
-    if (all_threads > wave_threads && all_threads <= 2 * wave_threads &&
-        columns < wave_threads) {
-      params->threads_y = pow2Floor(wave_threads / columns);
-      params->threads_x = std::min<int64_t>(
-          pow2Ceil(columns),
-          std::max<int64_t>(params->threads_x, 256 / params->threads_y));
-    }
-    // Columns too few for two waves of these blocks but enough for one
-    // block of 1024 threads per SM, each row segment still 128 bytes to
-    // 1 KiB: take that wave, and no step across blocks (a grid split's
-    // partials and its last block's serial tail, §5).
-    bool one_wave_of_wide_blocks = false;
-    if (ceilDiv(columns, params->threads_x) < 2 * sms) {
-      for (int64_t tx = 64; tx >= min_threads_x; tx /= 2) {
-        const int64_t blocks = ceilDiv(columns, tx);
-        if (blocks > sms) {
-          break;
-        }
-        if (10 * blocks >= 9 * sms && reduced_elements / (1024 / tx) >= 16) {
-          params->threads_x = tx;
-          params->threads_y = 1024 / tx;
-          one_wave_of_wide_blocks = true;
-          break;
-        }
-      }
-    }
-    const int64_t blocks = ceilDiv(columns, params->threads_x);
-    const int64_t serial = ceilDiv(reduced_elements, params->threads_y);
-    if (blocks < 2 * sms && serial >= 16 && !one_wave_of_wide_blocks) {
-      // Across blocks; a thread's `vectorize` columns are reduced in one
-      // grouped call. One wave of blocks: 3 per SM fit up to 80 registers
-      // per thread (these kernels take 64 to 72), and a block past the
-      // wave would start a second one that ramps up and drains again.
-      // The last block of a column reads every block's partials alone: at
-      // most 4096 vectors (16 per thread).
-      const int64_t one_wave = 3 * sms;
-      const int64_t max_split = std::max<int64_t>(1, 4096 / params->threads_x);
-      params->grid_split = std::max<int64_t>(
-          1,
-          std::min<int64_t>({one_wave / blocks, serial / 8, max_split, 65535}));
-    }
-    // Outputs in vectors where their layout follows the kept axes.
+    chooseOuterBlocks(layout, sms, *params);
     if (params->vectorize > 1) {
-      bool all = true;
-      for (Val* out : fusion->outputs()) {
-        auto* tv = out->as<TensorView>();
-        const auto out_logical =
-            TensorDomain::noReductions(tv->getLogicalDomain());
-        std::vector<IterDomain*> ids;
-        for (int64_t p : params->kept_axes) {
-          // Outputs keep the reduction's kept axes in logical order.
-          int64_t kept_position = 0;
-          for (int64_t q = 0; q < p; ++q) {
-            kept_position +=
-                logical[static_cast<size_t>(q)]->isReduction() ? 0 : 1;
-          }
-          if (static_cast<size_t>(kept_position) >= out_logical.size() ||
-              out_logical.size() != params->kept_axes.size()) {
-            all = false;
-            break;
-          }
-          IterDomain* id = out_logical[static_cast<size_t>(kept_position)];
-          ids.push_back(id->isBroadcast() ? nullptr : id);
-        }
-        if (!all) {
-          break;
-        }
-        const InnerRun run = contiguousInnerRun(tv, ids, runtime_info);
-        all &= run.elements % params->vectorize == 0 &&
-               dataTypeSize(tv->dtype()) * params->vectorize <= 16;
-      }
-      params->vectorize_output = all;
+      params->vectorize_output = outputsTakeVectors(
+          fusion, out->getLogicalDomain(), runtime_info, *params);
     }
   }
-  const int64_t serial_per_thread =
-      params->inner
-          ? ceilDiv(
-                ceilDiv(reduced_elements, width),
-                params->threads_x * params->grid_split)
-          : ceilDiv(reduced_elements, params->threads_y * params->grid_split);
-  // Loads in flight per thread: up to 8 vectors and 32 elements (the
-  // computation widens elements to at least 4 bytes: 8 vectors of 8 bf16
-  // would take 64 registers), doc/reduction.md §5.
-  const int64_t max_unroll =
-      std::max<int64_t>(1, std::min<int64_t>(8, 32 / params->vectorize));
-  int64_t unroll = 1;
-  while (unroll * 2 <= std::min(serial_per_thread, max_unroll)) {
-    unroll *= 2;
-  }
-  params->unroll = unroll;
+  params->unroll = chooseUnroll(layout, *params);
   return params;
 }
 
