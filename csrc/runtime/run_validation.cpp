@@ -25,8 +25,11 @@ double tolerance(at::ScalarType type) {
   }
 }
 
-// "" when `got` matches `want`, else what differs.
-std::string mismatch(const at::Tensor& got, const at::Tensor& want) {
+// "" when `got` matches `want`, else what differs. `want` may live on
+// another device: ATen evaluates a factory with no tensor input (an iota's
+// positions) on the CPU.
+std::string mismatch(const at::Tensor& got, const at::Tensor& want_anywhere) {
+  const at::Tensor want = want_anywhere.to(got.device());
   std::stringstream ss;
   if (got.sizes() != want.sizes() || got.scalar_type() != want.scalar_type()) {
     ss << "sizes " << got.sizes() << " " << got.scalar_type() << ", expected "

@@ -113,6 +113,26 @@ TEST_F(FailureGpuTest, ValidateRunsChecksEverySegmentOfACorrectRun) {
   testValidate(fec.fusion(), outputs, {x}, __LINE__, __FILE__);
 }
 
+// A fusion whose output is made from scalars alone (nanoGPT's positions,
+// an iota): ATen evaluates it on the CPU, and validate_runs compared that
+// with the kernel's CUDA output across devices ("Expected all tensors to
+// be on the same device").
+TEST_F(FailureGpuTest, ValidateRunsChecksAFactoryOfScalarsAlone) {
+  auto fusion = std::make_unique<Fusion>();
+  {
+    FusionGuard fg(fusion.get());
+    Val* length = IrBuilder::create<Val>(DataType::Int);
+    fusion->addInput(length);
+    fusion->addOutput(iota(length));
+  }
+  FusionExecutorCache fec(std::move(fusion));
+  ScopedOptions validate({"validate_runs"}, {});
+  const auto outputs = fec.runFusionWithInputs({c10::IValue(int64_t{64})});
+  ASSERT_EQ(outputs.size(), 1u);
+  EXPECT_TRUE(outputs[0].is_cuda());
+  EXPECT_TRUE(at::equal(outputs[0].cpu(), at::arange(64, at::kLong)));
+}
+
 TEST_F(FailureGpuTest, RejectedKernelRunsWithATenInstead) {
   FusionExecutorCache fec(rowSumFusion());
   const at::Tensor x = cudaRandn({64, 96});
