@@ -195,8 +195,250 @@ int64_t innerOuterGridBlocks(
              ceilDiv(std::max<int64_t>(1, kept_elements), params.threads_y)));
 }
 
+// The cost model of a row schedule: for a batch (vectors of a row per
+// thread) and a placement of the held buffers, the threads, registers and
+// shared memory it takes, and whether the device fits it.
+class RowCosts {
+ public:
+  RowCosts(
+      const ReductionLayout& layout, const RowReductions& rows,
+      std::vector<Placement> placements, int64_t partial_bytes,
+      bool shared_enabled, const Device& device)
+      : layout_(layout),
+        rows_(rows),
+        placements_(std::move(placements)),
+        partial_bytes_(partial_bytes),
+        shared_enabled_(shared_enabled),
+        device_(device),
+        vectors_(ceilDiv(layout.reduced_elements, layout.vectorize)) {}
+
+  const std::vector<Placement>& placements() const {
+    return placements_;
+  }
+  bool sharedEnabled() const {
+    return shared_enabled_;
+  }
+  int64_t vectorize() const {
+    return layout_.vectorize;
+  }
+  int64_t vectors() const {
+    return vectors_;
+  }
+  int64_t threads(int64_t batch) const {
+    return ceilDiv(vectors_, batch);
+  }
+  int64_t launched(int64_t batch) const {
+    return launchedThreads(threads(batch));
+  }
+  // Short rows share a block over TIDy: about 256 threads per block.
+  int64_t rowsPerBlock(int64_t batch) const {
+    return std::max<int64_t>(
+        1, std::min<int64_t>(
+               256 / launched(batch),
+               pow2Ceil(std::max<int64_t>(1, layout_.kept_elements))));
+  }
+  int64_t registers(int64_t batch, const Placement& place) const {
+    return ceilDiv(batch * layout_.vectorize * place.register_bytes, 4);
+  }
+  int64_t shared(
+      int64_t batch, const Placement& place, int64_t block_rows) const {
+    return batch * layout_.vectorize * place.shared_bytes * launched(batch) *
+           block_rows;
+  }
+  // The reductions' shared memory beside the buffers: a slot per thread
+  // and value reduced together (the partials' group, or one value of up
+  // to 8 bytes).
+  int64_t workspace(int64_t batch) const {
+    return std::max<int64_t>(8, partial_bytes_ * batch * layout_.vectorize) *
+           launched(batch) * rowsPerBlock(batch);
+  }
+  bool fits(int64_t batch, const Placement& place) const {
+    return registers(batch, place) <=
+               bufferRegisterBudget(launched(batch), device_) &&
+           shared(batch, place, rowsPerBlock(batch)) + workspace(batch) <=
+               device_.shared_bytes_per_block &&
+           (!innerOuterShared() || capAllowed(batch, place));
+  }
+  // Inner-outer with shared buffers: the kernel's register cap (the
+  // buffers and the others, innerOuterRegisters) is also one its block's
+  // threads can have (at 1024 threads, 64 each).
+  bool innerOuterShared() const {
+    return !rows_.outer.empty() && shared_enabled_;
+  }
+  // The first placement that fits at `batch`, or placements().end().
+  std::vector<Placement>::const_iterator firstFit(int64_t batch) const {
+    return std::find_if(
+        placements_.begin(), placements_.end(),
+        [&](const Placement& place) { return fits(batch, place); });
+  }
+  // The parameters of `base` at this batch, placement and rows per block.
+  InnerPersistentParams withBatch(
+      const InnerPersistentParams& base, int64_t batch, const Placement& place,
+      int64_t block_rows) const {
+    InnerPersistentParams p = base;
+    p.batch = batch;
+    p.threads_x = threads(batch);
+    p.persistent_registers = registers(batch, place);
+    p.shared_inputs = place.inputs;
+    p.shared_bytes = shared(batch, place, block_rows);
+    p.threads_y = block_rows;
+    if (rows_.outer.empty()) {
+      p.registers = innerRegisters(p, device_);
+    } else {
+      p.registers = innerOuterRegisters(p.persistent_registers);
+      p.partial_workspace_bytes = workspace(batch);
+      p.grid_blocks = innerOuterGridBlocks(p, layout_.kept_elements, device_);
+    }
+    return p;
+  }
+  // Why no placement fits at `batch`.
+  std::string whyNothingFits(int64_t batch) const {
+    const Placement& most_shared = placements_.back();
+    std::stringstream ss;
+    ss << "a row of " << layout_.reduced_elements << " elements needs "
+       << registers(batch, placements_.front())
+       << " registers per thread for its persistent buffers at "
+       << threads(batch) << " threads (the budget is "
+       << bufferRegisterBudget(launched(batch), device_) << ")";
+    if (placements_.size() > 1) {
+      ss << "; with the inputs' buffers in shared memory, "
+         << registers(batch, most_shared) << " registers and "
+         << shared(batch, most_shared, rowsPerBlock(batch)) + workspace(batch)
+         << " bytes of shared memory per block (at most "
+         << device_.shared_bytes_per_block << ")";
+    } else if (!shared_enabled_) {
+      ss << "; shared-memory buffers are off (FUSER_ENABLE=shared_buffers "
+            "turns them on)";
+    } else {
+      ss << "; no input's buffer can move to shared memory";
+    }
+    return ss.str();
+  }
+
+ private:
+  bool capAllowed(int64_t batch, const Placement& place) const {
+    return innerOuterRegisters(registers(batch, place)) <=
+           std::min<int64_t>(
+               255, device_.registers_per_sm /
+                        (launched(batch) * rowsPerBlock(batch)));
+  }
+
+  const ReductionLayout& layout_;
+  const RowReductions& rows_;
+  std::vector<Placement> placements_;
+  int64_t partial_bytes_;
+  bool shared_enabled_;
+  const Device& device_;
+  int64_t vectors_;
+};
+
+// An inner normalization's batch, from the fewest vectors per thread that
+// fit (`batch` at `place`): more (up to 32 elements, loads in flight and
+// fewer warps to combine) while two warps share a row, or one with
+// FUSER_ENABLE=warp_per_row (the row's sums then cross no shared memory);
+// then the rows of a block.
+InnerPersistentParams innerBatch(
+    const RowCosts& costs, const InnerPersistentParams& base, int64_t batch,
+    const Placement& place, const Device& device) {
+  const int64_t v = costs.vectorize();
+  const int64_t min_row_threads = isEnabled(EnableOption::WarpPerRow) ? 32 : 64;
+  const int64_t fewest = batch;
+  while (batch * 2 * v <= 32 && costs.threads(batch * 2) >= min_row_threads &&
+         costs.fits(batch * 2, place)) {
+    batch *= 2;
+  }
+  // A batch that divides the row's vectors leaves no thread a part of a
+  // vector past the row's end: with a remainder, the warp holding the
+  // row's end runs the predicated copy of every nest after the copy
+  // without predicates (doc/indexing.md §6), for every row, and the
+  // block waits for it. The largest such batch, when one keeps two
+  // warps per row (4097 = 17 x 241: 241 threads of 17, where doubling
+  // gives 205 of 20).
+  if (costs.vectors() % batch != 0) {
+    for (int64_t b = 32 / v; b >= fewest; --b) {
+      if (costs.vectors() % b == 0 && costs.threads(b) >= min_row_threads &&
+          costs.threads(b) <= kMaxThreadsPerRow && costs.fits(b, place)) {
+        batch = b;
+        break;
+      }
+    }
+  }
+  // Unless FUSER_DISABLE=fewer_rows_per_block, the block's rows halved
+  // while that keeps more threads resident at the kernel's register
+  // cap: smaller blocks take the register file in finer steps (a cap of
+  // 96 holds 2 blocks of 256 threads, 512, but 5 of 128, 640;
+  // doc/normalization.md §4).
+  InnerPersistentParams best =
+      costs.withBatch(base, batch, place, costs.rowsPerBlock(batch));
+  if (!isDisabled(DisableOption::FewerRowsPerBlock)) {
+    for (int64_t fewer_rows = best.threads_y / 2; fewer_rows >= 1;
+         fewer_rows /= 2) {
+      InnerPersistentParams fewer =
+          costs.withBatch(base, batch, place, fewer_rows);
+      if (residentThreads(fewer, device) > residentThreads(best, device)) {
+        best = fewer;
+      }
+    }
+  }
+  return best;
+}
+
+// Inner-outer: each block runs its row groups one after another, a load,
+// a reduction and a store each, so the latencies are hidden only by the
+// threads resident on an SM: the batch that keeps the most resident wins
+// (on a tie, the rule below, then the larger; doc/normalization.md §9).
+InnerPersistentParams innerOuterBatch(
+    const RowCosts& costs, const InnerPersistentParams& base, int64_t batch,
+    const Placement& place, const Device& device) {
+  InnerPersistentParams best =
+      costs.withBatch(base, batch, place, costs.rowsPerBlock(batch));
+  // On a tie of buffers all in registers, a cap its launch bounds give
+  // exactly (no slack beyond the estimated 64 other registers) loses: the
+  // benchmark's bf16 RMS norm backward over 4096 columns spilled 620 bytes
+  // per thread at batch 4, cap 128 at 256 threads, and ran at half
+  // nvFuser's speed (doc/normalization.md §9); at batch 2 its cap of 96
+  // has 128.
+  auto has_slack = [&](const InnerPersistentParams& p) {
+    return !p.shared_inputs.empty() || registerSlack(p, device) > 0;
+  };
+  auto consider = [&](const InnerPersistentParams& candidate) {
+    const int64_t resident = residentThreads(candidate, device);
+    const int64_t best_resident = residentThreads(best, device);
+    const bool slack = has_slack(candidate);
+    const bool best_slack = has_slack(best);
+    if (resident > best_resident ||
+        (resident == best_resident &&
+         (slack > best_slack ||
+          (slack == best_slack && candidate.batch > best.batch)))) {
+      best = candidate;
+    }
+  };
+  // With shared buffers, every placement at every batch: dy and x of a
+  // bf16 layer norm backward over 4096 columns in shared memory leave the
+  // registers to the partials, at batch 4 (32 elements of a row per
+  // thread) 4 rows in flight per SM where the registers hold 2 at batch 2
+  // (doc/normalization.md §11). Registers only: the larger batches while
+  // they fit.
+  for (int64_t b = batch; b * costs.vectorize() <= 32; b *= 2) {
+    for (const Placement& p : costs.placements()) {
+      if (!costs.fits(b, p)) {
+        if (!costs.sharedEnabled()) {
+          return best;
+        }
+        continue;
+      }
+      consider(costs.withBatch(base, b, p, costs.rowsPerBlock(b)));
+    }
+  }
+  return best;
+}
+
 } // namespace
 
+// Legality first (the reduced axes innermost in memory, a batch whose
+// buffers fit), then the cost model (RowCosts) picks the batch, the
+// placement of the buffers and the block's rows, which fill the
+// parameters.
 std::optional<InnerPersistentParams> innerPersistentHeuristics(
     Fusion* fusion, RuntimeInfo& runtime_info, const RowReductions& rows,
     std::string* reason) {
@@ -234,206 +476,36 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
     buffer_bytes += dataTypeSize(rop->out()->dtype());
     partial_bytes = std::max(partial_bytes, dataTypeSize(rop->out()->dtype()));
   }
-  const int64_t v = params.vectorize;
-  const int64_t vectors = ceilDiv(layout.reduced_elements, v);
-  auto threads_for = [&](int64_t batch) { return ceilDiv(vectors, batch); };
-  auto launched_for = [&](int64_t batch) {
-    return launchedThreads(threads_for(batch));
-  };
-  // Short rows share a block over TIDy: about 256 threads per block.
-  auto rows_per_block = [&](int64_t batch) {
-    return std::max<int64_t>(
-        1, std::min<int64_t>(
-               256 / launched_for(batch),
-               pow2Ceil(std::max<int64_t>(1, layout.kept_elements))));
-  };
   // Shared buffers are off by default until run on a GPU (§11).
   const bool shared_enabled = isEnabled(EnableOption::SharedBuffers);
   std::vector<Placement> placements = sharedPlacements(held, buffer_bytes);
   if (!shared_enabled) {
     placements.resize(1); // every buffer in registers
   }
-  auto registers_for = [&](int64_t batch, const Placement& place) {
-    return ceilDiv(batch * v * place.register_bytes, 4);
-  };
-  auto shared_for = [&](int64_t batch, const Placement& place,
-                        int64_t block_rows) {
-    return batch * v * place.shared_bytes * launched_for(batch) * block_rows;
-  };
-  // The reductions' shared memory beside the buffers: a slot per thread
-  // and value reduced together (the partials' group, or one value of up to
-  // 8 bytes).
-  auto workspace_for = [&](int64_t batch) {
-    return std::max<int64_t>(8, partial_bytes * batch * v) *
-           launched_for(batch) * rows_per_block(batch);
-  };
-  // Inner-outer with shared buffers: the kernel's register cap (the
-  // buffers and the others, innerOuterRegisters) is also one its block's
-  // threads can have (at 1024 threads, 64 each).
-  const bool inner_outer_shared = !rows.outer.empty() && shared_enabled;
-  auto cap_allowed = [&](int64_t batch, const Placement& place) {
-    return innerOuterRegisters(registers_for(batch, place)) <=
-           std::min<int64_t>(
-               255, device.registers_per_sm /
-                        (launched_for(batch) * rows_per_block(batch)));
-  };
-  auto fits = [&](int64_t batch, const Placement& place) {
-    return registers_for(batch, place) <=
-               bufferRegisterBudget(launched_for(batch), device) &&
-           shared_for(batch, place, rows_per_block(batch)) +
-                   workspace_for(batch) <=
-               device.shared_bytes_per_block &&
-           (!inner_outer_shared || cap_allowed(batch, place));
-  };
-  // The fewest vectors per thread that a row of up to 1024 threads allows;
-  // then more (up to 32 elements, loads in flight and fewer warps to
-  // combine) while at least two warps share a row. Buffers in registers,
-  // or else the fewest inputs' buffers in shared memory that leave the
-  // rest fitting the registers (doc/normalization.md §11).
-  int64_t batch = std::max<int64_t>(1, ceilDiv(vectors, kMaxThreadsPerRow));
-  auto first_fit = [&](int64_t b) {
-    return std::find_if(
-        placements.begin(), placements.end(),
-        [&](const Placement& place) { return fits(b, place); });
-  };
-  auto placement = first_fit(batch);
-  // Inner-outer with shared buffers: fewer threads, when the cap needs
-  // them.
-  while (inner_outer_shared && placement == placements.end() &&
+  const RowCosts costs(
+      layout, rows, std::move(placements), partial_bytes, shared_enabled,
+      device);
+  // The fewest vectors per thread that a row of up to 1024 threads allows:
+  // buffers in registers, or else the fewest inputs' buffers in shared
+  // memory that leave the rest fitting the registers
+  // (doc/normalization.md §11); inner-outer with shared buffers, fewer
+  // threads when the cap needs them.
+  const int64_t v = layout.vectorize;
+  int64_t batch =
+      std::max<int64_t>(1, ceilDiv(costs.vectors(), kMaxThreadsPerRow));
+  auto placement = costs.firstFit(batch);
+  while (costs.innerOuterShared() && placement == costs.placements().end() &&
          batch * 2 * v <= 32) {
     batch *= 2;
-    placement = first_fit(batch);
+    placement = costs.firstFit(batch);
   }
-  if (placement == placements.end()) {
-    const Placement& most_shared = placements.back();
-    std::stringstream ss;
-    ss << "a row of " << layout.reduced_elements << " elements needs "
-       << registers_for(batch, placements.front())
-       << " registers per thread for its persistent buffers at "
-       << threads_for(batch) << " threads (the budget is "
-       << bufferRegisterBudget(launched_for(batch), device) << ")";
-    if (placements.size() > 1) {
-      ss << "; with the inputs' buffers in shared memory, "
-         << registers_for(batch, most_shared) << " registers and "
-         << shared_for(batch, most_shared, rows_per_block(batch)) +
-                workspace_for(batch)
-         << " bytes of shared memory per block (at most "
-         << device.shared_bytes_per_block << ")";
-    } else if (!shared_enabled) {
-      ss << "; shared-memory buffers are off (FUSER_ENABLE=shared_buffers "
-            "turns them on)";
-    } else {
-      ss << "; no input's buffer can move to shared memory";
-    }
-    *reason = ss.str();
+  if (placement == costs.placements().end()) {
+    *reason = costs.whyNothingFits(batch);
     return std::nullopt;
   }
-  auto with_batch = [&](int64_t b, const Placement& place, int64_t block_rows) {
-    InnerPersistentParams p = params;
-    p.batch = b;
-    p.threads_x = threads_for(b);
-    p.persistent_registers = registers_for(b, place);
-    p.shared_inputs = place.inputs;
-    p.shared_bytes = shared_for(b, place, block_rows);
-    p.threads_y = block_rows;
-    if (rows.outer.empty()) {
-      p.registers = innerRegisters(p, device);
-    } else {
-      p.registers = innerOuterRegisters(p.persistent_registers);
-      p.partial_workspace_bytes = workspace_for(b);
-      p.grid_blocks = innerOuterGridBlocks(p, layout.kept_elements, device);
-    }
-    return p;
-  };
-  if (rows.outer.empty()) {
-    // Two warps per row, or one with FUSER_ENABLE=warp_per_row (the row's
-    // sums then cross no shared memory).
-    const int64_t min_row_threads =
-        isEnabled(EnableOption::WarpPerRow) ? 32 : 64;
-    const int64_t fewest = batch;
-    while (batch * 2 * v <= 32 && threads_for(batch * 2) >= min_row_threads &&
-           fits(batch * 2, *placement)) {
-      batch *= 2;
-    }
-    // A batch that divides the row's vectors leaves no thread a part of a
-    // vector past the row's end: with a remainder, the warp holding the
-    // row's end runs the predicated copy of every nest after the copy
-    // without predicates (doc/indexing.md §6), for every row, and the
-    // block waits for it. The largest such batch, when one keeps two
-    // warps per row (4097 = 17 x 241: 241 threads of 17, where doubling
-    // gives 205 of 20).
-    if (vectors % batch != 0) {
-      for (int64_t b = 32 / v; b >= fewest; --b) {
-        if (vectors % b == 0 && threads_for(b) >= min_row_threads &&
-            threads_for(b) <= kMaxThreadsPerRow && fits(b, *placement)) {
-          batch = b;
-          break;
-        }
-      }
-    }
-    // Unless FUSER_DISABLE=fewer_rows_per_block, the block's rows halved
-    // while that keeps more threads resident at the kernel's register
-    // cap: smaller blocks take the register file in finer steps (a cap of
-    // 96 holds 2 blocks of 256 threads, 512, but 5 of 128, 640;
-    // doc/normalization.md §4).
-    InnerPersistentParams best =
-        with_batch(batch, *placement, rows_per_block(batch));
-    if (!isDisabled(DisableOption::FewerRowsPerBlock)) {
-      for (int64_t fewer_rows = best.threads_y / 2; fewer_rows >= 1;
-           fewer_rows /= 2) {
-        InnerPersistentParams fewer = with_batch(batch, *placement, fewer_rows);
-        if (residentThreads(fewer, device) > residentThreads(best, device)) {
-          best = fewer;
-        }
-      }
-    }
-    return best;
-  }
-  // Inner-outer: each block runs its row groups one after another, a load,
-  // a reduction and a store each, so the latencies are hidden only by the
-  // threads resident on an SM: the batch that keeps the most resident wins
-  // (on a tie, the rule below, then the larger; doc/normalization.md §9).
-  InnerPersistentParams best =
-      with_batch(batch, *placement, rows_per_block(batch));
-  // On a tie of buffers all in registers, a cap its launch bounds give
-  // exactly (no slack beyond the estimated 64 other registers) loses: the
-  // benchmark's bf16 RMS norm backward over 4096 columns spilled 620 bytes
-  // per thread at batch 4, cap 128 at 256 threads, and ran at half
-  // nvFuser's speed (doc/normalization.md §9); at batch 2 its cap of 96
-  // has 128.
-  auto has_slack = [&](const InnerPersistentParams& p) {
-    return !p.shared_inputs.empty() || registerSlack(p, device) > 0;
-  };
-  auto consider = [&](const InnerPersistentParams& candidate) {
-    const int64_t resident = residentThreads(candidate, device);
-    const int64_t best_resident = residentThreads(best, device);
-    const bool slack = has_slack(candidate);
-    const bool best_slack = has_slack(best);
-    if (resident > best_resident ||
-        (resident == best_resident &&
-         (slack > best_slack ||
-          (slack == best_slack && candidate.batch > best.batch)))) {
-      best = candidate;
-    }
-  };
-  // With shared buffers, every placement at every batch: dy and x of a
-  // bf16 layer norm backward over 4096 columns in shared memory leave the
-  // registers to the partials, at batch 4 (32 elements of a row per
-  // thread) 4 rows in flight per SM where the registers hold 2 at batch 2
-  // (doc/normalization.md §11). Registers only: the larger batches while
-  // they fit.
-  for (int64_t b = batch; b * v <= 32; b *= 2) {
-    for (const Placement& place : placements) {
-      if (!fits(b, place)) {
-        if (!shared_enabled) {
-          return best;
-        }
-        continue;
-      }
-      consider(with_batch(b, place, rows_per_block(b)));
-    }
-  }
-  return best;
+  return rows.outer.empty()
+             ? innerBatch(costs, params, batch, *placement, device)
+             : innerOuterBatch(costs, params, batch, *placement, device);
 }
 
 RowReductions rowReductions(
