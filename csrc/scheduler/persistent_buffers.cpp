@@ -158,13 +158,39 @@ bool constantAlongReducedAxes(TensorView* tv, ReductionOp* rop) {
   return true;
 }
 
+namespace {
+
+// `vals` in the order `fusion` defines them: its inputs in input order,
+// then each expr's outputs in topological order. The buffers' order picks
+// which input goes to shared memory among equal sizes, and a schedule
+// must not depend on where the tensors happen to lie in memory.
+std::vector<Val*> inDefinitionOrder(
+    Fusion* fusion, const std::unordered_set<Val*>& vals) {
+  std::vector<Val*> ordered;
+  for (Val* in : fusion->inputs()) {
+    if (vals.count(in)) {
+      ordered.push_back(in);
+    }
+  }
+  for (Expr* expr : fusion->exprs()) {
+    for (Val* out : expr->outputs()) {
+      if (vals.count(out)) {
+        ordered.push_back(out);
+      }
+    }
+  }
+  return ordered;
+}
+
+} // namespace
+
 std::vector<TensorView*> persistentBuffers(Fusion* fusion) {
   std::vector<TensorView*> buffers;
   for (ReductionOp* rop : scheduler_utils::reductionsOf(fusion)) {
     const std::unordered_set<Val*> up = scheduler_utils::upstreamOf(rop->in());
     const std::unordered_set<Val*> down =
         scheduler_utils::downstreamOf(fusion, rop->out());
-    for (Val* v : up) {
+    for (Val* v : inDefinitionOrder(fusion, up)) {
       auto* tv = v->as<TensorView>();
       if (constantAlongReducedAxes(tv, rop)) {
         continue; // one value per row, not a row

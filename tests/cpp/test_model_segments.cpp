@@ -202,6 +202,13 @@ std::unique_ptr<Fusion> ropeBackwardFusion() {
     t = reshape(broadcast(t, {true, false, false}), {1, 1, 128, 32});
     return expand(t, {idx(2), idx(8), idx(128), idx(32)});
   };
+  // Thunder's pad widths: a pair for every axis, the last axis's first.
+  auto lastAxisPad = [&](int64_t left, int64_t right) {
+    std::vector<Val*> widths(8, idx(0));
+    widths[0] = idx(left);
+    widths[1] = idx(right);
+    return widths;
+  };
   auto half = [&](TensorView* t, int64_t lo, int64_t hi) {
     return slice(
         t, {{idx(0), idx(2)},
@@ -211,16 +218,16 @@ std::unique_ptr<Fusion> ropeBackwardFusion() {
   };
   TensorView* c = table(cos);
   TensorView* s = table(sin);
-  TensorView* empty = pad(
-      full({idx(2), idx(8), idx(128), idx(0)}, zero, DataType::Float),
-      {idx(0), idx(32), idx(0), idx(0), idx(0), idx(0), idx(0), idx(0)}, zero);
+  TensorView* empty =
+      pad(full({idx(2), idx(8), idx(128), idx(0)}, zero, DataType::Float),
+          lastAxisPad(0, 32), zero);
   std::vector<TensorView*> grads;
   for (TensorView* g : {dq, dk}) {
     g = half(g, 0, 32);
     TensorView* by_sin = mul(s, g);
     TensorView* rotated =
-        add(pad(neg(half(by_sin, 0, 16)), {idx(16), idx(0)}, zero),
-            pad(half(by_sin, 16, 32), {idx(0), idx(16)}, zero));
+        add(pad(neg(half(by_sin, 0, 16)), lastAxisPad(16, 0), zero),
+            pad(half(by_sin, 16, 32), lastAxisPad(0, 16), zero));
     grads.push_back(add(empty, add(mul(c, g), rotated)));
   }
   std::vector<TensorView*> flat;

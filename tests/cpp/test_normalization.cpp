@@ -5,6 +5,7 @@
 #include <scheduler/utils.h>
 #include <tests/cpp/normalization_harness.h>
 
+#include <algorithm>
 #include <sstream>
 
 namespace fuser {
@@ -221,6 +222,14 @@ TEST_F(NormalizationTest, LayerNormBackwardHoldsOnlyItsInputs) {
     EXPECT_TRUE(tv->isFusionInput()) << tv->toString();
     EXPECT_EQ(tv->dtype(), DataType::BFloat16) << tv->toString();
   }
+  // In the fusion's input order, not in the order of their addresses (the
+  // order picks which of two equal inputs goes to shared memory: it was
+  // not the same from one process to the next).
+  const auto& inputs = f->inputs();
+  auto position = [&](TensorView* tv) {
+    return std::find(inputs.begin(), inputs.end(), tv) - inputs.begin();
+  };
+  EXPECT_LT(position(buffers[0]), position(buffers[1])) << bufferNames(f)[0];
 }
 
 TEST_F(NormalizationTest, RowDivisionsBecomeReciprocalProducts) {
