@@ -445,14 +445,8 @@ std::optional<InnerPersistentParams> innerPersistentHeuristics(
   InnerPersistentParams params;
   const Device& device = runtime_info.device();
   auto* reduced = rows.inner.front()->out()->as<TensorView>();
-  const int64_t rank = static_cast<int64_t>(reduced->getLogicalDomain().size());
-  std::vector<TensorView*> vectorized =
-      scheduler_utils::outputsOfRank(fusion, rank);
-  for (TensorView* tv : scheduler_utils::inputsBelowRank(fusion, rank)) {
-    vectorized.push_back(tv);
-  }
   const ReductionLayout layout =
-      reductionLayout(fusion, reduced, runtime_info, vectorized);
+      persistentRowLayout(fusion, reduced, runtime_info);
   if (!layout.inner) {
     *reason =
         "the reduced axes are not innermost in memory (an outer "

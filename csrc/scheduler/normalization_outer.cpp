@@ -57,14 +57,8 @@ std::optional<OuterPersistentParams> outerPersistentHeuristics(
     Fusion* fusion, RuntimeInfo& runtime_info, std::string* reason) {
   auto* reduced =
       scheduler_utils::reductionsOf(fusion).front()->out()->as<TensorView>();
-  const auto rank = static_cast<int64_t>(reduced->getLogicalDomain().size());
-  std::vector<TensorView*> vectorized =
-      scheduler_utils::outputsOfRank(fusion, rank);
-  for (TensorView* tv : scheduler_utils::inputsBelowRank(fusion, rank)) {
-    vectorized.push_back(tv);
-  }
   const ReductionLayout layout =
-      reductionLayout(fusion, reduced, runtime_info, vectorized);
+      persistentRowLayout(fusion, reduced, runtime_info);
   if (layout.inner) {
     *reason =
         "the reduced axes are innermost in memory (the inner persistent "

@@ -167,4 +167,15 @@ void mergeReductionAxes(
   }
 }
 
+ReductionLayout persistentRowLayout(
+    Fusion* fusion, TensorView* reduced, RuntimeInfo& runtime_info) {
+  const auto rank = static_cast<int64_t>(reduced->getLogicalDomain().size());
+  std::vector<TensorView*> vectorized =
+      scheduler_utils::outputsOfRank(fusion, rank);
+  for (TensorView* tv : scheduler_utils::inputsBelowRank(fusion, rank)) {
+    vectorized.push_back(tv);
+  }
+  return reductionLayout(fusion, reduced, runtime_info, vectorized);
+}
+
 } // namespace fuser

@@ -38,6 +38,12 @@ ReductionLayout reductionLayout(
     Fusion* fusion, TensorView* reduced, RuntimeInfo& runtime_info,
     const std::vector<TensorView*>& also_vectorized = {});
 
+// The layout of a persistent schedule's row reduction into `reduced`: the
+// outputs of the reduction's rank and the inputs below it (weights) are
+// also read or written in vectors.
+ReductionLayout persistentRowLayout(
+    Fusion* fusion, TensorView* reduced, RuntimeInfo& runtime_info);
+
 // Reorders `reference` (a reduction's output, unscheduled) to `first`
 // then `second` (logical positions) and merges each group into one axis:
 // [kept, reduced] for an inner reduction, [reduced, kept] for an outer one

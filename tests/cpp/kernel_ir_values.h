@@ -341,6 +341,14 @@ inline BufferLayout plainLayout(const Coord& sizes) {
                       }};
 }
 
+// The layout of a tensor whose allocation is its logical domain with
+// these strides (an at::Tensor's sizes and strides).
+inline BufferLayout stridedLayout(
+    const Coord& sizes, const std::vector<int64_t>& strides) {
+  return BufferLayout{
+      sizes, sizes, strides, [](const Coord& c) { return std::optional(c); }};
+}
+
 // One execution of a tensor expr that writes a global tensor, or one that
 // its predicate turned off.
 struct WriteEvent {

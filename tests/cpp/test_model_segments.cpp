@@ -40,15 +40,10 @@ Val* idx(int64_t v) {
   return IrBuilder::create<Val>(v, DataType::Index);
 }
 
-// An input's layout for the interpreter: its logical axes in memory with
-// the at::Tensor's strides.
+// An at::Tensor's layout for the interpreter: its logical axes in memory
+// with its strides.
 kir_test::BufferLayout stridedLayout(const at::Tensor& t) {
-  kir_test::BufferLayout layout;
-  layout.logical_sizes = t.sizes().vec();
-  layout.alloc_sizes = t.sizes().vec();
-  layout.alloc_strides = t.strides().vec();
-  layout.to_alloc = [](const Coord& c) { return std::optional(c); };
-  return layout;
+  return kir_test::stridedLayout(t.sizes().vec(), t.strides().vec());
 }
 
 // `t` (any layout) with the interpreter's number for each element of the
@@ -98,15 +93,16 @@ std::string interpretSegment(
   Fusion scheduled(*unscheduled);
   RuntimeInfo info =
       makeRuntimeInfo(&scheduled, values, false, group_inputs.layouts);
-  SchedulerChoice choice = chooseScheduler(&scheduled, info);
-  const SchedulerType type = choice.scheduler->type();
-  if (type == SchedulerType::ExprEval || type == SchedulerType::NoOp) {
+  // The scheduler segmentation chose for the group, as the runtime asks.
+  Scheduler& scheduler =
+      segmentScheduler(&scheduled, info, scheduling.chosenFor(group));
+  if (scheduler.type() == SchedulerType::ExprEval ||
+      scheduler.type() == SchedulerType::NoOp) {
     return "";
   }
-  choice.scheduler->schedule(
-      &scheduled, *choice.scheduler->computeHeuristics(&scheduled, info));
+  const auto params = scheduleSegment(scheduler, &scheduled, info);
   std::unique_ptr<LoweredKernel> kernel =
-      GpuLower(&scheduled, DataType::Int32).run();
+      GpuLower(&scheduled, DataType::Int32, params->kernelFlags()).run();
   // The outputs as the runtime allocates them (runtime/kernel_executor.cpp).
   std::vector<kir_test::BufferLayout> output_layouts;
   for (Val* out : scheduled.outputs()) {
@@ -169,7 +165,6 @@ size_t expectKernelSegmentsMatchATen(
   std::unique_ptr<InputSegmentScheduling> scheduling =
       segmentForInputs(segmented, inputs, info);
   for (SegmentedGroup* group : segmented.groups()) {
-    const std::optional<SchedulerType> type = scheduling->chosenFor(*group);
     SCOPED_TRACE(group->toString());
     EXPECT_EQ(interpretSegment(*group, *scheduling), "");
   }

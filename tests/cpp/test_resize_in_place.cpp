@@ -68,15 +68,10 @@ Value times(const Value& v, double x) {
   return Value{v.number * x, v.sources};
 }
 
-// An input's layout for the interpreter: its logical axes in memory with
-// the at::Tensor's strides.
+// An at::Tensor's layout for the interpreter: its logical axes in memory
+// with its strides.
 kir_test::BufferLayout stridedLayout(const at::Tensor& t) {
-  kir_test::BufferLayout layout;
-  layout.logical_sizes = t.sizes().vec();
-  layout.alloc_sizes = t.sizes().vec();
-  layout.alloc_strides = t.strides().vec();
-  layout.to_alloc = [](const Coord& c) { return std::optional(c); };
-  return layout;
+  return kir_test::stridedLayout(t.sizes().vec(), t.strides().vec());
 }
 
 // Schedules a copy of `fusion` for `inputs` as the runtime would (its
