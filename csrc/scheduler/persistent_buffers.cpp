@@ -160,24 +160,16 @@ bool constantAlongReducedAxes(TensorView* tv, ReductionOp* rop) {
 
 namespace {
 
-// `vals` in the order `fusion` defines them: its inputs in input order,
-// then each expr's outputs in topological order. The buffers' order picks
-// which input goes to shared memory among equal sizes, and a schedule
-// must not depend on where the tensors happen to lie in memory.
-std::vector<Val*> inDefinitionOrder(
-    Fusion* fusion, const std::unordered_set<Val*>& vals) {
-  std::vector<Val*> ordered;
-  for (Val* in : fusion->inputs()) {
-    if (vals.count(in)) {
-      ordered.push_back(in);
-    }
-  }
+// The tensors of `fusion` in the order it defines them: its inputs in
+// input order, then each expr's outputs in topological order. The
+// buffers' order picks which input goes to shared memory among equal
+// sizes, and a schedule must not depend on where the tensors happen to
+// lie in memory.
+std::vector<Val*> inDefinitionOrder(Fusion* fusion) {
+  std::vector<Val*> ordered(fusion->inputs().begin(), fusion->inputs().end());
   for (Expr* expr : fusion->exprs()) {
-    for (Val* out : expr->outputs()) {
-      if (vals.count(out)) {
-        ordered.push_back(out);
-      }
-    }
+    ordered.insert(
+        ordered.end(), expr->outputs().begin(), expr->outputs().end());
   }
   return ordered;
 }
@@ -186,11 +178,15 @@ std::vector<Val*> inDefinitionOrder(
 
 std::vector<TensorView*> persistentBuffers(Fusion* fusion) {
   std::vector<TensorView*> buffers;
+  const std::vector<Val*> ordered = inDefinitionOrder(fusion);
   for (ReductionOp* rop : scheduler_utils::reductionsOf(fusion)) {
     const std::unordered_set<Val*> up = scheduler_utils::upstreamOf(rop->in());
     const std::unordered_set<Val*> down =
         scheduler_utils::downstreamOf(fusion, rop->out());
-    for (Val* v : inDefinitionOrder(fusion, up)) {
+    for (Val* v : ordered) {
+      if (!up.count(v)) {
+        continue;
+      }
       auto* tv = v->as<TensorView>();
       if (constantAlongReducedAxes(tv, rop)) {
         continue; // one value per row, not a row

@@ -222,4 +222,14 @@ inline const FusionKernelRuntime* runAndValidate(
   return fec.getMostRecentKernelRuntime();
 }
 
+// runAndValidate through a fresh cache; `c` must have run as one kernel of
+// `type`.
+inline void expectOneKernel(
+    const NormCase& c, SchedulerType type, const char* file, int line) {
+  FusionExecutorCache fec(std::make_unique<Fusion>(*c.fusion));
+  const FusionKernelRuntime* runtime = runAndValidate(fec, c, file, line);
+  EXPECT_EQ(runtime->schedulerType(), type) << c.name;
+  EXPECT_FALSE(runtime->isSegmented()) << c.name;
+}
+
 } // namespace fuser

@@ -46,29 +46,17 @@ kir_test::BufferLayout stridedLayout(const at::Tensor& t) {
   return kir_test::stridedLayout(t.sizes().vec(), t.strides().vec());
 }
 
-// `t` (any layout) with the interpreter's number for each element of the
-// tensor named `name` (kir_test::inputNumber), so that ATen and the
+// `t`'s sizes and strides with the interpreter's number for each element
+// of the tensor named `name` (kir_test::inputNumber), so that ATen and the
 // interpreter read the same values.
 at::Tensor filledLike(const at::Tensor& t, int64_t name) {
-  at::Tensor filled =
-      at::empty_strided(t.sizes(), t.strides(), t.options().device(at::kCPU));
-  const kir_test::BufferLayout layout = stridedLayout(filled);
-  at::Tensor flat = filled.as_strided({layout.storageSize()}, {1});
+  const kir_test::BufferLayout layout = stridedLayout(t);
+  at::Tensor storage = at::zeros({layout.storageSize()}, at::kDouble);
+  double* data = storage.data_ptr<double>();
   for (const Coord& c : layout.allCoords()) {
-    flat[*layout.offsetOf(c)] = kir_test::inputNumber(name, c);
+    data[*layout.offsetOf(c)] = kir_test::inputNumber(name, c);
   }
-  return filled;
-}
-
-// The element of `t` at logical coordinate `c`.
-double elementAt(const at::Tensor& t, const Coord& c) {
-  int64_t offset = t.storage_offset();
-  for (size_t d = 0; d < c.size(); ++d) {
-    offset += c[d] * t.stride(static_cast<int64_t>(d));
-  }
-  return t.to(at::kDouble)
-      .as_strided({offset + 1}, {1}, 0)[offset]
-      .item<double>();
+  return storage.to(t.scalar_type()).as_strided(t.sizes(), t.strides());
 }
 
 // Runs one kernel segment of `group` on the interpreter with the inputs
@@ -108,8 +96,8 @@ std::string interpretSegment(
   for (Val* out : scheduled.outputs()) {
     const TensorLayout layout =
         denseLayout(out->as<TensorView>(), info.expressionEvaluator());
-    output_layouts.push_back(stridedLayout(at::empty_strided(
-        layout.sizes, layout.strides, at::TensorOptions().device(at::kMeta))));
+    output_layouts.push_back(
+        kir_test::stridedLayout(layout.sizes, layout.strides));
     layouts[out->name()] = output_layouts.back();
   }
   kir_test::KernelInterpreter interpreter(*kernel, layouts);
@@ -129,12 +117,14 @@ std::string interpretSegment(
   for (size_t o = 0; o < output_layouts.size(); ++o) {
     const int64_t name = scheduled.outputs()[o]->name();
     const at::Tensor want = expected.at(o).to(at::kDouble).contiguous();
+    const kir_test::BufferLayout want_layout = stridedLayout(want);
+    const double* want_data = want.data_ptr<double>();
     int64_t bad = 0;
     std::string first;
     for (const auto& [offset, coord] : output_layouts[o].inverse()) {
       const auto k = static_cast<size_t>(offset);
       const auto& got = interpreter.storage(name)[k];
-      const double w = elementAt(want, coord);
+      const double w = want_data[*want_layout.offsetOf(coord)];
       const bool ok = interpreter.writeCounts(name)[k] == 1 &&
                       got.has_value() && !got->poisoned &&
                       std::abs(got->number - w) <= 1e-5 * (1 + std::abs(w));

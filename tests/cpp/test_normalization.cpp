@@ -557,12 +557,7 @@ TEST_F(NormalizationGpuTest, RowsHeldInSharedMemoryMatchATen) {
     NormCase c = normCase(
         "softmax [64, " + std::to_string(width) + "]", {at::randn({64, width})},
         softmaxOf(1));
-    FusionExecutorCache fec(std::make_unique<Fusion>(*c.fusion));
-    const FusionKernelRuntime* runtime =
-        runAndValidate(fec, c, __FILE__, __LINE__);
-    EXPECT_EQ(runtime->schedulerType(), SchedulerType::InnerPersistent)
-        << c.name;
-    EXPECT_FALSE(runtime->isSegmented()) << c.name;
+    expectOneKernel(c, SchedulerType::InnerPersistent, __FILE__, __LINE__);
   }
 }
 
@@ -584,23 +579,14 @@ TEST_F(NormalizationGpuTest, RowStatisticWrittenBeforeTheRow) {
         f->addOutput(row_max);
         f->addOutput(div(e, broadcast(sum(e, {1}), {false, true})));
       });
-  FusionExecutorCache fec(std::make_unique<Fusion>(*c.fusion));
-  const FusionKernelRuntime* runtime =
-      runAndValidate(fec, c, __FILE__, __LINE__);
-  EXPECT_EQ(runtime->schedulerType(), SchedulerType::InnerPersistent);
-  EXPECT_FALSE(runtime->isSegmented());
+  expectOneKernel(c, SchedulerType::InnerPersistent, __FILE__, __LINE__);
 }
 
 // OneElementReductionsBesideRowsKeepALoopOfOne on the GPU against ATen.
 TEST_F(NormalizationGpuTest, OneElementReductionsBesideRows) {
   for (const bool of_rows : {true, false}) {
     NormCase c = oneElementBesideRows(of_rows);
-    FusionExecutorCache fec(std::make_unique<Fusion>(*c.fusion));
-    const FusionKernelRuntime* runtime =
-        runAndValidate(fec, c, __FILE__, __LINE__);
-    EXPECT_EQ(runtime->schedulerType(), SchedulerType::InnerPersistent)
-        << c.name;
-    EXPECT_FALSE(runtime->isSegmented()) << c.name;
+    expectOneKernel(c, SchedulerType::InnerPersistent, __FILE__, __LINE__);
   }
 }
 
