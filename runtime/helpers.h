@@ -209,17 +209,7 @@ template <typename T, int N>
 struct alignas(sizeof(T) * N) AlignedVector {
   T data[N];
 };
-template <typename T, int N>
-__device__ __forceinline__ void vectorizedCopy(T* dst, const T* src) {
-  *reinterpret_cast<AlignedVector<T, N>*>(dst) =
-      *reinterpret_cast<const AlignedVector<T, N>*>(src);
-}
-
-// Loads of N elements of T from global memory with a cache policy, as one
-// access (alignment as for vectorizedCopy): streamingLoad is ld.global.cs,
-// evict-first in L1 and L2, for data a kernel reads once (it then replaces
-// its own lines, not other data in L2); l2OnlyLoad is ld.global.cg, which
-// bypasses L1. A plain copy is the default policy (cache at all levels).
+// The unsigned integer (or CUDA vector of them) of a size.
 template <int Bytes>
 struct UnsignedOfSize;
 template <>
@@ -242,6 +232,33 @@ template <>
 struct UnsignedOfSize<16> {
   using type = uint4;
 };
+
+template <typename T, int N>
+__device__ __forceinline__ void vectorizedCopy(T* dst, const T* src) {
+  constexpr int kBytes = sizeof(T) * N;
+  if constexpr (
+      kBytes == 1 || kBytes == 2 || kBytes == 4 || kBytes == 8 ||
+      kBytes == 16) {
+    // A store to global memory is one st.global instruction: NVVM split
+    // the struct copy below into scalar stores where both branches of an
+    // unswitched nest store the same address (doc/design.md §5).
+    // __isGlobal folds at compile time where the address space is known
+    // (a kernel argument's memory, a register or shared buffer).
+    if (__isGlobal(dst)) {
+      using Bits = typename UnsignedOfSize<kBytes>::type;
+      __stwb(reinterpret_cast<Bits*>(dst), *reinterpret_cast<const Bits*>(src));
+      return;
+    }
+  }
+  *reinterpret_cast<AlignedVector<T, N>*>(dst) =
+      *reinterpret_cast<const AlignedVector<T, N>*>(src);
+}
+
+// Loads of N elements of T from global memory with a cache policy, as one
+// access (alignment as for vectorizedCopy): streamingLoad is ld.global.cs,
+// evict-first in L1 and L2, for data a kernel reads once (it then replaces
+// its own lines, not other data in L2); l2OnlyLoad is ld.global.cg, which
+// bypasses L1. A plain copy is the default policy (cache at all levels).
 template <typename T, int N>
 __device__ __forceinline__ void streamingLoad(T* dst, const T* src) {
   using Bits = typename UnsignedOfSize<sizeof(T) * N>::type;

@@ -105,7 +105,12 @@ std::string KernelPrinter::gen(Val* v) {
            "]";
   }
   if (auto* named = dynamic_cast<kir::NamedScalar*>(v)) {
-    return named->scalarName();
+    // CUDA's launch variables are unsigned, and unsigned arithmetic would
+    // turn every index expression they enter unsigned: a left pad's
+    // `(i % 32 - 16) >= 0` then holds for every i (doc/design.md §5).
+    return named->isLaunchVariable()
+               ? "((nvfuser_index_t)" + named->scalarName() + ")"
+               : named->scalarName();
   }
   if (v->isConst()) {
     return literal(v);

@@ -43,6 +43,15 @@ std::string NamedScalar::toInlineString() const {
   return name_;
 }
 
+bool NamedScalar::isLaunchVariable() const {
+  for (const char* prefix : {"threadIdx.", "blockIdx.", "blockDim.", "gridDim."}) {
+    if (name_.rfind(prefix, 0) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool NamedScalar::sameAs(const Statement* other) const {
   auto* named = dynamic_cast<const NamedScalar*>(other);
   return named != nullptr && named->scalarName() == name_;

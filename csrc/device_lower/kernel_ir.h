@@ -48,6 +48,10 @@ class NamedScalar : public Val {
     return name_;
   }
 
+  // threadIdx, blockIdx, blockDim or gridDim: CUDA's unsigned launch
+  // variables.
+  bool isLaunchVariable() const;
+
   std::string toString(int indent_size = 0) const override;
   std::string toInlineString() const override;
   bool sameAs(const Statement* other) const override;

@@ -348,4 +348,24 @@ TEST_F(ResizeOpGpuTest, ResizingInsideAFusionEqualsTorchs) {
   EXPECT_TRUE(at::equal(out[1], at::constant_pad_nd(y2, {3, -2}, 0.0)));
 }
 
+// Regression: CUDA's launch variables are unsigned int, and a left pad's
+// bound test `(i % 32 - 16) >= 0` computed from them in unsigned int held
+// for every i: the pad read the row before its input (Llama's rotary
+// backward through Thunder; doc/design.md §5).
+TEST_F(ResizeOpGpuTest, LeftPadReadsNothingBeforeItsInput) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* x = makeContigConcreteTensor({256, 16});
+  TensorView* y = makeContigConcreteTensor({256, 16});
+  fusion->addInput(x);
+  fusion->addInput(y);
+  fusion->addOutput(
+      add(pad(x, {idx(16), idx(0)}), pad(y, {idx(0), idx(16)})));
+  FusionExecutorCache fec(std::move(fusion));
+  const at::Tensor a = at::randn({256, 16}, at::kCUDA);
+  const at::Tensor b = at::randn({256, 16}, at::kCUDA);
+  const std::vector<at::Tensor> out = fec.runFusionWithInputs({a, b});
+  EXPECT_TRUE(at::equal(out[0], at::cat({b, a}, 1)));
+}
+
 } // namespace fuser

@@ -78,3 +78,27 @@ def test_seed_allocation_indexes_as_one_term():
     kernel = code[code.index("__global__") :]
     assert "Tensor<float, 1, 2> T0" in kernel  # 1 logical axis, 2 allocation axes
     assert re.search(r"T1\[(\w+)\] = T0\[\1\];", kernel), kernel
+
+
+def test_launch_variables_enter_index_math_signed():
+    # Regression: CUDA's threadIdx and blockIdx are unsigned int; a left
+    # pad's bound test (i % 32 - 16) >= 0 computed from them held for every
+    # i, and the kernel read the row before the pad's input
+    # (doc/design.md §5). Each one enters the kernel cast to the index type.
+    import torch
+
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[256, 16], contiguity=[True, True], dtype=DataType.Float)
+        y = fd.define_tensor(shape=[256, 16], contiguity=[True, True], dtype=DataType.Float)
+        fd.add_output(fd.ops.add(fd.ops.pad(x, [16, 0]), fd.ops.pad(y, [0, 16])))
+    inputs = [torch.randn(256, 16), torch.randn(256, 16)]
+    (scheduler, code, error), = fd._compile_off_device(inputs)
+    assert not error and scheduler == "PointWise"
+    kernel = code[code.index("__global__") :]
+    launch = re.compile(r"(threadIdx|blockIdx|blockDim|gridDim)\.[xyz]")
+    uses = [m.start() for m in launch.finditer(kernel)]
+    assert uses, kernel
+    for at in uses:
+        assert kernel[: at].endswith("((nvfuser_index_t)"), kernel[at - 40 : at + 20]
+    # The left pad's test, on a signed index.
+    assert re.search(r"- 16\) >= 0\)", kernel), kernel

@@ -482,14 +482,10 @@ def test_rope_backward_compiles():
     assert compiled_segments(rope_backward(), rope_backward_inputs("cpu"))
 
 
+# Regression: segment 14 of 19, the kernel that pads and adds the halves,
+# read the row before each left-padded input (CUDA's unsigned launch
+# variables made the pad's bound test unsigned; doc/design.md §5).
 @requires_gpu
-@pytest.mark.xfail(
-    strict=True,
-    reason="a known wrong result (doc/thunder.md §8): segment 14 of 19, the pointwise kernel "
-    "that pads and adds the halves, reads its two inputs made by ATen (the slices that the "
-    "ExprEval segments copy dense) wrongly on the GPU, though its code is right on the "
-    "kernel-IR interpreter (tests/cpp/test_model_segments.cpp); the cause is not found yet",
-)
 def test_rope_backward_matches_torch():
     inputs = rope_backward_inputs("cuda")
     qkv, flat = rope_backward().execute(inputs)

@@ -91,11 +91,6 @@ def test_nanogpt_forward_and_backward_match_eager():
 
 @requires_thunder
 @requires_gpu
-@pytest.mark.xfail(
-    strict=True,
-    reason="known wrong result: the qkv gradient of the rotary-embedding backward fusion "
-    "(test_model_fusions.py::test_rope_backward_matches_torch, doc/thunder.md §8)",
-)
 def test_llama_style_block_forward_and_backward_match_eager():
     out = run_with_thunder("""
         torch.manual_seed(0)
