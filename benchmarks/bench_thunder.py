@@ -132,6 +132,45 @@ def count_fusions(config, jitted, backward):
     )
 
 
+def time_fusions(step, steps=5):
+    """GPU time (ms, median over `steps` steps) of each call of a fusion
+    Thunder handed to the nvFuser executor, from CUDA events around the
+    call, keyed by the call's place in the step and the fusion's name: the
+    same keys for fuser and nvFuser (one trace), so that a slower case is
+    traced to the fusions that lose."""
+    import statistics
+
+    import torch
+    from thunder.executors import nvfuserex_impl
+
+    wrapper = nvfuserex_impl.FusionDefinitionWrapper
+    original = wrapper.__call__
+    calls = []
+
+    def timed(self, *args):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        out = original(self, *args)
+        end.record()
+        calls.append((self.name, start, end))
+        return out
+
+    wrapper.__call__ = timed
+    per_step = []
+    try:
+        for _ in range(steps):
+            calls.clear()
+            step()
+            torch.cuda.synchronize()
+            per_step.append(
+                {f"{i:03d} {name}": s.elapsed_time(e) for i, (name, s, e) in enumerate(calls)}
+            )
+    finally:
+        wrapper.__call__ = original
+    return {k: round(statistics.median(t.get(k, 0.0) for t in per_step), 4) for k in per_step[0]}
+
+
 def run_one(config, model_name, mode, quick):
     if config == "fuser":
         import fuser.nvfuser_compat
@@ -169,6 +208,7 @@ def run_one(config, model_name, mode, quick):
     ms = median_step_ms(step, 10 if quick else 20)
     kernels, profile = profile_step(step)
     fusions = count_fusions(config, fn, backward)
+    fusion_ms = time_fusions(step) if config in ("fuser", "nvfuser") else {}
     return {
         "model": model_name,
         "label": label,
@@ -181,6 +221,7 @@ def run_one(config, model_name, mode, quick):
         "max_abs_diff_vs_eager": diff,
         "device": torch.cuda.get_device_name(),
         "profile": profile,
+        "fusion_ms": fusion_ms,
     }
 
 
