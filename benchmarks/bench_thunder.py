@@ -132,6 +132,29 @@ def count_fusions(config, jitted, backward):
     )
 
 
+def fusion_ops(jitted):
+    """What each fusion Thunder handed the nvFuser executor computes: its
+    ops with their counts, per trace (forward, backward) and name."""
+    import collections
+
+    import thunder
+    from thunder.examine import get_fusion_symbols
+
+    described = {}
+    for phase, traces in (
+        ("forward", thunder.last_traces(jitted)),
+        ("backward", thunder.last_backward_traces(jitted)),
+    ):
+        for bsym in get_fusion_symbols(traces[-1], False) if traces else []:
+            if "nvFusion" not in bsym.sym.name:
+                continue
+            counts = collections.Counter(sub.sym.name for sub in bsym.subsymbols)
+            described[f"{phase} {bsym.sym.name}"] = " ".join(
+                f"{op}x{n}" if n > 1 else op for op, n in counts.most_common()
+            )[:200]
+    return described
+
+
 def time_fusions(step, steps=5):
     """GPU time (ms, median over `steps` steps) of each call of a fusion
     Thunder handed to the nvFuser executor, from CUDA events around the
@@ -209,6 +232,7 @@ def run_one(config, model_name, mode, quick):
     kernels, profile = profile_step(step)
     fusions = count_fusions(config, fn, backward)
     fusion_ms = time_fusions(step) if config in ("fuser", "nvfuser") else {}
+    ops = fusion_ops(fn) if config == "fuser" else {}
     return {
         "model": model_name,
         "label": label,
@@ -222,6 +246,7 @@ def run_one(config, model_name, mode, quick):
         "device": torch.cuda.get_device_name(),
         "profile": profile,
         "fusion_ms": fusion_ms,
+        "fusion_ops": ops,
     }
 
 
@@ -258,6 +283,7 @@ def run_all(args):
         groups = [{"model": m, "mode": mode} for m, mode in cases]
         plot_step_times(os.path.splitext(args.csv)[0] + ".png", rows, groups, CONFIGS)
     print_table(rows, cases)
+    print("\n".join(fusion_losses(rows)))
 
 
 def print_table(rows, cases):
@@ -276,11 +302,36 @@ def print_table(rows, cases):
         print(f"{model_name:12} {mode:17} " + " ".join(cells))
 
 
+def fusion_losses(rows, top=8):
+    """Per case, the fusions where fuser loses most time to nvFuser (ms,
+    from each row's fusion_ms): the lines an analysis starts from."""
+    lines = []
+    cases = sorted({(r["model"], r["mode"]) for r in rows})
+    for model_name, mode in cases:
+        by_config = {
+            r["config"]: r.get("fusion_ms") or {}
+            for r in rows
+            if (r["model"], r["mode"]) == (model_name, mode) and "error" not in r
+        }
+        ours, theirs = by_config.get("fuser"), by_config.get("nvfuser")
+        if not ours or not theirs:
+            continue
+        common = [k for k in ours if k in theirs]
+        lines.append(
+            f"{model_name} {mode}: {len(ours)} fusion calls on fuser, {len(theirs)} on nvFuser; "
+            f"{sum(ours[k] for k in common):.3f} ms against {sum(theirs[k] for k in common):.3f} ms"
+        )
+        for k in sorted(common, key=lambda k: theirs[k] - ours[k])[:top]:
+            lines.append(f"  {k:24} fuser {ours[k]:8.4f} ms  nvFuser {theirs[k]:8.4f} ms")
+    return lines
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--one", nargs=3, metavar=("CONFIG", "MODEL", "MODE"))
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     parser.add_argument("--csv")
+    parser.add_argument("--losses", metavar="CSV", help="print the per-fusion losses of a CSV this script wrote")
     parser.add_argument(
         "--models", nargs="+", choices=sorted(MODELS), help="only these models (a run per model fits a short GPU session)"
     )
@@ -288,7 +339,16 @@ def main():
         "--timeout", type=int, default=900, help="seconds one (configuration, case) may take"
     )
     args = parser.parse_args()
-    if args.one:
+    if args.losses:
+        import csv
+
+        with open(args.losses) as f:
+            rows = [
+                {k: json.loads(v) if k == "fusion_ms" and v else v for k, v in r.items()}
+                for r in csv.DictReader(f)
+            ]
+        print("\n".join(fusion_losses([r for r in rows if not r.get("error")])))
+    elif args.one:
         print(json.dumps(run_one(*args.one, args.quick)), flush=True)
     else:
         run_all(args)
