@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <iterator>
 #include <numeric>
 #include <sstream>
 
@@ -210,7 +211,16 @@ void SegmentedFusion::setGroups(
     auto group =
         std::make_unique<SegmentedGroup>(complete_.get(), tensor_exprs_, live_);
     group->inputs_ = complete_->inputs();
-    group->outputs_ = complete_->outputs();
+    // An output that is an input is that very tensor, which the runtime
+    // returns from its input's slot: a kernel has nothing to write for it
+    // (lowering refuses one). Only where nothing else is output does the
+    // group keep it (the NoOp case). Several groups never list one.
+    std::vector<Val*> computed;
+    std::copy_if(
+        complete_->outputs().begin(), complete_->outputs().end(),
+        std::back_inserter(computed),
+        [](const Val* out) { return !out->isFusionInput(); });
+    group->outputs_ = computed.empty() ? complete_->outputs() : computed;
     groups_.push_back(std::move(group));
     group_pointers_.push_back(groups_.back().get());
     return;

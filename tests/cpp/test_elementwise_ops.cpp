@@ -515,7 +515,9 @@ TEST_F(ElementwiseOpsGpuTest, FloatBinaryOpsMatchTorch) {
     at::Tensor a = at::randn({300, 70}, cuda).to(atenType(dtype));
     at::Tensor b = at::randn({300, 70}, cuda).to(atenType(dtype));
     b.index_put_({0}, a.index({0}));
-    const at::Tensor edges = edgeValues(atenType(dtype)).to(at::kCUDA);
+    // Of the fusion's rank (a regression: rank 1 was passed).
+    const at::Tensor edges =
+        edgeValues(atenType(dtype)).to(at::kCUDA).reshape({3, 6});
     for (auto [lhs, rhs] : std::vector<std::pair<at::Tensor, at::Tensor>>{
              {a, b}, {edges, edges.flip(0)}}) {
       auto outputs = fec.runFusionWithInputs({lhs, rhs});

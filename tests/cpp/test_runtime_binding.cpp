@@ -15,6 +15,7 @@
 #include <runtime/fusion_executor_cache.h>
 #include <runtime/input_binding.h>
 #include <runtime/kernel_executor.h>
+#include <runtime/off_device_compile.h>
 #include <runtime/tensor_layout.h>
 #include <tests/cpp/utils.h>
 
@@ -591,6 +592,31 @@ TEST_F(HostileInputGpuTest, InputsThatAliasOutputsAndEachOther) {
   std::vector<at::Tensor> out = fec.runFusionWithInputs({x, x});
   EXPECT_TRUE(out[0].is_same(x));
   EXPECT_TRUE(at::equal(out[1], x * x));
+}
+
+// Regression: the one segment of a fusion that also returns an input
+// listed that input among its outputs, and lowering refuses an output
+// that is an input, so the segment ran with ATen. The runtime returns
+// such an output from the input's slot; the kernel writes only the rest.
+TEST_F(RuntimeBindingTest, AnInputReturnedAsOutputLeavesTheKernelAlone) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* a = makeContigTensor(2);
+  TensorView* b = makeContigTensor(2);
+  fusion->addInput(a);
+  fusion->addInput(b);
+  fusion->addOutput(a);
+  fusion->addOutput(mul(a, b));
+  const at::Tensor x = at::randn({33, 65});
+  const std::vector<OffDeviceSegment> segments =
+      compileOffDevice(fusion.get(), {x, x});
+  ASSERT_EQ(segments.size(), 1u);
+  EXPECT_EQ(segments[0].scheduler, SchedulerType::PointWise);
+  EXPECT_EQ(segments[0].error, "");
+  EXPECT_THAT(
+      segments[0].code,
+      ::testing::HasSubstr("Tensor<float, 2, 2> T0, Tensor<float, 2, 2> T1, "
+                           "Tensor<float, 2, 2> T2)"));
 }
 
 // A view whose elements overlap in memory (as_strided with stride 1 along
