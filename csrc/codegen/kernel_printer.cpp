@@ -27,8 +27,8 @@ std::string parameter(Val* param) {
 // bound it may take up to 255, and the launch would fail). Up to 256
 // threads any register count fits, and a bound would only make the
 // compiler trade registers for occupancy (measured: spills at 32), unless
-// the scheduler asked for that trade (KernelFlags::max_registers_per_thread): then
-// the bound also names the blocks per SM that its budget allows.
+// the scheduler asked for that trade (KernelFlags::max_registers_per_thread):
+// then the bound also names the blocks per SM that its budget allows.
 std::string launchBounds(const LoweredKernel& kernel) {
   if (kernel.mma) {
     // Blocks of a cluster are launched together; the grid is a multiple.

@@ -44,7 +44,8 @@ std::string NamedScalar::toInlineString() const {
 }
 
 bool NamedScalar::isLaunchVariable() const {
-  for (const char* prefix : {"threadIdx.", "blockIdx.", "blockDim.", "gridDim."}) {
+  for (const char* prefix :
+       {"threadIdx.", "blockIdx.", "blockDim.", "gridDim."}) {
     if (name_.rfind(prefix, 0) == 0) {
       return true;
     }

@@ -591,8 +591,7 @@ TEST_F(MatmulSchedulerTest, BiasIsLoadedByEveryThreadForItsColumns) {
   ASSERT_EQ(s.type, SchedulerType::Matmul) << joined(s.rejections);
   const std::string bias_load = s.code.substr(s.code.find("= T2["));
   EXPECT_THAT(
-      s.code,
-      ::testing::Not(HasSubstr("((nvfuser_index_t)threadIdx.x) < 4")));
+      s.code, ::testing::Not(HasSubstr("((nvfuser_index_t)threadIdx.x) < 4")));
   EXPECT_THAT(
       bias_load.substr(0, bias_load.find(';')),
       HasSubstr("(((nvfuser_index_t)threadIdx.x) % 4)"));

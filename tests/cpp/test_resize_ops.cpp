@@ -359,8 +359,7 @@ TEST_F(ResizeOpGpuTest, LeftPadReadsNothingBeforeItsInput) {
   TensorView* y = makeContigConcreteTensor({256, 16});
   fusion->addInput(x);
   fusion->addInput(y);
-  fusion->addOutput(
-      add(pad(x, {idx(16), idx(0)}), pad(y, {idx(0), idx(16)})));
+  fusion->addOutput(add(pad(x, {idx(16), idx(0)}), pad(y, {idx(0), idx(16)})));
   FusionExecutorCache fec(std::move(fusion));
   const at::Tensor a = at::randn({256, 16}, at::kCUDA);
   const at::Tensor b = at::randn({256, 16}, at::kCUDA);

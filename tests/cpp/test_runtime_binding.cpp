@@ -572,22 +572,25 @@ at::Tensor cudaRandn(std::vector<int64_t> shape) {
   return at::randn(shape, at::TensorOptions().device(at::kCUDA));
 }
 
+// Inputs a and b of rank 2; outputs a itself and a * b.
+std::unique_ptr<Fusion> inputReturnedBesideAProduct() {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* a = makeContigTensor(2);
+  TensorView* b = makeContigTensor(2);
+  fusion->addInput(a);
+  fusion->addInput(b);
+  fusion->addOutput(a);
+  fusion->addOutput(mul(a, b));
+  return fusion;
+}
+
 } // namespace
 
 // An output that is an input is that very tensor; the same tensor may be
 // passed as two inputs.
 TEST_F(HostileInputGpuTest, InputsThatAliasOutputsAndEachOther) {
-  auto fusion = std::make_unique<Fusion>();
-  {
-    FusionGuard fg(fusion.get());
-    TensorView* a = makeContigTensor(2);
-    TensorView* b = makeContigTensor(2);
-    fusion->addInput(a);
-    fusion->addInput(b);
-    fusion->addOutput(a);
-    fusion->addOutput(mul(a, b));
-  }
-  FusionExecutorCache fec(std::move(fusion));
+  FusionExecutorCache fec(inputReturnedBesideAProduct());
   at::Tensor x = cudaRandn({33, 65});
   std::vector<at::Tensor> out = fec.runFusionWithInputs({x, x});
   EXPECT_TRUE(out[0].is_same(x));
@@ -599,14 +602,7 @@ TEST_F(HostileInputGpuTest, InputsThatAliasOutputsAndEachOther) {
 // that is an input, so the segment ran with ATen. The runtime returns
 // such an output from the input's slot; the kernel writes only the rest.
 TEST_F(RuntimeBindingTest, AnInputReturnedAsOutputLeavesTheKernelAlone) {
-  auto fusion = std::make_unique<Fusion>();
-  FusionGuard fg(fusion.get());
-  TensorView* a = makeContigTensor(2);
-  TensorView* b = makeContigTensor(2);
-  fusion->addInput(a);
-  fusion->addInput(b);
-  fusion->addOutput(a);
-  fusion->addOutput(mul(a, b));
+  std::unique_ptr<Fusion> fusion = inputReturnedBesideAProduct();
   const at::Tensor x = at::randn({33, 65});
   const std::vector<OffDeviceSegment> segments =
       compileOffDevice(fusion.get(), {x, x});
