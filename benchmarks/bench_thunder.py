@@ -132,35 +132,13 @@ def count_fusions(config, jitted, backward):
     )
 
 
-def fusion_ops(jitted):
-    """What each fusion Thunder handed the nvFuser executor computes: its
-    ops with their counts, per trace (forward, backward) and name."""
-    import collections
-
-    import thunder
-    from thunder.examine import get_fusion_symbols
-
-    described = {}
-    for phase, traces in (
-        ("forward", thunder.last_traces(jitted)),
-        ("backward", thunder.last_backward_traces(jitted)),
-    ):
-        for bsym in get_fusion_symbols(traces[-1], False) if traces else []:
-            if "nvFusion" not in bsym.sym.name:
-                continue
-            counts = collections.Counter(sub.sym.name for sub in bsym.subsymbols)
-            described[f"{phase} {bsym.sym.name}"] = " ".join(
-                f"{op}x{n}" if n > 1 else op for op, n in counts.most_common()
-            )[:200]
-    return described
-
-
 def time_fusions(step, steps=5):
     """GPU time (ms, median over `steps` steps) of each call of a fusion
     Thunder handed to the nvFuser executor, from CUDA events around the
-    call, keyed by the call's place in the step and the fusion's name: the
-    same keys for fuser and nvFuser (one trace), so that a slower case is
-    traced to the fusions that lose."""
+    call, keyed by the call's place in the step and the fusion's name
+    (Thunder names a fusion by its ops: "nvFusion1: (slice_prim, ...)"):
+    the same keys for fuser and nvFuser (one trace), so that a slower case
+    is traced to the fusions that lose."""
     import statistics
 
     import torch
@@ -232,7 +210,6 @@ def run_one(config, model_name, mode, quick):
     kernels, profile = profile_step(step)
     fusions = count_fusions(config, fn, backward)
     fusion_ms = time_fusions(step) if config in ("fuser", "nvfuser") else {}
-    ops = fusion_ops(fn) if config == "fuser" else {}
     return {
         "model": model_name,
         "label": label,
@@ -246,7 +223,6 @@ def run_one(config, model_name, mode, quick):
         "device": torch.cuda.get_device_name(),
         "profile": profile,
         "fusion_ms": fusion_ms,
-        "fusion_ops": ops,
     }
 
 

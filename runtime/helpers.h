@@ -235,23 +235,20 @@ struct UnsignedOfSize<16> {
 
 template <typename T, int N>
 __device__ __forceinline__ void vectorizedCopy(T* dst, const T* src) {
-  constexpr int kBytes = sizeof(T) * N;
-  if constexpr (
-      kBytes == 1 || kBytes == 2 || kBytes == 4 || kBytes == 8 ||
-      kBytes == 16) {
-    // A store to global memory is one st.global instruction: NVVM split
-    // the struct copy below into scalar stores where both branches of an
-    // unswitched nest store the same address (doc/design.md §5).
-    // __isGlobal folds at compile time where the address space is known
-    // (a kernel argument's memory, a register or shared buffer).
-    if (__isGlobal(dst)) {
-      using Bits = typename UnsignedOfSize<kBytes>::type;
-      __stwb(reinterpret_cast<Bits*>(dst), *reinterpret_cast<const Bits*>(src));
-      return;
-    }
-  }
   *reinterpret_cast<AlignedVector<T, N>*>(dst) =
       *reinterpret_cast<const AlignedVector<T, N>*>(src);
+}
+
+// A vector store to global memory as one st.global instruction, which
+// the code generator prints for a vectorized copy into global memory
+// (codegen/memory.cpp): NVVM split vectorizedCopy's struct copy into
+// scalar stores where both branches of an unswitched nest store the same
+// address (doc/design.md §5). Lowering admits vectors of a power of two up
+// to 16 bytes (device_lower/analysis/vectorization.cpp).
+template <typename T, int N>
+__device__ __forceinline__ void globalStore(T* dst, const T* src) {
+  using Bits = typename UnsignedOfSize<sizeof(T) * N>::type;
+  __stwb(reinterpret_cast<Bits*>(dst), *reinterpret_cast<const Bits*>(src));
 }
 
 // Loads of N elements of T from global memory with a cache policy, as one

@@ -8,11 +8,16 @@ namespace fuser::codegen {
 
 namespace {
 
+bool isGlobal(Val* access) {
+  auto* index = dynamic_cast<kir::TensorIndex*>(access);
+  return index != nullptr &&
+         index->view()->getMemoryType() == MemoryType::Global;
+}
+
 // The runtime helper (runtime/helpers.h) of a load from global memory with
 // a cache policy; empty for the default policy or a source elsewhere.
 std::string policyLoad(const LoadStoreOp* copy) {
-  auto* src = dynamic_cast<kir::TensorIndex*>(copy->in());
-  if (src == nullptr || src->view()->getMemoryType() != MemoryType::Global) {
+  if (!isGlobal(copy->in())) {
     return "";
   }
   switch (copy->cacheOp()) {
@@ -50,10 +55,12 @@ void KernelPrinter::vectorizedCopy(const kir::ForLoop* loop) {
     ++depth_;
   }
   auto* copy = expr->as<LoadStoreOp>();
-  std::string load = policyLoad(copy);
+  std::string helper = policyLoad(copy);
+  if (helper.empty()) {
+    helper = isGlobal(copy->out()) ? "globalStore" : "vectorizedCopy";
+  }
   line(
-      (load.empty() ? "vectorizedCopy" : load) + "<" +
-      cudaTypeName(copy->out()->dtype()) + ", " +
+      helper + "<" + cudaTypeName(copy->out()->dtype()) + ", " +
       std::to_string(loop->stop()->constIntValue()) + ">(&" + gen(copy->out()) +
       ", &" + gen(copy->in()) + ");");
   if (branch != nullptr) {

@@ -349,6 +349,13 @@ inline BufferLayout stridedLayout(
       sizes, sizes, strides, [](const Coord& c) { return std::optional(c); }};
 }
 
+// The same for a tensor (an at::Tensor: anything with sizes() and
+// strides()).
+template <typename Tensor>
+BufferLayout stridedLayoutOf(const Tensor& t) {
+  return stridedLayout(t.sizes().vec(), t.strides().vec());
+}
+
 // One execution of a tensor expr that writes a global tensor, or one that
 // its predicate turned off.
 struct WriteEvent {

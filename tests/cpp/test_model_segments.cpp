@@ -40,17 +40,11 @@ Val* idx(int64_t v) {
   return IrBuilder::create<Val>(v, DataType::Index);
 }
 
-// An at::Tensor's layout for the interpreter: its logical axes in memory
-// with its strides.
-kir_test::BufferLayout stridedLayout(const at::Tensor& t) {
-  return kir_test::stridedLayout(t.sizes().vec(), t.strides().vec());
-}
-
 // `t`'s sizes and strides with the interpreter's number for each element
 // of the tensor named `name` (kir_test::inputNumber), so that ATen and the
 // interpreter read the same values.
 at::Tensor filledLike(const at::Tensor& t, int64_t name) {
-  const kir_test::BufferLayout layout = stridedLayout(t);
+  const kir_test::BufferLayout layout = kir_test::stridedLayoutOf(t);
   at::Tensor storage = at::zeros({layout.storageSize()}, at::kDouble);
   double* data = storage.data_ptr<double>();
   for (const Coord& c : layout.allCoords()) {
@@ -76,7 +70,7 @@ std::string interpretSegment(
     }
     const int64_t name = unscheduled->inputs()[i]->name();
     values.emplace_back(filledLike(v.toTensor(), name));
-    layouts[name] = stridedLayout(values.back().toTensor());
+    layouts[name] = kir_test::stridedLayoutOf(values.back().toTensor());
   }
   Fusion scheduled(*unscheduled);
   RuntimeInfo info =
@@ -117,7 +111,7 @@ std::string interpretSegment(
   for (size_t o = 0; o < output_layouts.size(); ++o) {
     const int64_t name = scheduled.outputs()[o]->name();
     const at::Tensor want = expected.at(o).to(at::kDouble).contiguous();
-    const kir_test::BufferLayout want_layout = stridedLayout(want);
+    const kir_test::BufferLayout want_layout = kir_test::stridedLayoutOf(want);
     const double* want_data = want.data_ptr<double>();
     int64_t bad = 0;
     std::string first;

@@ -346,9 +346,11 @@ TEST_F(NormalizationTest, WeightsAreReadInVectorsByTheirBroadcasts) {
     auto params = scheduleAndCompile(c, &type, &rejections, &code);
     ASSERT_EQ(type, SchedulerType::InnerPersistent) << rejections;
     EXPECT_EQ(persistentParams(*params).vectorize, 1);
-    EXPECT_EQ(
-        code.find("vectorizedCopy", code.find("__global__")), std::string::npos)
-        << code;
+    for (const char* vector_access : {"vectorizedCopy", "globalStore"}) {
+      EXPECT_EQ(
+          code.find(vector_access, code.find("__global__")), std::string::npos)
+          << code;
+    }
   }
 }
 

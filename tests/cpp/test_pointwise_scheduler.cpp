@@ -705,7 +705,7 @@ TEST_F(PointwiseSchedulerTest, SharedMaskFeedingTwoOutputsLowers) {
   }
   std::string code;
   ASSERT_NO_THROW(code = generateCudaKernel(fusion.get()));
-  EXPECT_THAT(code, HasSubstr("vectorizedCopy<bool, 4>"));
+  EXPECT_THAT(code, HasSubstr("globalStore<bool, 4>"));
   EXPECT_THAT(code, HasSubstr("vectorizedCopy<float, 4>"));
 }
 

@@ -68,12 +68,6 @@ Value times(const Value& v, double x) {
   return Value{v.number * x, v.sources};
 }
 
-// An at::Tensor's layout for the interpreter: its logical axes in memory
-// with its strides.
-kir_test::BufferLayout stridedLayout(const at::Tensor& t) {
-  return kir_test::stridedLayout(t.sizes().vec(), t.strides().vec());
-}
-
 // Schedules a copy of `fusion` for `inputs` as the runtime would (its
 // resizes of computed tensors rewritten over the inputs; it must be one
 // pointwise kernel), compiles its kernel with NVRTC, runs it on the
@@ -110,7 +104,7 @@ std::string interpretPointwise(
   ExpressionEvaluator ee;
   for (size_t i = 0; i < inputs.size(); ++i) {
     auto* tv = scheduled.inputs()[i]->as<TensorView>();
-    layouts[tv->name()] = stridedLayout(inputs[i]);
+    layouts[tv->name()] = kir_test::stridedLayoutOf(inputs[i]);
     for (size_t a = 0; a < tv->getLogicalDomain().size(); ++a) {
       ee.bind(
           tv->getLogicalDomain()[a]->extent(),
