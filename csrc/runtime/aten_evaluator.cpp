@@ -51,8 +51,9 @@ at::Tensor logicalRightShift(const at::Tensor& a, const at::Tensor& b) {
 
 class AtenEvaluator {
  public:
-  AtenEvaluator(ExpressionEvaluator& ee, at::TensorOptions options)
-      : ee_(ee), options_(options) {}
+  AtenEvaluator(
+      ExpressionEvaluator& ee, at::TensorOptions options, AtenViews views)
+      : ee_(ee), options_(options), views_(views) {}
 
   void bindTensor(const Val* tv, const at::Tensor& tensor) {
     tensors_[tv] = tensor;
@@ -130,11 +131,10 @@ class AtenEvaluator {
       at::Tensor in = tensorOf(op->in());
       if (out->hasRoot()) {
         // A permute (or another root -> logical transform of a copy).
-        return replayAxes(
-                   in, TensorDomain::noReductions(out->getRootDomain()),
-                   TensorDomain::noReductions(out->getLogicalDomain()),
-                   at::Scalar(0))
-            .clone();
+        at::Tensor view = replayAxes(
+            in, TensorDomain::noReductions(out->getRootDomain()),
+            TensorDomain::noReductions(out->getLogicalDomain()), at::Scalar(0));
+        return views_ == AtenViews::Alias ? view : view.clone();
       }
       return in.clone();
     }
@@ -162,14 +162,16 @@ class AtenEvaluator {
       return result;
     }
     if (auto* op = dynamic_cast<ExpandOp*>(expr)) {
-      // Materialized, as a kernel writes it: a later segment binding this
-      // tensor expects the dense layout its TensorView declares.
+      // Materialized, as a kernel writes it (a later segment binding this
+      // tensor expects the dense layout its TensorView declares), unless
+      // the views are kept.
       std::vector<int64_t> sizes;
       for (IterDomain* id : out->getLogicalDomain()) {
         sizes.push_back(
             id->isBroadcast() ? -1 : ee_.evaluateOrThrow(id->extent()).asInt());
       }
-      return tensorOf(op->in()).expand(sizes).contiguous();
+      at::Tensor view = tensorOf(op->in()).expand(sizes);
+      return views_ == AtenViews::Alias ? view : view.contiguous();
     }
     if (auto* op = dynamic_cast<ReductionOp*>(expr)) {
       return computeReduction(op, out);
@@ -747,6 +749,7 @@ class AtenEvaluator {
 
   ExpressionEvaluator& ee_;
   at::TensorOptions options_;
+  AtenViews views_;
   std::unordered_map<const Val*, at::Tensor> tensors_;
 };
 
@@ -760,7 +763,7 @@ std::vector<at::Tensor> evaluateFusionWithATen(
 
 std::vector<at::Tensor> evaluateFusionWithATen(
     Fusion* fusion, const std::vector<c10::IValue>& inputs,
-    ExpressionEvaluator& ee) {
+    ExpressionEvaluator& ee, AtenViews views) {
   FUSER_CHECK(fusion != nullptr, "evaluateFusionWithATen: the fusion is null.");
   bindFusionInputs(fusion, inputs, ee, /*require_cuda=*/false);
 
@@ -771,7 +774,7 @@ std::vector<at::Tensor> evaluateFusionWithATen(
       break;
     }
   }
-  AtenEvaluator evaluator(ee, options);
+  AtenEvaluator evaluator(ee, options, views);
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (fusion->inputs()[i]->isA<TensorView>()) {
       evaluator.bindTensor(fusion->inputs()[i], inputs[i].toTensor());

@@ -21,10 +21,16 @@ namespace fuser {
 std::vector<at::Tensor> evaluateFusionWithATen(
     Fusion* fusion, const std::vector<c10::IValue>& inputs);
 
+// What a permute or an expand gives: a copy laid out as a kernel writes
+// it (the reference of the tests, and an ATen segment whose outputs later
+// kernels read), or ATen's view of its input (the segment of the views a
+// fusion returns, segmentation/input_views.h).
+enum class AtenViews { Materialize, Alias };
+
 // Same, binding into `ee`, which afterwards can evaluate any extent or
 // scalar of the fusion (e.g. the sizes of the outputs).
 std::vector<at::Tensor> evaluateFusionWithATen(
     Fusion* fusion, const std::vector<c10::IValue>& inputs,
-    ExpressionEvaluator& ee);
+    ExpressionEvaluator& ee, AtenViews views = AtenViews::Materialize);
 
 } // namespace fuser

@@ -7,6 +7,8 @@
 #include <runtime/input_binding.h>
 #include <runtime/kernel_executor.h>
 #include <runtime/tensor_layout.h>
+#include <segmentation/input_views.h>
+#include <segmentation/segmented_fusion.h>
 
 #include <algorithm>
 
@@ -53,12 +55,24 @@ void ExprEvalExecutor::compile(
     const Fusion* fusion, const std::vector<c10::IValue>&,
     const KnownLayouts&) {
   fusion_ = std::make_unique<Fusion>(*fusion);
+  std::vector<Expr*> tensor_exprs;
+  for (Expr* expr : fusion_->exprs()) {
+    if (writesTensor(expr)) {
+      tensor_exprs.push_back(expr);
+    }
+  }
+  returns_views_ = onlyViews(tensor_exprs, fusion_->outputs());
 }
 
 std::vector<at::Tensor> ExprEvalExecutor::run(
     const std::vector<c10::IValue>& inputs) {
   FUSER_INTERNAL_ASSERT(fusion_ != nullptr, "run before compile");
   ExpressionEvaluator ee;
+  if (returns_views_) {
+    // ATen's views of the inputs, as PyTorch returns them
+    // (segmentation/input_views.h).
+    return evaluateFusionWithATen(fusion_.get(), inputs, ee, AtenViews::Alias);
+  }
   std::vector<at::Tensor> outputs =
       evaluateFusionWithATen(fusion_.get(), inputs, ee);
   // ATen picks its own strides. A tensor that claims a dense layout (every

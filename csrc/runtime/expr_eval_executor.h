@@ -1,6 +1,8 @@
 // Runs a segment op by op with ATen (runtime/aten_evaluator.h): the
 // fallback for what no kernel scheduler takes. Outputs come back in their
-// declared layout, as from every executor.
+// declared layout, as from every executor, except those of a segment that
+// only views its inputs: ATen's views, as PyTorch returns them
+// (segmentation/input_views.h).
 #pragma once
 
 #include <runtime/executor.h>
@@ -19,6 +21,7 @@ class ExprEvalExecutor : public Executor {
 
  private:
   std::unique_ptr<Fusion> fusion_;
+  bool returns_views_ = false;
 };
 
 // Runs a segment that computes nothing: outputs that are inputs are

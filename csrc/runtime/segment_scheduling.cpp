@@ -6,6 +6,7 @@
 #include <runtime/input_binding.h>
 #include <runtime/tensor_layout.h>
 #include <scheduler/registry.h>
+#include <segmentation/input_views.h>
 
 #include <ATen/ATen.h>
 
@@ -93,6 +94,10 @@ std::optional<SchedulerType> InputSegmentScheduling::compiledScheduler(
 
 std::optional<SchedulerType> InputSegmentScheduling::chosenFor(
     const SegmentedGroup& group) const {
+  if (onlyViews(group.exprs(), group.outputs())) {
+    // ATen's views of the inputs, no kernel (segmentation/input_views.h).
+    return SchedulerType::ExprEval;
+  }
   auto it = chosen_.find(keyOf(group));
   return it == chosen_.end() ? std::nullopt : it->second;
 }

@@ -57,7 +57,8 @@ class InputSegmentScheduling : public SegmentScheduling {
 
   // What compiledScheduler found for a group with `group`'s exprs: the
   // runtime schedules a final group with it instead of asking every
-  // scheduler again. Nullopt when it was not asked or found none.
+  // scheduler again. Nullopt when it was not asked or found none. ExprEval
+  // for a group that only views its inputs (segmentation/input_views.h).
   std::optional<SchedulerType> chosenFor(const SegmentedGroup& group) const;
 
   // The inputs of `group` (GroupInputs), in group.inputs() order.

@@ -2,6 +2,7 @@
 
 #include <ir/all_nodes.h>
 #include <ir/cloner.h>
+#include <segmentation/input_views.h>
 #include <segmentation/preseg_passes.h>
 #include <segmentation/segmenter.h>
 
@@ -80,6 +81,29 @@ void appendExtentInputs(
       appendScalarInputs(extent, inputs);
     }
   }
+}
+
+// `exprs` without those of `removed`, in order.
+std::vector<Expr*> withoutExprs(
+    const std::vector<Expr*>& exprs, const std::vector<Expr*>& removed) {
+  const std::unordered_set<const Expr*> gone(removed.begin(), removed.end());
+  std::vector<Expr*> kept;
+  std::copy_if(
+      exprs.begin(), exprs.end(), std::back_inserter(kept),
+      [&](Expr* expr) { return !gone.count(expr); });
+  return kept;
+}
+
+// `groups` with `group` added when it has exprs, and without empty ones.
+std::vector<std::vector<Expr*>> withGroup(
+    std::vector<std::vector<Expr*>> groups, std::vector<Expr*> group) {
+  groups.push_back(std::move(group));
+  groups.erase(
+      std::remove_if(
+          groups.begin(), groups.end(),
+          [](const std::vector<Expr*>& g) { return g.empty(); }),
+      groups.end());
+  return groups;
 }
 
 } // namespace
@@ -188,8 +212,12 @@ void SegmentedFusion::cutAtSegmentSets() {
 }
 
 void SegmentedFusion::segment(SegmentScheduling& scheduling) {
-  if (takenWhole(complete_.get(), tensor_exprs_, scheduling)) {
-    setGroups(std::vector<std::vector<Expr*>>{tensor_exprs_});
+  // The views of inputs the fusion returns are one segment of their own,
+  // which no kernel runs (segmentation/input_views.h).
+  std::vector<Expr*> views = returnedInputViews(tensor_exprs_);
+  std::vector<Expr*> computed = withoutExprs(tensor_exprs_, views);
+  if (computed.empty() || takenWhole(complete_.get(), computed, scheduling)) {
+    setGroups(withGroup({computed}, views));
     return;
   }
   // Cut into several kernels: each recomputes what it reads of a pointwise
@@ -198,8 +226,11 @@ void SegmentedFusion::segment(SegmentScheduling& scheduling) {
   if (runPreSegmentationPasses(
           complete_.get(), PreSegmentationStage::SeveralKernels) > 0) {
     cutAtSegmentSets();
+    views = returnedInputViews(tensor_exprs_);
+    computed = withoutExprs(tensor_exprs_, views);
   }
-  setGroups(segmentExprs(complete_.get(), tensor_exprs_, scheduling));
+  setGroups(
+      withGroup(segmentExprs(complete_.get(), computed, scheduling), views));
 }
 
 void SegmentedFusion::setGroups(

@@ -9,6 +9,7 @@
 #include <fusion.h>
 #include <ir/all_nodes.h>
 #include <multidevice/sharding.h>
+#include <runtime/aten_evaluator.h>
 #include <runtime/fusion_executor_cache.h>
 #include <runtime/fusion_kernel_runtime.h>
 #include <runtime/input_binding.h>
@@ -261,6 +262,26 @@ void bindRuntime(py::module_& m) {
               toString(segment.scheduler), segment.code, segment.error);
         }
         return out;
+      },
+      py::arg("fusion"), py::arg("inputs"));
+  // The fusion evaluated op by op with ATen on the inputs' device, CPU
+  // included (runtime/aten_evaluator.h): the tests' reference, and a way
+  // to check a definition without a GPU.
+  m.def(
+      "_evaluate_with_aten",
+      [](Fusion& fusion, const py::sequence& inputs) {
+        const std::vector<c10::IValue> values = toIValues(inputs);
+        std::vector<at::Tensor> outputs;
+        {
+          py::gil_scoped_release release;
+          Fusion copy(fusion);
+          outputs = evaluateFusionWithATen(&copy, values);
+        }
+        py::list result;
+        for (const at::Tensor& t : outputs) {
+          result.append(py::reinterpret_steal<py::object>(THPVariable_Wrap(t)));
+        }
+        return result;
       },
       py::arg("fusion"), py::arg("inputs"));
   // For the tests of that fallback: the next `count` kernel compilations

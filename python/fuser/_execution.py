@@ -114,11 +114,17 @@ class ExecutionSupport:
         per op (as torch's own random ops reserve theirs)."""
         if not self._generator_slots:
             return inputs
-        generator = torch.cuda.default_generators[torch.cuda.current_device()]
+        if torch.cuda.is_available():
+            generator = torch.cuda.default_generators[torch.cuda.current_device()]
+            base = generator.get_offset()
+            generator.set_offset(base + 4 * (len(self._generator_slots) // 2))
+        else:
+            # Without a GPU (_compile_off_device, _evaluate_with_aten on the
+            # CPU): the CPU generator's seed, which keeps no offset.
+            generator = torch.default_generator
+            base = 0
         seed = generator.initial_seed()
         seed = seed - (1 << 64) if seed >= (1 << 63) else seed  # int64 bits
-        base = generator.get_offset()
-        generator.set_offset(base + 4 * (len(self._generator_slots) // 2))
         values = list(inputs)
         for k, position in enumerate(self._generator_slots):
             values.insert(position, seed if k % 2 == 0 else base + 4 * (k // 2))

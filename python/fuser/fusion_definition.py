@@ -450,6 +450,17 @@ class FusionDefinition(
         values = self._with_generator_values(values)
         return _C._compile_off_device(self._fusion, values)
 
+    def _evaluate_with_aten(self, inputs):
+        """The outputs for `inputs`, computed op by op with ATen on the
+        inputs' device (CPU tensors do; csrc/runtime/aten_evaluator.h): the
+        reference the tests compare kernels with, and a check of a
+        definition's math without a GPU. `inputs` as execute() takes them;
+        random ops draw what the kernels draw."""
+        self._ensure_defined("_evaluate_with_aten()")
+        values = self._with_vector_entries(self._with_cpu_scalar_values(list(inputs)))
+        values = self._with_generator_values(values)
+        return _C._evaluate_with_aten(self._fusion, values)
+
     # --- inspection --------------------------------------------------------------------
     def fusion_ir(self):
         """The fusion as defined: inputs, outputs, math and every domain."""

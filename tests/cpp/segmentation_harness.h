@@ -54,16 +54,17 @@ inline std::unique_ptr<SegmentedFusion> segmentAndCompile(
             << out->toString() << " is not given to the group";
       }
     }
-    SchedulerChoice choice = chooseScheduler(part.get(), info);
-    group->setSchedulerType(choice.scheduler->type());
-    if (choice.scheduler->type() == SchedulerType::ExprEval ||
-        choice.scheduler->type() == SchedulerType::NoOp) {
+    Scheduler& scheduler =
+        segmentScheduler(part.get(), info, scheduling->chosenFor(*group));
+    group->setSchedulerType(scheduler.type());
+    if (scheduler.type() == SchedulerType::ExprEval ||
+        scheduler.type() == SchedulerType::NoOp) {
       continue;
     }
     const std::string math = part->mathToString();
     try {
-      choice.scheduler->schedule(
-          part.get(), *choice.scheduler->computeHeuristics(part.get(), info));
+      scheduler.schedule(
+          part.get(), *scheduler.computeHeuristics(part.get(), info));
       compileToCubin(generateCudaKernel(part.get()), "fuser_kernel", 90, true);
     } catch (const std::exception& e) {
       ADD_FAILURE() << group->toString() << "\n"
