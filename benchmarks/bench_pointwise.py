@@ -42,6 +42,9 @@ def tanh_gelu_torch(x):
     return (0.5 * xf * (1.0 + torch.tanh(inner))).to(x.dtype)
 
 
+DROPOUT_P = 0.1
+
+
 def case_list():
     """The cases of issue 18's table and its additions. 2-D inputs are
     [rows, 1024] (bias add: [8192, N]); NHWC inputs are channels-last
@@ -128,6 +131,25 @@ def case_list():
             fd.ops.cast(define_input(fd, m, ins[0]), m.DataType.BFloat16), m.DataType.Float
         )
         fd.add_output(fd.ops.cast(fd.ops.mul(x, 0.5), m.DataType.Half))
+
+    def d_dropout(fd, m, ins):
+        # nn.functional.dropout(x, DROPOUT_P) of a bf16 x, drawn in float.
+        x = to_float(fd, m, define_input(fd, m, ins[0]))
+        lo = fd.define_scalar(0.0, dtype=m.DataType.Float)
+        hi = fd.define_scalar(1.0, dtype=m.DataType.Float)
+        keep = fd.ops.lt(
+            fd.ops.uniform(lo, hi, list(ins[0].shape), dtype=m.DataType.Float), 1.0 - DROPOUT_P
+        )
+        dropped = fd.ops.where(keep, fd.ops.mul(x, 1.0 / (1.0 - DROPOUT_P)), 0.0)
+        fd.add_output(fd.ops.cast(dropped, m.DataType.BFloat16))
+
+    def check_dropout(got, ins):
+        kept = got[0] != 0
+        torch.testing.assert_close(
+            got[0][kept].float(), ins[0][kept].float() / (1 - DROPOUT_P), rtol=2e-2, atol=2e-2
+        )
+        dropped = 1 - kept[ins[0] != 0].float().mean().item()
+        assert abs(dropped - DROPOUT_P) < 0.01, f"dropped {dropped:.4f}, not {DROPOUT_P}"
 
     def d_pad_add(fd, m, ins):
         # Each row padded by one element on each side (doc/ops.md: read in
@@ -234,6 +256,14 @@ def case_list():
             lambda i: nbytes(i[0]),
         ),
         Case("rope_rotate_half", matrices(f32, 3), t_rope, d_rope, lambda i: 4 * nbytes(i[0])),
+        Case(
+            "dropout_bf16",
+            matrices(bf16, 1),
+            lambda x: torch.nn.functional.dropout(x, DROPOUT_P),
+            d_dropout,
+            lambda i: 2 * nbytes(i[0]),
+            check=check_dropout,
+        ),
         Case(
             "seed_split_alloc_copy",
             one_f32,

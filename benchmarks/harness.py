@@ -90,32 +90,47 @@ class Case:
     the definition for the FusionDefinition frontends and the bytes a run
     moves (read + written)."""
 
-    def __init__(self, name, make_inputs, torch_fn, define, bytes_moved, tol=1e-2):
+    def __init__(self, name, make_inputs, torch_fn, define, bytes_moved, tol=1e-2, check=None):
         self.name = name
         self.make_inputs = make_inputs  # size in MiB -> list of tensors
         self.torch_fn = torch_fn
         self.define = define  # (fd, module, inputs) -> None, adds outputs
         self.bytes_moved = bytes_moved  # inputs -> bytes read + written
         self.tol = tol
+        # (got, inputs) -> None, raising on a wrong result: for a random
+        # output, which no other run's equals.
+        self.check = check
+
+    def check_outputs(self, got, expected, inputs):
+        if self.check is not None:
+            self.check(got, inputs)
+            return
+        for g, e in zip(got, expected):
+            torch.testing.assert_close(g, e, rtol=self.tol, atol=self.tol)
 
 
 def _first(outputs):
     return outputs[0] if isinstance(outputs, (list, tuple)) else outputs
 
 
+def rotating_input_sets(inputs, moved):
+    """`inputs` and enough copies of them (same layout) that a rotation
+    through them, `moved` bytes a run, does not fit in L2."""
+    import math
+
+    copies = max(1, math.ceil(2 * L2_BYTES / max(moved, 1)))
+    return [inputs] + [
+        [t.clone(memory_format=torch.preserve_format) for t in inputs] for _ in range(copies - 1)
+    ]
+
+
 def measure(case, mib, compilers):
     """One row: GB/s of every frontend, eager, torch.compile and a copy of
     the same bytes, measured in this process. The outputs are checked
     against eager first (rtol = atol = case.tol)."""
-    import math
-
     inputs = case.make_inputs(mib)
     moved = case.bytes_moved(inputs)
-    # Enough copies that the rotation does not fit in L2.
-    copies = max(1, math.ceil(2 * L2_BYTES / max(moved, 1)))
-    input_sets = [inputs] + [
-        [t.clone(memory_format=torch.preserve_format) for t in inputs] for _ in range(copies - 1)
-    ]
+    input_sets = rotating_input_sets(inputs, moved)
     expected = case.torch_fn(*inputs)
     expected = list(expected) if isinstance(expected, (list, tuple)) else [expected]
     times = {}
@@ -123,8 +138,7 @@ def measure(case, mib, compilers):
         try:
             fd = fusion_of(module, case.define, inputs)
             got = fd.execute(inputs)
-            for g, e in zip(got, expected):
-                torch.testing.assert_close(g, e, rtol=case.tol, atol=case.tol)
+            case.check_outputs(got, expected, inputs)
             if any(g.data_ptr() == t.data_ptr() for g in got for t in inputs):
                 # nvFuser returns its input for a plain copy: no kernel runs,
                 # so there is no bandwidth to compare.

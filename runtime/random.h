@@ -63,23 +63,75 @@ FUSER_RANDOM_FN double fuserUnitDouble(unsigned int high, unsigned int low) {
   return static_cast<double>(bits) * 1.1102230246251565e-16; // 2^-53
 }
 
+// Word k of a block, by selects rather than an indexed load: a block
+// indexed by a value the compiler cannot fold would live in local memory.
+FUSER_RANDOM_FN unsigned int fuserWord(
+    const FuserPhiloxBlock& r, unsigned long long k) {
+  const unsigned int low = (k & 1) ? r.word[1] : r.word[0];
+  const unsigned int high = (k & 1) ? r.word[3] : r.word[2];
+  return (k & 2) ? high : low;
+}
+
+// The last block a random op drew in this thread, and its counter. A
+// block's four words serve four consecutive elements of a float tensor
+// (two of a double one); an unrolled or vectorized loop asks for the same
+// counter four times in a row, and the compiler does not see that
+// (8t + k) / 4 repeats, so the kernel keeps one cache per random op and
+// runs the ten rounds once per block (doc/ops.md, "Random numbers").
+struct FuserPhiloxCache {
+  unsigned long long counter = ~0ull; // no block drawn yet
+  FuserPhiloxBlock block;
+};
+
+FUSER_RANDOM_FN const FuserPhiloxBlock& fuserCachedBlock(
+    FuserPhiloxCache& cache, unsigned long long seed, unsigned long long offset,
+    unsigned long long counter) {
+  if (cache.counter != counter) {
+    cache.block = fuserRandomBlock(seed, offset, counter);
+    cache.counter = counter;
+  }
+  return cache.block;
+}
+
 // Uniform in [low, high) (float: computed in float; double: in double),
-// one fused multiply-add on host and device alike.
-// A block's four words serve four consecutive elements of a float tensor
-// (two of a double one), so a vectorized or unrolled loop computes one
-// block for them: the compiler sees the same counter.
+// one fused multiply-add on host and device alike. The kernels pass their
+// op's cache; the host evaluation draws each block afresh (same bits).
+FUSER_RANDOM_FN float fuserUniformFloatOf(
+    const FuserPhiloxBlock& r, unsigned long long index, float low,
+    float high) {
+  return fmaf(high - low, fuserUnitFloat(fuserWord(r, index & 3)), low);
+}
+FUSER_RANDOM_FN double fuserUniformDoubleOf(
+    const FuserPhiloxBlock& r, unsigned long long index, double low,
+    double high) {
+  const unsigned long long pair = 2 * (index & 1);
+  return fma(
+      high - low, fuserUnitDouble(fuserWord(r, pair), fuserWord(r, pair + 1)),
+      low);
+}
 FUSER_RANDOM_FN float fuserUniformFloat(
     unsigned long long seed, unsigned long long offset,
     unsigned long long index, float low, float high) {
-  const FuserPhiloxBlock r = fuserRandomBlock(seed, offset, index >> 2);
-  return fmaf(high - low, fuserUnitFloat(r.word[index & 3]), low);
+  return fuserUniformFloatOf(
+      fuserRandomBlock(seed, offset, index >> 2), index, low, high);
 }
 FUSER_RANDOM_FN double fuserUniformDouble(
     unsigned long long seed, unsigned long long offset,
     unsigned long long index, double low, double high) {
-  const FuserPhiloxBlock r = fuserRandomBlock(seed, offset, index >> 1);
-  const unsigned int pair = 2 * static_cast<unsigned int>(index & 1);
-  return fma(high - low, fuserUnitDouble(r.word[pair], r.word[pair + 1]), low);
+  return fuserUniformDoubleOf(
+      fuserRandomBlock(seed, offset, index >> 1), index, low, high);
+}
+FUSER_RANDOM_FN float fuserUniformFloat(
+    FuserPhiloxCache& cache, unsigned long long seed, unsigned long long offset,
+    unsigned long long index, float low, float high) {
+  return fuserUniformFloatOf(
+      fuserCachedBlock(cache, seed, offset, index >> 2), index, low, high);
+}
+FUSER_RANDOM_FN double fuserUniformDouble(
+    FuserPhiloxCache& cache, unsigned long long seed, unsigned long long offset,
+    unsigned long long index, double low, double high) {
+  return fuserUniformDoubleOf(
+      fuserCachedBlock(cache, seed, offset, index >> 1), index, low, high);
 }
 
 // Normal of mean `mean` and standard deviation `std` by the Box-Muller

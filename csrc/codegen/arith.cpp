@@ -283,8 +283,15 @@ void KernelPrinter::handle(RNGOp* rng) {
           ? "fuserNormalDouble"
           : (compute == DataType::Double ? "fuserUniformDouble"
                                          : "fuserUniformFloat");
+  // Uniform draws share a block among neighbouring elements through
+  // their op's cache; a normal takes a whole block per element.
+  std::string cache;
+  if (rng->opType() != RNGOpType::Normal) {
+    auto [it, fresh] = rng_caches_.emplace(rng, rng_caches_.size());
+    cache = "fuser_rng" + std::to_string(it->second) + ", ";
+  }
   const std::string call =
-      function + "(" + operand(rng->seed(), DataType::Int) + ", " +
+      function + "(" + cache + operand(rng->seed(), DataType::Int) + ", " +
       operand(rng->offset(), DataType::Int) + ", " + gen(rng->extra().at(0)) +
       ", " + operand(rng->a(), param) + ", " + operand(rng->b(), param) + ")";
   line(gen(rng->out()) + " = castTo<" + cudaTypeName(out) + ">(" + call + ");");

@@ -89,6 +89,10 @@ std::string KernelPrinter::print() {
       os_ << "  bool last_block" << k << " = false;\n";
     }
   }
+  // The body first: the random ops it prints each need a cache declared
+  // before it.
+  const std::string head = os_.str();
+  os_.str("");
   depth_ = 0;
   block(kernel_.exprs);
   if (kernel_.mma) {
@@ -96,7 +100,11 @@ std::string KernelPrinter::print() {
     os_ << "  FuserMatmul::finish();\n";
   }
   os_ << "}\n";
-  return os_.str();
+  std::string caches;
+  for (size_t k = 0; k < rng_caches_.size(); ++k) {
+    caches += "  FuserPhiloxCache fuser_rng" + std::to_string(k) + ";\n";
+  }
+  return head + caches + os_.str();
 }
 
 std::string KernelPrinter::gen(Val* v) {

@@ -11,6 +11,7 @@
 
 #include <sstream>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace fuser::codegen {
@@ -70,6 +71,9 @@ class KernelPrinter : public OptOutDispatch {
   const LoweredKernel& kernel_;
   std::stringstream os_;
   int depth_ = 1;
+  // The caches of the random ops' Philox blocks (runtime/random.h), one
+  // per op, named fuser_rng<k> in the order the ops are printed.
+  std::unordered_map<const Expr*, size_t> rng_caches_;
 };
 
 // The C++ literal of a constant scalar (arith.cpp).

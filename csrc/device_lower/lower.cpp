@@ -63,7 +63,13 @@ void GpuLower::bindParameterExtents() {
         // compiled signature fixes the sizes, and binding checks joined
         // axes (checkJoinedInputExtents). One name for them lets the
         // simplifier see that `i % N < N'` holds and that a merged
-        // extent is the product a vector check booked.
+        // extent is the product a vector check booked; a constant joined
+        // to them (a random op's shape) folds a random element's linear
+        // index, `(i / N) * 1024 + i % N`, to `i`.
+        if (Val* constant = joinedConstantExtent(logical[j])) {
+          extent_substitutions_[extent] = constant;
+          continue;
+        }
         if (Val* joined = joinedParameterExtent(logical[j])) {
           extent_substitutions_[extent] = joined;
           continue;
@@ -89,6 +95,26 @@ Val* GpuLower::joinedParameterExtent(IterDomain* id) const {
     }
   }
   return nullptr;
+}
+
+Val* GpuLower::joinedConstantExtent(IterDomain* id) {
+  if (id->isBroadcast()) {
+    return nullptr;
+  }
+  if (!constant_extents_.has_value()) {
+    constant_extents_.emplace();
+    for (TensorView* tv : kernel_->fusion->allTvs()) {
+      for (IterDomain* axis :
+           TensorDomain::noReductions(tv->getLogicalDomain())) {
+        if (!axis->isBroadcast() && axis->extent()->isConstInt()) {
+          constant_extents_->emplace(
+              id_model_->exactGroup(axis), axis->extent());
+        }
+      }
+    }
+  }
+  auto it = constant_extents_->find(id_model_->exactGroup(id));
+  return it == constant_extents_->end() ? nullptr : it->second;
 }
 
 bool GpuLower::computableFromParameters(const Val* value) const {

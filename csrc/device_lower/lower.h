@@ -181,6 +181,10 @@ class GpuLower {
   // The name an earlier parameter's axis exact-mapped to `id` was given;
   // nullptr when there is none (or `id`'s extent is computed).
   Val* joinedParameterExtent(IterDomain* id) const;
+  // The constant extent of an axis of the fusion exact-mapped to `id` (a
+  // random op's or a factory's constant shape joined to an input's axis);
+  // nullptr when there is none.
+  Val* joinedConstantExtent(IterDomain* id);
   // Whether `value` is a constant or computed from substituted extents.
   bool computableFromParameters(const Val* value) const;
   // The analyses every pass may read.
@@ -195,6 +199,8 @@ class GpuLower {
   std::vector<std::pair<std::vector<Val*>, int64_t>> divisible_products_;
   // Parameter axes with the name their extent was given.
   std::vector<std::pair<IterDomain*, Val*>> named_parameter_ids_;
+  // The constant extent of each exact set that has one (by representative).
+  std::optional<std::unordered_map<IterDomain*, Val*>> constant_extents_;
   std::unordered_map<const Val*, Val*> extent_substitutions_;
   std::unordered_map<const Val*, Val*> resolved_;
 };

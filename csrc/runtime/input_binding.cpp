@@ -294,6 +294,19 @@ void checkJoinedInputExtents(Fusion* fusion, ExpressionEvaluator& ee) {
       }
     }
   }
+  // A constant size the fusion gave a tensor (a random op's shape), which
+  // the kernels take for the joined axes of the inputs (GpuLower's extent
+  // substitutions).
+  for (TensorView* tv : fusion->allTvs()) {
+    const auto logical = TensorDomain::noReductions(tv->getLogicalDomain());
+    for (size_t j = 0; j < logical.size(); ++j) {
+      if (!tv->isFusionInput() && logical[j]->extent()->isConstInt()) {
+        check(
+            logical[j], "the tensor " + tv->toString() + " of constant sizes",
+            j);
+      }
+    }
+  }
 }
 
 RuntimeInfo makeRuntimeInfo(

@@ -1,8 +1,8 @@
 // Random tensors (uniform, normal): the Philox generator of runtime/random.h
 // against its published known answers, the distributions over 10^7
 // samples, the ATen evaluation's reproducibility, kernels compiled with
-// NVRTC, user errors, and on the GPU values that do not depend on the
-// schedule and equal the host's.
+// NVRTC (one block cache per uniform op), user errors, and on the GPU
+// values that do not depend on the schedule and equal the host's.
 #include <fusion.h>
 #include <ir/all_nodes.h>
 #include <ops/all_ops.h>
@@ -151,6 +151,107 @@ TEST_F(RandomOpTest, RandomOpsAreFusedIntoOnePointwiseKernel) {
           << s.code;
     }
   }
+}
+
+// The per-op cache of the kernels gives the values of a fresh block per
+// draw, whatever order the draws come in: in runs of one block, reversed,
+// strided and repeated.
+TEST_F(RandomOpTest, CachedDrawsEqualFreshOnes) {
+  std::vector<unsigned long long> order;
+  for (unsigned long long i = 0; i < 64; ++i) {
+    order.push_back(i);
+  }
+  for (unsigned long long i = 64; i-- > 0;) {
+    order.push_back(i);
+  }
+  for (unsigned long long i = 0; i < 200; i += 7) {
+    order.push_back(i);
+    order.push_back(i);
+  }
+  FuserPhiloxCache floats;
+  FuserPhiloxCache doubles;
+  for (unsigned long long i : order) {
+    EXPECT_EQ(
+        fuserUniformFloat(floats, 9, 4, i, -1.0f, 3.0f),
+        fuserUniformFloat(9, 4, i, -1.0f, 3.0f))
+        << i;
+    EXPECT_EQ(
+        fuserUniformDouble(doubles, 9, 4, i, 0.0, 1.0),
+        fuserUniformDouble(9, 4, i, 0.0, 1.0))
+        << i;
+  }
+}
+
+// Each uniform op of a kernel keeps its own block cache (two dropouts of
+// one fusion draw from two offsets); a normal takes a block per element
+// and keeps none. The dropout kernel stays in registers (the cache's words
+// are picked by selects, not an indexed load).
+TEST_F(RandomOpTest, EachUniformOpKeepsItsOwnBlockCache) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* x = makeContigTensor(2, DataType::BFloat16);
+  Val* seed = IrBuilder::create<Val>(DataType::Int);
+  Val* offset = IrBuilder::create<Val>(DataType::Int);
+  fusion->addInput(x);
+  fusion->addInput(seed);
+  fusion->addInput(offset);
+  std::vector<Val*> shape;
+  for (IterDomain* id : x->getLogicalDomain()) {
+    shape.push_back(id->extent());
+  }
+  Val* zero = IrBuilder::create<Val>(0.0);
+  Val* one = IrBuilder::create<Val>(1.0);
+  TensorView* xf = castOp(DataType::Float, x);
+  auto dropout = [&](TensorView* t, Val* at) {
+    TensorView* u = uniform(shape, zero, one, seed, at);
+    TensorView* keep = lt(u, IrBuilder::create<Val>(0.9));
+    return where(keep, mul(t, IrBuilder::create<Val>(1.0 / 0.9)), zero);
+  };
+  TensorView* twice = dropout(
+      dropout(xf, offset),
+      add(offset, IrBuilder::create<Val>(int64_t{4}, DataType::Int)));
+  TensorView* noisy =
+      add(twice, normal(shape, zero, one, seed, offset, DataType::Float));
+  fusion->addOutput(castOp(DataType::BFloat16, noisy));
+  const CompiledSchedule s = scheduleAndCompile(
+      *fusion,
+      {at::randn({64, 1024}).to(at::kBFloat16), int64_t{1}, int64_t{0}});
+  ASSERT_EQ(s.type, SchedulerType::PointWise);
+  EXPECT_THAT(s.code, HasSubstr("FuserPhiloxCache fuser_rng0;"));
+  EXPECT_THAT(s.code, HasSubstr("FuserPhiloxCache fuser_rng1;"));
+  EXPECT_THAT(s.code, ::testing::Not(HasSubstr("fuser_rng2")));
+  EXPECT_THAT(s.code, HasSubstr("fuserUniformFloat(fuser_rng0, "));
+  EXPECT_THAT(s.code, HasSubstr("fuserUniformFloat(fuser_rng1, "));
+  EXPECT_THAT(s.code, ::testing::ContainsRegex("fuserNormalDouble\\([^f]"));
+  const KernelInspection inspection = inspectForSm90a(s.code);
+  FUSER_SKIP_WITHOUT_PTXAS_REPORT(inspection);
+  EXPECT_TRUE(keepsEverythingInRegisters(inspection));
+}
+
+// Dropout as frontends write it: the random tensor has the constant shape
+// of the input it masks, whose sizes are symbolic. The kernel takes the
+// constants for the input's joined sizes (binding checks them), so an
+// element's linear index is the loop's index: no division or remainder by
+// a run-time size per element.
+TEST_F(RandomOpTest, AConstantShapeFoldsTheElementIndex) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* x = makeContigTensor(2, DataType::BFloat16);
+  fusion->addInput(x);
+  Val* zero = IrBuilder::create<Val>(0.0);
+  TensorView* u = uniform(
+      {IrBuilder::indexConst(256), IrBuilder::indexConst(1024)}, zero,
+      IrBuilder::create<Val>(1.0), IrBuilder::create<Val>(int64_t{3}),
+      IrBuilder::create<Val>(int64_t{0}));
+  TensorView* kept = where(
+      lt(u, IrBuilder::create<Val>(0.9)), castOp(DataType::Float, x), zero);
+  fusion->addOutput(castOp(DataType::BFloat16, kept));
+  const CompiledSchedule s =
+      scheduleAndCompile(*fusion, {at::randn({256, 1024}).to(at::kBFloat16)});
+  ASSERT_EQ(s.type, SchedulerType::PointWise);
+  EXPECT_THAT(s.code, HasSubstr("fuserUniformFloat(fuser_rng0, "));
+  const std::string kernel = s.code.substr(s.code.find("// ---- kernel"));
+  EXPECT_THAT(kernel, ::testing::Not(HasSubstr("logical_size"))) << kernel;
 }
 
 TEST_F(RandomOpTest, BadArgumentsAreUserErrors) {

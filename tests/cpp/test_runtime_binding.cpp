@@ -557,6 +557,33 @@ TEST_F(RuntimeBindingTest, JoinedAxesOfDifferentSizesAreAUserError) {
   EXPECT_NO_THROW(checkJoinedInputExtents(&fusion, ee_good));
 }
 
+// x plus uniform noise of the constant shape [4, 8]: the fusion joins the
+// noise's constant axes with x's, so x must have those sizes (the kernels
+// take the constants for x's joined sizes).
+TEST_F(RuntimeBindingTest, AConstantSizeJoinedToAnInputIsChecked) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = makeContigTensor(2);
+  fusion.addInput(x);
+  Val* zero = IrBuilder::create<Val>(0.0);
+  Val* one = IrBuilder::create<Val>(1.0);
+  TensorView* noise = uniform(
+      {IrBuilder::indexConst(4), IrBuilder::indexConst(8)}, zero, one,
+      IrBuilder::create<Val>(int64_t{1}), IrBuilder::create<Val>(int64_t{0}));
+  fusion.addOutput(add(x, noise));
+  ExpressionEvaluator ee;
+  bindFusionInputs(&fusion, {at::randn({4, 6})}, ee, /*require_cuda=*/false);
+  EXPECT_THAT(
+      [&] { checkJoinedInputExtents(&fusion, ee); },
+      ThrowsMessage<UserError>(AllOf(
+          HasSubstr("The tensor T1"),
+          HasSubstr("of constant sizes has size 8 along axis 1"),
+          HasSubstr("input 0 (T0"), HasSubstr("has size 6 along axis 1"))));
+  ExpressionEvaluator ee_good;
+  bindFusionInputs(&fusion, {at::randn({4, 8})}, ee_good, false);
+  EXPECT_NO_THROW(checkJoinedInputExtents(&fusion, ee_good));
+}
+
 } // namespace fuser
 
 // Inputs a user may pass that look odd but are valid, and one that is
