@@ -165,13 +165,20 @@ def case_list():
     return cases
 
 
-def measure(case, compilers):
+def prepare(case):
+    """The inputs of `case`, eager's outputs, the fewest bytes a call moves
+    and the input sets to rotate through (at most 4)."""
     inputs = case.make_inputs()
     outputs = case.torch_fn(*inputs)
     outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
     moved = sum(nbytes(t) for t in inputs) + sum(nbytes(t) for t in outputs)
     copies = max(1, math.ceil(2 * L2_BYTES / max(moved, 1)))
     input_sets = [inputs] + [[t.clone() for t in inputs] for _ in range(min(copies, 4) - 1)]
+    return inputs, outputs, moved, input_sets
+
+
+def measure(case, compilers):
+    inputs, outputs, moved, input_sets = prepare(case)
     row = {"case": case.name, "bytes_moved": moved}
     runners = {}
     for name, module in compilers:

@@ -131,13 +131,19 @@ def measure_fusions(compilers, shape, p):
     return rows, blocks
 
 
-def measure_block(blocks, shape, p):
+def block_inputs(shape):
+    """x [B, S, E] and the block's weights w_qkv [E, 3E] and w_o [E, E]."""
     batch, seq, heads, head_dim = shape
     embed = heads * head_dim
     bf16 = dict(device="cuda", dtype=torch.bfloat16)
     x = torch.randn(batch, seq, embed, **bf16)
     w_qkv = torch.randn(embed, 3 * embed, **bf16) / math.sqrt(embed)
     w_o = torch.randn(embed, embed, **bf16) / math.sqrt(embed)
+    return [x, w_qkv, w_o]
+
+
+def measure_block(blocks, shape, p):
+    x, w_qkv, w_o = block_inputs(shape)
     runners = {name: (lambda x, w1, w2, b=b: b(x, w1, w2)) for name, b in blocks.items()}
     runners["eager"] = lambda x, w1, w2: eager_block(x, w1, w2, shape, p)
     torch._dynamo.reset()
