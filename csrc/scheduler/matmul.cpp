@@ -354,7 +354,20 @@ void MatmulScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
     cache->definition()->as<LoadStoreOp>()->setOpType(
         LoadStoreOpType::CpAsyncBulkTensorTile);
   }
-  scheduler_utils::cacheAndForkOutputs(fusion, /*unroll=*/false);
+  // An output another epilogue op also reads is forked: the copy is the
+  // output that stores, the tensor itself its cache.
+  std::vector<TensorView*> stored_outputs;
+  for (auto [cache, output] :
+       scheduler_utils::cacheAndForkOutputs(fusion, /*unroll=*/false)) {
+    if (std::find(
+            vectorized_outputs.begin(), vectorized_outputs.end(), cache) !=
+            vectorized_outputs.end() ||
+        std::find(
+            vectorized_outputs.begin(), vectorized_outputs.end(), output) !=
+            vectorized_outputs.end()) {
+      stored_outputs.push_back(output);
+    }
+  }
   mma->setTileConfig(params.tile);
   TensorView* acc = mma->out();
 
@@ -427,7 +440,7 @@ void MatmulScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
       {ParallelType::BIDx, ParallelType::TIDy, ParallelType::TIDx});
   // A thread's two adjacent columns (the pair axis, innermost) in one store.
   if (params.vectorize > 1) {
-    for (TensorView* out : vectorized_outputs) {
+    for (TensorView* out : stored_outputs) {
       IterDomain* pair = out->axis(-1);
       FUSER_INTERNAL_ASSERT(
           pair->extent()->isConstInt() &&

@@ -691,6 +691,27 @@ TEST_F(MatmulSchedulerTest, EpiloguesAreInTheKernel) {
   EXPECT_THAT(s.code, HasSubstr("FuserMatmul::consume("));
 }
 
+// linear(x, w) returned and also read by a relu that is returned too (a
+// forward that keeps its product for the backward). The product's cast is
+// forked: its copy stores the output, in column pairs. Regression: the
+// column pairs were asked of the cast itself ("only a copy moves a
+// vector"), and the segment ran with ATen.
+TEST_F(MatmulSchedulerTest, AnOutputAnotherEpilogueOpReadsIsStoredInPairs) {
+  MatmulCase c;
+  c.fusion = std::make_unique<Fusion>();
+  FusionGuard fg(c.fusion.get());
+  TensorView* x = defineOperand(c.fusion.get(), false);
+  TensorView* w = defineOperand(c.fusion.get(), false);
+  TensorView* y = linear(x, w, nullptr);
+  c.fusion->addOutput(y);
+  c.fusion->addOutput(relu(y));
+  c.inputs = {makeOperand({512, 256}, false), makeOperand({384, 256}, false)};
+  Scheduled s = scheduleOnCpu(c);
+  ASSERT_EQ(s.type, SchedulerType::Matmul) << joined(s.rejections);
+  EXPECT_THAT(s.params, HasSubstr("outputs in vectors of 2"));
+  EXPECT_THAT(s.code, HasSubstr("globalStore<__nv_bfloat16, 2>(&T"));
+}
+
 // The tanh form of GELU as the benchmark writes it from primitives: the
 // product, cast to float, has four consumers (y * y, y^3, y + c y^3,
 // 0.5 y). Regression: at 4096^3 (128 x 256 tiles, column pairs stored as
@@ -851,6 +872,12 @@ TEST_F(MatmulGpuTest, Epilogues) {
          return cast(add(p, r), DataType::BFloat16);
        }},
       {"float output", [](TensorView* p, TensorView*) { return p; }},
+      {"product and its relu",
+       [](TensorView* p, TensorView*) {
+         TensorView* y = cast(p, DataType::BFloat16);
+         y->fusion()->addOutput(y);
+         return relu(y);
+       }},
       {"column-major output",
        [](TensorView* p, TensorView*) { return cast(p, DataType::BFloat16); },
        true},
