@@ -20,6 +20,14 @@ FusionDefinition API that both builds share.
     python3 benchmarks/bench_before_after.py --compare before.csv after.csv \\
         --out-md before_after.md --out-png before_after.png
 
+Where the old tree cannot be built and timed in the same sitting,
+--from-results DIR writes the fuser column of the committed tables
+(benchmarks/results/<area>.csv, measured on the days they name) as the
+`before` file, for a run on the same kind of GPU:
+
+    python3 benchmarks/bench_before_after.py --from-results benchmarks/results \\
+        --label before --device "NVIDIA H200" --out before.csv
+
 --sizes-mib sets the sizes of the bandwidth areas (default 256), --areas
 and --cases (comma-separated) narrow the run, --list prints the cases
 without running them. A ratio is before's time over after's: above 1, the
@@ -233,6 +241,59 @@ def list_cases(args):
     return 0
 
 
+# --from-results
+
+
+# The committed tables each area's fuser column comes from (the resize
+# cases run through the pointwise benchmark), and the metric it reports.
+RESULT_TABLES = {
+    "pointwise": (["pointwise.csv", "resize.csv"], "fuser_gbps", "GB/s"),
+    "reduction": (["reduction.csv"], "fuser_gbps", "GB/s"),
+    "normalization": (["normalization.csv"], "fuser_gbps", "GB/s"),
+    "segmentation": (["segmentation.csv"], "fuser_gbps", "GB/s"),
+    "matmul": (["matmul.csv"], "fuser_tflops", "TFLOP/s"),
+    "transformer": (["transformer.csv"], "fuser_gbps", "GB/s"),
+}
+
+
+def rows_from_results(results_dir, label, device, commit, sizes):
+    """The fuser column of the committed tables in `results_dir` as rows of
+    this script's CSV: a `before` measured on the days those tables were,
+    for a comparison on the same kind of GPU when the old tree cannot be
+    built and timed in the same sitting."""
+    rows = []
+    seen = set()
+    for area, (tables, metric, unit) in RESULT_TABLES.items():
+        for table in tables:
+            path = os.path.join(results_dir, table)
+            if not os.path.exists(path):
+                continue
+            for found in read_rows(path):
+                size = found.get("size_mib", "")
+                key = (area, found["case"], size)
+                if key in seen or found.get("fuser_ms", "") == "" or size not in sizes:
+                    continue
+                seen.add(key)
+                row = dict.fromkeys(FIELDS, "")
+                row.update(area=area, case=found["case"], size_mib=size, label=label)
+                row.update(git_commit=commit, device=device, fuser_ms=found["fuser_ms"])
+                row.update(metric=found.get(metric, ""), unit=unit)
+                row.update(segments=found.get("fuser_segments", ""))
+                rows.append(row)
+    return rows
+
+
+def write_from_results(args):
+    sizes = {""} | set(args.sizes_mib.split(","))
+    rows = rows_from_results(args.from_results, args.label, args.device, args.commit, sizes)
+    with open(args.out, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=FIELDS)
+        writer.writeheader()
+        writer.writerows(rows)
+    print(f"wrote {args.out}: {len(rows)} rows from {args.from_results}")
+    return 0
+
+
 # --compare
 
 
@@ -414,9 +475,20 @@ def main():
     parser.add_argument("--compare", nargs=2, metavar=("BEFORE_CSV", "AFTER_CSV"))
     parser.add_argument("--out-md")
     parser.add_argument("--out-png")
+    parser.add_argument(
+        "--from-results",
+        metavar="DIR",
+        help="write the fuser column of the committed tables in DIR as --out (with --label)",
+    )
+    parser.add_argument("--device", default="", help="with --from-results: the GPU they ran on")
+    parser.add_argument("--commit", default="", help="with --from-results: their tree")
     args = parser.parse_args()
     if args.compare:
         return compare(args)
+    if args.from_results:
+        if not args.label or not args.out:
+            parser.error("--from-results needs --label and --out")
+        return write_from_results(args)
     args.areas = args.areas.split(",")
     unknown = [a for a in args.areas if a not in AREAS]
     if unknown:
