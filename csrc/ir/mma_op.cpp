@@ -4,6 +4,7 @@
 #include <ir/builder.h>
 #include <ir/cloner.h>
 #include <ir/dispatch.h>
+#include <ir/internal_nodes.h>
 
 #include <algorithm>
 #include <sstream>
@@ -149,6 +150,19 @@ Statement* MmaOp::cloneWith(IrCloner& cloner) const {
     copy->setTileConfig(*tile_config_);
   }
   return copy;
+}
+
+UnaryOp* onlyNarrowingCast(const MmaOp* mma) {
+  const DataType operand = mma->a()->dtype();
+  const auto& uses = mma->out()->uses();
+  if ((operand != DataType::BFloat16 && operand != DataType::Half) ||
+      uses.size() != 1 || mma->out()->isFusionOutput()) {
+    return nullptr;
+  }
+  auto* cast = dynamic_cast<UnaryOp*>(uses.front());
+  const bool narrows = cast != nullptr && cast->opType() == UnaryOpType::Cast &&
+                       cast->out()->dtype() == operand;
+  return narrows ? cast : nullptr;
 }
 
 } // namespace fuser

@@ -91,4 +91,12 @@ class MmaOp : public Expr {
   std::optional<MmaTileConfig> tile_config_;
 };
 
+class UnaryOp;
+
+// The cast that rounds `mma`'s product to its operands' type (a bf16 or
+// half linear as the frontends write it), when it is the product's only
+// reader; nullptr otherwise. Run by ATen, the two are one product in that
+// type, which cuBLAS writes rounded (doc/matmul.md §1).
+UnaryOp* onlyNarrowingCast(const MmaOp* mma);
+
 } // namespace fuser

@@ -74,6 +74,14 @@ class AtenEvaluator {
       return;
     }
     auto* out = expr->output(0)->as<TensorView>();
+    if (auto* mma = dynamic_cast<MmaOp*>(expr);
+        mma != nullptr && onlyNarrowingCast(mma) != nullptr &&
+        tensorOf(mma->a()).is_cuda()) {
+      // Rounded to the operands' type by its only reader: cuBLAS writes
+      // it so, in half the bytes; the cast then has nothing to do.
+      tensors_[out] = computeMma(mma, /*narrow_output=*/true);
+      return;
+    }
     store(out, compute(expr, out), expr);
   }
 
@@ -515,7 +523,7 @@ class AtenEvaluator {
   // axes expanded to the output's and its M (N) axes flattened. Half and
   // bfloat16 operands on the GPU accumulate in float (bmm with out_dtype,
   // cuBLAS); otherwise the operands are widened first.
-  at::Tensor computeMma(MmaOp* op) {
+  at::Tensor computeMma(MmaOp* op, bool narrow_output = false) {
     const at::Tensor a = tensorOf(op->a());
     const at::Tensor b = tensorOf(op->b());
     auto dims_of = [&](TensorView* operand, MmaRole role) {
@@ -570,7 +578,8 @@ class AtenEvaluator {
     const at::ScalarType accumulate = toAtenType(op->out()->dtype());
     const bool narrow =
         a.scalar_type() == at::kHalf || a.scalar_type() == at::kBFloat16;
-    at::Tensor product = a.is_cuda() && narrow
+    at::Tensor product = narrow_output ? at::bmm(a3, b3)
+                         : a.is_cuda() && narrow
                              ? at::bmm(a3, b3, accumulate)
                              : at::bmm(a3.to(accumulate), b3.to(accumulate));
     std::vector<int64_t> sizes = batch_sizes;

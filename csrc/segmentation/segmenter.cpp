@@ -44,7 +44,7 @@ class Segmenter {
          connectedGroups(exprs_, [](const Val*value, const Expr*) {
            return isWelfordType(value->dtype());
          })) {
-      const bool compiled = accepts(exprs);
+      const bool compiled = accepts(exprs) && !roundsAnAtenProduct(exprs);
       const bool slices_only = scheduler_utils::onlySlices(exprs);
       addNode(std::move(exprs), compiled, slices_only);
     }
@@ -74,6 +74,19 @@ class Segmenter {
       return compiled || slices_only;
     }
   };
+
+  // Whether `exprs` is the cast that rounds a product no kernel computes
+  // to its operands' type: ATen then computes the product in that type
+  // (half the bytes written and no kernel for the cast), so the cast
+  // joins the product's segment.
+  bool roundsAnAtenProduct(const std::vector<Expr*>& exprs) const {
+    if (exprs.size() != 1) {
+      return false;
+    }
+    auto* mma = dynamic_cast<MmaOp*>(exprs[0]->input(0)->definition());
+    return mma != nullptr && onlyNarrowingCast(mma) == exprs[0] &&
+           node_of_.count(mma) && !nodes_[node_of_.at(mma)].compiled;
+  }
 
   bool accepts(const std::vector<Expr*>& exprs) {
     SegmentedGroup group(complete_, exprs, live_);

@@ -868,6 +868,38 @@ TEST_F(SegmentationTest, NeighboursRunThroughATenAreOneSegment) {
                                       handed_on->getLogicalDomain(), true));
 }
 
+// relu(linear(x, w)) of bf16 with x of rank 3, which the matmul scheduler
+// declines: the product's cast back to bf16 runs in the product's ATen
+// segment (one bf16 product; onlyNarrowingCast), and the relu's kernel
+// reads bf16.
+std::unique_ptr<Fusion> atenLinearReluFusion() {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard fg(fusion.get());
+  TensorView* x = makeContigTensor(3, DataType::BFloat16);
+  TensorView* w = makeContigTensor(2, DataType::BFloat16);
+  fusion->addInput(x);
+  fusion->addInput(w);
+  fusion->addOutput(relu(linear(x, w)));
+  return fusion;
+}
+
+TEST_F(SegmentationTest, AnAtenProductIsRoundedInItsSegment) {
+  std::unique_ptr<Fusion> fusion = atenLinearReluFusion();
+  const auto bf16 = at::TensorOptions().dtype(at::kBFloat16);
+  auto segmented = checkedSegments(
+      fusion.get(), {at::randn({2, 64, 96}, bf16), at::randn({80, 96}, bf16)});
+  ASSERT_EQ(
+      schedulerTypes(*segmented),
+      (std::vector<SchedulerType>{
+          SchedulerType::ExprEval, SchedulerType::PointWise}))
+      << segmented->toString();
+  const SegmentedGroup* product = segmented->groups()[0];
+  ASSERT_EQ(product->exprs().size(), 2u);
+  EXPECT_TRUE(product->exprs()[0]->isA<MmaOp>());
+  EXPECT_EQ(
+      product->outputs().at(0)->as<TensorView>()->dtype(), DataType::BFloat16);
+}
+
 TEST_F(SegmentationTest, RandomFusionsSegmentIntoKernels) {
   for (uint64_t seed = 0; seed < 20; ++seed) {
     RandomCase c = randomSegmentationCase(seed);
@@ -1037,6 +1069,20 @@ TEST_F(SegmentationGpuTest, IntermediateKeepsItsOwnLayout) {
   EXPECT_TRUE(segments[1].last_reads.empty());
   ASSERT_EQ(segments[2].last_reads.size(), 1u);
   EXPECT_EQ(segments[2].last_reads[0], segments[0].output_slots[0]);
+}
+
+TEST_F(SegmentationGpuTest, AnAtenProductIsRoundedInItsSegment) {
+  FusionExecutorCache fec(atenLinearReluFusion());
+  const auto bf16 = at::TensorOptions().device(at::kCUDA).dtype(at::kBFloat16);
+  const at::Tensor x = at::randn({2, 64, 96}, bf16);
+  const at::Tensor w = at::randn({80, 96}, bf16);
+  const std::vector<at::Tensor> outputs = fec.runFusionWithInputs({x, w});
+  EXPECT_EQ(
+      fec.getMostRecentKernelRuntime()->schedulerType(0),
+      SchedulerType::ExprEval);
+  const at::Tensor expected = at::relu(at::linear(x, w)).to(at::kFloat);
+  EXPECT_TRUE(
+      at::allclose(outputs.at(0).to(at::kFloat), expected, 1e-2, 1e-2));
 }
 
 // An output that is an input stays that very tensor when the fusion is
