@@ -151,6 +151,12 @@ bool ReductionScheduler::canScheduleCompileTime(
       }
       continue;
     }
+    if (!down.count(out) && scheduler_utils::rankOf(out) == rank) {
+      // Beside the reductions, of the input's shape, from what they read
+      // (a GELU backward's bf16 result beside its float bias gradient):
+      // written from the same loops.
+      continue;
+    }
     // After the reductions, or beside them: what derives from the results,
     // combined with tensors of the results' shape only (a running
     // statistic's update, mean * momentum + running * (1 - momentum)); a
@@ -167,9 +173,13 @@ bool ReductionScheduler::canScheduleCompileTime(
     }
   }
   for (Val* out : fusion->outputs()) {
-    if (!down.count(out)) {
-      *reason =
-          "output " + out->toString() + " does not derive from a reduction";
+    // A tensor of the input's shape computed before the reductions (a
+    // GELU backward beside its bias gradient) is written by their loops.
+    const bool before = !down.count(out) && !out->isFusionInput() &&
+                        scheduler_utils::rankOf(out->as<TensorView>()) == rank;
+    if (!down.count(out) && !before) {
+      *reason = "output " + out->toString() +
+                " does not derive from a reduction, nor is it read by one";
       return false;
     }
     if (!scheduler_utils::hasDefaultLayout(out->as<TensorView>())) {
@@ -493,11 +503,24 @@ void ReductionScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
   FusionGuard fg(fusion);
   auto* reduced =
       scheduler_utils::reductionsOf(fusion).front()->out()->as<TensorView>();
+  // The input's rank (reduced axes included), before the output caches
+  // take the reduction's axes.
+  const auto full_rank =
+      static_cast<int64_t>(reduced->getLogicalDomain().size());
   const std::vector<TensorView*> input_caches =
       scheduler_utils::cacheInputsReadOnce(
           fusion, reduced,
           params.stream_inputs ? CacheOp::Streaming : CacheOp::Unspecified);
-  scheduler_utils::cacheAndForkOutputs(fusion, /*unroll=*/true);
+  // An output a reduction reads is forked: its copy, of the input's
+  // shape, is stored from the partial reduction's loops.
+  std::vector<TensorView*> full_outputs;
+  for (auto [cache, output] :
+       scheduler_utils::cacheAndForkOutputs(fusion, /*unroll=*/true)) {
+    if (cache == output->definition()->input(0) && !cache->hasReduction() &&
+        scheduler_utils::rankOf(output) == full_rank) {
+      full_outputs.push_back(output);
+    }
+  }
   // The reduction computes into the output's cache now.
   const std::vector<ReductionOp*> reductions =
       scheduler_utils::reductionsOf(fusion);
@@ -577,7 +600,18 @@ void ReductionScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
     if (params.vectorize_output) {
       for (Val* out : fusion->outputs()) {
         auto* tv = out->as<TensorView>();
-        tv->axis(-1)->parallelize(ParallelType::Vectorize);
+        if (std::find(full_outputs.begin(), full_outputs.end(), tv) ==
+            full_outputs.end()) {
+          tv->axis(-1)->parallelize(ParallelType::Vectorize);
+        }
+      }
+    }
+    // Stored in the vectors the input caches load.
+    for (TensorView* out : full_outputs) {
+      IterDomain* last = out->axis(-1);
+      if (out->nDims() == partial->nDims() && last->extent()->isConstInt() &&
+          last->extent()->constIntValue() == params.vectorize) {
+        last->parallelize(ParallelType::Vectorize);
       }
     }
   }

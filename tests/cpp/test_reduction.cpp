@@ -407,6 +407,16 @@ TEST_F(ReductionTest, KernelsReduceEveryRowOnTheInterpreter) {
       f->addOutput(add(sum(mul(in, in), axes), total));
     };
   };
+  auto sum_beside_operand = [](std::vector<int64_t> axes) {
+    return [axes](Fusion* f, TensorView* in) {
+      TensorView* squared = mul(in, in);
+      f->addOutput(squared);
+      // Beside it, a function of it the reduction does not read (a bf16
+      // result beside the float sum).
+      f->addOutput(neg(squared));
+      f->addOutput(sum(squared, axes));
+    };
+  };
   const std::vector<std::pair<InterpretedCase, std::string>> cases = {
       {{"inner, one row per block", {9, 1000}, sum_over({1})}, "inner"},
       {{"inner, a thread per short row", {40, 8}, sum_over({1})},
@@ -449,6 +459,20 @@ TEST_F(ReductionTest, KernelsReduceEveryRowOnTheInterpreter) {
       {{"two sums, outer, block", {4, 2000}, two_sums({0})}, "outer"},
       {{"two sums, inner", {9, 1000}, two_sums({1})}, "inner"},
       {{"two sums, inner, grid", {2, 5000}, two_sums({1})}, "grid split"},
+      // A tensor the reduction reads is also an output (a GELU backward
+      // beside its bias gradient): stored once from the same loops.
+      {{"sum beside its operand, outer", {64, 200}, sum_beside_operand({0})},
+       "outer"},
+      {{"sum beside its operand, outer, grid",
+        {600, 20},
+        sum_beside_operand({0})},
+       "grouped"},
+      {{"sum beside its operand, inner", {9, 1000}, sum_beside_operand({1})},
+       "inner"},
+      {{"sum beside its operand, inner, grid",
+        {2, 5000},
+        sum_beside_operand({1})},
+       "grid split"},
       {{"sum and max, NHWC per channel",
         {2, 8, 5, 6},
         [](Fusion* f, TensorView* in) {

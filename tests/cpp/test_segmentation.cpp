@@ -383,13 +383,13 @@ TEST_F(SegmentationTest, TwoNormalizationsAlongDifferentAxes) {
   std::unique_ptr<Fusion> fusion = softmaxTwiceFusion();
   auto segmented = checkedSegments(fusion.get(), {at::randn({64, 96})});
   // The rows' softmax with the columns' max (its partials per block,
-  // finished across blocks); the exponentials; their column sums; the
-  // division.
+  // finished across blocks); the exponentials with their column sums (the
+  // reduction kernel writes what it sums); the division.
   EXPECT_EQ(
       schedulerTypes(*segmented),
       (std::vector<SchedulerType>{
-          SchedulerType::InnerOuterPersistent, SchedulerType::PointWise,
-          SchedulerType::Reduction, SchedulerType::PointWise}));
+          SchedulerType::InnerOuterPersistent, SchedulerType::Reduction,
+          SchedulerType::PointWise}));
   // Without the inner-outer scheduler the columns' max is a kernel of its
   // own.
   ScopedEnv off("FUSER_DISABLE", "inner_outer_persistent");
@@ -397,14 +397,14 @@ TEST_F(SegmentationTest, TwoNormalizationsAlongDifferentAxes) {
       schedulerTypes(*checkedSegments(fusion.get(), {at::randn({64, 96})})),
       (std::vector<SchedulerType>{
           SchedulerType::InnerPersistent, SchedulerType::Reduction,
-          SchedulerType::PointWise, SchedulerType::Reduction,
-          SchedulerType::PointWise}));
+          SchedulerType::Reduction, SchedulerType::PointWise}));
 }
 
 // A row too large for one block's registers: the persistent scheduler
 // declines the whole softmax, which becomes a max, a sum of exponentials
-// that also writes them (persistent: nothing is held, every row streams
-// through once), and a division, with no segment left to ATen.
+// that also writes them (a reduction kernel writing what it sums: every
+// row streams through once), and a division, with no segment left to
+// ATen.
 TEST_F(SegmentationTest, RowTooLargeForOneBlockFallsToSegments) {
   std::unique_ptr<Fusion> fusion = softmaxFusion();
   const at::Tensor x = at::randn({4, 1 << 18});
@@ -412,7 +412,7 @@ TEST_F(SegmentationTest, RowTooLargeForOneBlockFallsToSegments) {
   EXPECT_EQ(
       schedulerTypes(*segmented),
       (std::vector<SchedulerType>{
-          SchedulerType::Reduction, SchedulerType::InnerPersistent,
+          SchedulerType::Reduction, SchedulerType::Reduction,
           SchedulerType::PointWise}));
   // The same definition at a row that fits is one kernel again.
   auto small = checkedSegments(fusion.get(), {at::randn({4, 1 << 10})});
@@ -979,7 +979,7 @@ TEST_F(SegmentationGpuTest, RowTooLargeForOneBlockFallsToSegments) {
   EXPECT_EQ(
       runOnGpu(fec, {large}, __LINE__),
       (std::vector<SchedulerType>{
-          SchedulerType::Reduction, SchedulerType::InnerPersistent,
+          SchedulerType::Reduction, SchedulerType::Reduction,
           SchedulerType::PointWise}));
   FusionKernelRuntime* large_runtime = fec.getMostRecentKernelRuntime();
   EXPECT_EQ(
