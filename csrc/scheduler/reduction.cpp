@@ -10,6 +10,7 @@
 #include <transform/propagator.h>
 
 #include <algorithm>
+#include <memory>
 #include <numeric>
 #include <sstream>
 #include <unordered_map>
@@ -108,6 +109,30 @@ std::string ReductionParams::toString() const {
   return ss.str();
 }
 
+namespace {
+
+// Whether `tv` has the shape of `reference`, axis by axis (exact-mapped, or
+// both broadcasts): the loops over the reference's elements visit each of
+// its elements once.
+bool hasShapeOf(IdModel& model, TensorView* tv, TensorView* reference) {
+  const auto axes = TensorDomain::noReductions(tv->getLogicalDomain());
+  const auto ref = reference->getLogicalDomain();
+  if (axes.size() != ref.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const bool same = axes[i]->isBroadcast()
+                          ? ref[i]->isBroadcast()
+                          : model.exactMapped(axes[i], ref[i]);
+    if (!same) {
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace
+
 bool ReductionScheduler::canScheduleCompileTime(
     Fusion* fusion, std::string* reason) {
   const std::vector<ReductionOp*> reductions =
@@ -120,6 +145,17 @@ bool ReductionScheduler::canScheduleCompileTime(
   const int64_t kept_rank = scheduler_utils::rankOf(reduced);
   std::unordered_set<Val*> down;
   std::unordered_set<Val*> feeds;
+  // Of the input's shape, computed only from what the reductions read.
+  std::unordered_set<Val*> beside;
+  // The first reduction's input; its ID graph, built only when asked.
+  auto* reference = reductions.front()->in()->as<TensorView>();
+  std::unique_ptr<IdModel> id_model;
+  auto model = [&]() -> IdModel& {
+    if (!id_model) {
+      id_model = std::make_unique<IdModel>(fusion);
+    }
+    return *id_model;
+  };
   for (ReductionOp* rop : reductions) {
     for (Val* v : scheduler_utils::downstreamOf(fusion, rop->out())) {
       down.insert(v);
@@ -151,10 +187,17 @@ bool ReductionScheduler::canScheduleCompileTime(
       }
       continue;
     }
-    if (!down.count(out) && scheduler_utils::rankOf(out) == rank) {
+    const bool from_what_they_read =
+        !down.count(out) &&
+        std::all_of(expr->inputs().begin(), expr->inputs().end(), [&](Val* in) {
+          return !in->isA<TensorView>() || feeds.count(in) || beside.count(in);
+        });
+    if (from_what_they_read && scheduler_utils::rankOf(out) == rank &&
+        hasShapeOf(model(), out, reference)) {
       // Beside the reductions, of the input's shape, from what they read
       // (a GELU backward's bf16 result beside its float bias gradient):
       // written from the same loops.
+      beside.insert(out);
       continue;
     }
     // After the reductions, or beside them: what derives from the results,
@@ -175,7 +218,8 @@ bool ReductionScheduler::canScheduleCompileTime(
   for (Val* out : fusion->outputs()) {
     // A tensor of the input's shape computed before the reductions (a
     // GELU backward beside its bias gradient) is written by their loops.
-    const bool before = !down.count(out) && !out->isFusionInput() &&
+    const bool before = !out->isFusionInput() &&
+                        (feeds.count(out) || beside.count(out)) &&
                         scheduler_utils::rankOf(out->as<TensorView>()) == rank;
     if (!down.count(out) && !before) {
       *reason = "output " + out->toString() +

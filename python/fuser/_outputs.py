@@ -71,6 +71,10 @@ class OutputBookkeeping:
         # kept apart, for a repeated output.
         explicit = stride_order is not None
         stride_order = check_stride_order(stride_order, len(dims), what)
+        row_major = list(range(len(dims) - 1, -1, -1))
+        # Printed as asked: an explicit row-major order lays the output
+        # out (it is then never a view of an input with other strides).
+        recorded = stride_order if stride_order is not None else (row_major if explicit else None)
         if index is not None:
             self._check_repeated_output(tensor, index, explicit, stride_order, what)
         else:
@@ -81,10 +85,14 @@ class OutputBookkeeping:
                 )
             if stride_order is not None:
                 self._allocate_dense_in_order(tensor, stride_order)
+            elif explicit and not tensor._val.has_allocation():
+                # Row-major asked for: written so, never returned as a view
+                # of an input with other strides (doc/segmentation.md §8).
+                self._allocate_dense_in_order(tensor, row_major)
             index = self._add_fusion_output(tensor)
             self._output_stride_orders[index] = stride_order
         self._returned_outputs.append(index)
-        self._records.append(rec.AddOutput(tensor, stride_order))
+        self._records.append(rec.AddOutput(tensor, recorded))
 
     def _output_index(self, tensor):
         """The C++ output index of `tensor`, or None if it is no output yet."""

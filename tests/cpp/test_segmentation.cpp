@@ -900,6 +900,39 @@ TEST_F(SegmentationTest, AnAtenProductIsRoundedInItsSegment) {
       product->outputs().at(0)->as<TensorView>()->dtype(), DataType::BFloat16);
 }
 
+// t1 + w beside sum(expand(w, [70, n]) * 2, 1): the add has the
+// reduction input's rank but not its shape ([33, 70] against [70, n]), so
+// the reduction kernel does not write it (it did, and lowering failed: a
+// register buffer sized by t1's row count).
+TEST_F(SegmentationTest, AnOutputOfAnotherShapeStaysOutOfTheReduction) {
+  auto fusion = std::make_unique<Fusion>();
+  {
+    FusionGuard fg(fusion.get());
+    TensorView* w = makeContigTensor(1);
+    TensorView* t1 = makeContigTensor(2);
+    Val* n = IrBuilder::create<Val>(DataType::Int);
+    fusion->addInput(w);
+    fusion->addInput(t1);
+    fusion->addInput(n);
+    fusion->addOutput(add(t1, broadcast(w, {true, false})));
+    TensorView* wide = expand(
+        broadcast(w, {false, true}), {w->axis(0)->extent(), n});
+    fusion->addOutput(sum(mul(wide, IrBuilder::create<Val>(2.0)), {1}));
+  }
+  auto segmented = checkedSegments(
+      fusion.get(), {at::randn({70}), at::randn({33, 70}), int64_t{500}});
+  for (const SegmentedGroup* group : segmented->groups()) {
+    if (group->schedulerType() != SchedulerType::Reduction) {
+      continue;
+    }
+    for (Val* out : group->outputs()) {
+      EXPECT_TRUE(out->as<TensorView>()->hasReduction() ||
+                  rankOf(out->as<TensorView>()) == 1)
+          << group->toString();
+    }
+  }
+}
+
 TEST_F(SegmentationTest, RandomFusionsSegmentIntoKernels) {
   for (uint64_t seed = 0; seed < 20; ++seed) {
     RandomCase c = randomSegmentationCase(seed);

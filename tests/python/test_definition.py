@@ -546,11 +546,18 @@ def test_add_output_with_stride_order_sets_a_dense_allocation():
         t1 = fd.ops.relu(t0)
         fd.add_output(t1, stride_order=[0, 1, 2])
         t2 = fd.ops.sum(t0, [2])
-        fd.add_output(t2, stride_order=[1, 0])  # row-major: no allocation domain
+        # Row-major asked for: an allocation domain in logical order (the
+        # output is written, never a view of an input with other strides).
+        fd.add_output(t2, stride_order=[1, 0])
+        fd.add_output(fd.ops.neg(t0))  # no order asked for: none
     assert "allocation domain : [iS5{i3}, bS4{1}, iS3{i0}]" in fd.fusion_ir()
     assert "contiguity: t n t" in fd.fusion_ir()
+    assert fd.fusion_ir().count("allocation domain") == 2
     assert_prints_and_round_trips(
-        fd, "fd.add_output(T1, stride_order=[0, 1, 2])", "fd.add_output(T2)"
+        fd,
+        "fd.add_output(T1, stride_order=[0, 1, 2])",
+        "fd.add_output(T2, stride_order=[1, 0])",
+        "fd.add_output(T3)",
     )
 
 
