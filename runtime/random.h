@@ -96,14 +96,16 @@ FUSER_RANDOM_FN const FuserPhiloxBlock& fuserCachedBlock(
 // Uniform in [low, high) (float: computed in float; double: in double),
 // one fused multiply-add on host and device alike. The kernels pass their
 // op's cache; the host evaluation draws each block afresh (same bits).
-FUSER_RANDOM_FN float fuserUniformFloatOf(
-    const FuserPhiloxBlock& r, unsigned long long index, float low,
-    float high) {
+FUSER_RANDOM_FN float fuserUniformFloat(
+    FuserPhiloxCache& cache, unsigned long long seed, unsigned long long offset,
+    unsigned long long index, float low, float high) {
+  const FuserPhiloxBlock& r = fuserCachedBlock(cache, seed, offset, index >> 2);
   return fmaf(high - low, fuserUnitFloat(fuserWord(r, index & 3)), low);
 }
-FUSER_RANDOM_FN double fuserUniformDoubleOf(
-    const FuserPhiloxBlock& r, unsigned long long index, double low,
-    double high) {
+FUSER_RANDOM_FN double fuserUniformDouble(
+    FuserPhiloxCache& cache, unsigned long long seed, unsigned long long offset,
+    unsigned long long index, double low, double high) {
+  const FuserPhiloxBlock& r = fuserCachedBlock(cache, seed, offset, index >> 1);
   const unsigned long long pair = 2 * (index & 1);
   return fma(
       high - low, fuserUnitDouble(fuserWord(r, pair), fuserWord(r, pair + 1)),
@@ -112,26 +114,14 @@ FUSER_RANDOM_FN double fuserUniformDoubleOf(
 FUSER_RANDOM_FN float fuserUniformFloat(
     unsigned long long seed, unsigned long long offset,
     unsigned long long index, float low, float high) {
-  return fuserUniformFloatOf(
-      fuserRandomBlock(seed, offset, index >> 2), index, low, high);
+  FuserPhiloxCache fresh;
+  return fuserUniformFloat(fresh, seed, offset, index, low, high);
 }
 FUSER_RANDOM_FN double fuserUniformDouble(
     unsigned long long seed, unsigned long long offset,
     unsigned long long index, double low, double high) {
-  return fuserUniformDoubleOf(
-      fuserRandomBlock(seed, offset, index >> 1), index, low, high);
-}
-FUSER_RANDOM_FN float fuserUniformFloat(
-    FuserPhiloxCache& cache, unsigned long long seed, unsigned long long offset,
-    unsigned long long index, float low, float high) {
-  return fuserUniformFloatOf(
-      fuserCachedBlock(cache, seed, offset, index >> 2), index, low, high);
-}
-FUSER_RANDOM_FN double fuserUniformDouble(
-    FuserPhiloxCache& cache, unsigned long long seed, unsigned long long offset,
-    unsigned long long index, double low, double high) {
-  return fuserUniformDoubleOf(
-      fuserCachedBlock(cache, seed, offset, index >> 1), index, low, high);
+  FuserPhiloxCache fresh;
+  return fuserUniformDouble(fresh, seed, offset, index, low, high);
 }
 
 // Normal of mean `mean` and standard deviation `std` by the Box-Muller

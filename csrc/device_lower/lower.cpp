@@ -41,6 +41,14 @@ GpuLower::~GpuLower() = default;
 
 void GpuLower::bindParameterExtents() {
   FusionGuard fg(fusion());
+  for (TensorView* tv : kernel_->fusion->allTvs()) {
+    for (IterDomain* axis :
+         TensorDomain::noReductions(tv->getLogicalDomain())) {
+      if (!axis->isBroadcast() && axis->extent()->isConstInt()) {
+        constant_extents_.emplace(id_model_->exactGroup(axis), axis->extent());
+      }
+    }
+  }
   // Symbolic extents first; then extents computed from scalars no
   // parameter gives (a segment's input viewed by a reshape in another
   // segment has extents over the complete fusion's sizes), which stand for
@@ -97,24 +105,12 @@ Val* GpuLower::joinedParameterExtent(IterDomain* id) const {
   return nullptr;
 }
 
-Val* GpuLower::joinedConstantExtent(IterDomain* id) {
+Val* GpuLower::joinedConstantExtent(IterDomain* id) const {
   if (id->isBroadcast()) {
     return nullptr;
   }
-  if (!constant_extents_.has_value()) {
-    constant_extents_.emplace();
-    for (TensorView* tv : kernel_->fusion->allTvs()) {
-      for (IterDomain* axis :
-           TensorDomain::noReductions(tv->getLogicalDomain())) {
-        if (!axis->isBroadcast() && axis->extent()->isConstInt()) {
-          constant_extents_->emplace(
-              id_model_->exactGroup(axis), axis->extent());
-        }
-      }
-    }
-  }
-  auto it = constant_extents_->find(id_model_->exactGroup(id));
-  return it == constant_extents_->end() ? nullptr : it->second;
+  auto it = constant_extents_.find(id_model_->exactGroup(id));
+  return it == constant_extents_.end() ? nullptr : it->second;
 }
 
 bool GpuLower::computableFromParameters(const Val* value) const {

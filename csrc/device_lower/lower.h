@@ -184,7 +184,7 @@ class GpuLower {
   // The constant extent of an axis of the fusion exact-mapped to `id` (a
   // random op's or a factory's constant shape joined to an input's axis);
   // nullptr when there is none.
-  Val* joinedConstantExtent(IterDomain* id);
+  Val* joinedConstantExtent(IterDomain* id) const;
   // Whether `value` is a constant or computed from substituted extents.
   bool computableFromParameters(const Val* value) const;
   // The analyses every pass may read.
@@ -199,8 +199,9 @@ class GpuLower {
   std::vector<std::pair<std::vector<Val*>, int64_t>> divisible_products_;
   // Parameter axes with the name their extent was given.
   std::vector<std::pair<IterDomain*, Val*>> named_parameter_ids_;
-  // The constant extent of each exact set that has one (by representative).
-  std::optional<std::unordered_map<IterDomain*, Val*>> constant_extents_;
+  // The constant extent of each exact set that has one (by its
+  // representative), found by bindParameterExtents.
+  std::unordered_map<IterDomain*, Val*> constant_extents_;
   std::unordered_map<const Val*, Val*> extent_substitutions_;
   std::unordered_map<const Val*, Val*> resolved_;
 };

@@ -8,7 +8,6 @@
 #include <runtime/kernel_executor.h>
 #include <runtime/tensor_layout.h>
 #include <segmentation/input_views.h>
-#include <segmentation/segmented_fusion.h>
 
 #include <algorithm>
 
@@ -55,13 +54,7 @@ void ExprEvalExecutor::compile(
     const Fusion* fusion, const std::vector<c10::IValue>&,
     const KnownLayouts&) {
   fusion_ = std::make_unique<Fusion>(*fusion);
-  std::vector<Expr*> tensor_exprs;
-  for (Expr* expr : fusion_->exprs()) {
-    if (writesTensor(expr)) {
-      tensor_exprs.push_back(expr);
-    }
-  }
-  returns_views_ = onlyViews(tensor_exprs, fusion_->outputs());
+  returns_views_ = onlyViews(fusion_->exprs(), fusion_->outputs());
 }
 
 std::vector<at::Tensor> ExprEvalExecutor::run(

@@ -298,9 +298,12 @@ void checkJoinedInputExtents(Fusion* fusion, ExpressionEvaluator& ee) {
   // the kernels take for the joined axes of the inputs (GpuLower's extent
   // substitutions).
   for (TensorView* tv : fusion->allTvs()) {
+    if (tv->isFusionInput()) {
+      continue;
+    }
     const auto logical = TensorDomain::noReductions(tv->getLogicalDomain());
     for (size_t j = 0; j < logical.size(); ++j) {
-      if (!tv->isFusionInput() && logical[j]->extent()->isConstInt()) {
+      if (logical[j]->extent()->isConstInt()) {
         check(
             logical[j], "the tensor " + tv->toString() + " of constant sizes",
             j);

@@ -356,15 +356,12 @@ void MatmulScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
   }
   // An output another epilogue op also reads is forked: the copy is the
   // output that stores, the tensor itself its cache.
+  const std::unordered_set<TensorView*> along_n(
+      vectorized_outputs.begin(), vectorized_outputs.end());
   std::vector<TensorView*> stored_outputs;
   for (auto [cache, output] :
        scheduler_utils::cacheAndForkOutputs(fusion, /*unroll=*/false)) {
-    if (std::find(
-            vectorized_outputs.begin(), vectorized_outputs.end(), cache) !=
-            vectorized_outputs.end() ||
-        std::find(
-            vectorized_outputs.begin(), vectorized_outputs.end(), output) !=
-            vectorized_outputs.end()) {
+    if (along_n.count(cache) || along_n.count(output)) {
       stored_outputs.push_back(output);
     }
   }

@@ -632,15 +632,21 @@ void ReductionScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
     }
   }
   if (params.vectorize > 1) {
+    // Tensors of the input's shape (the input caches, and the outputs of
+    // that shape, stored from the same loops) move the vector axis whole.
     // Only copies are vectorized: an input read by its broadcast directly
     // (scheduler_utils::cacheInputsReadOnce) is read an element at a time.
-    for (TensorView* cache : input_caches) {
-      IterDomain* last = cache->axis(-1);
-      if (cache->nDims() == partial->nDims() && last->extent()->isConstInt() &&
+    auto vectorize_like_input = [&](TensorView* tv) {
+      IterDomain* last = tv->axis(-1);
+      if (tv->nDims() == partial->nDims() && last->extent()->isConstInt() &&
           last->extent()->constIntValue() == params.vectorize) {
         last->parallelize(ParallelType::Vectorize);
       }
-    }
+    };
+    std::for_each(
+        input_caches.begin(), input_caches.end(), vectorize_like_input);
+    std::for_each(
+        full_outputs.begin(), full_outputs.end(), vectorize_like_input);
     if (params.vectorize_output) {
       for (Val* out : fusion->outputs()) {
         auto* tv = out->as<TensorView>();
@@ -648,14 +654,6 @@ void ReductionScheduler::schedule(Fusion* fusion, const HeuristicParams& hp) {
             full_outputs.end()) {
           tv->axis(-1)->parallelize(ParallelType::Vectorize);
         }
-      }
-    }
-    // Stored in the vectors the input caches load.
-    for (TensorView* out : full_outputs) {
-      IterDomain* last = out->axis(-1);
-      if (out->nDims() == partial->nDims() && last->extent()->isConstInt() &&
-          last->extent()->constIntValue() == params.vectorize) {
-        last->parallelize(ParallelType::Vectorize);
       }
     }
   }

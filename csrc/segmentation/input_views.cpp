@@ -1,6 +1,7 @@
 #include <segmentation/input_views.h>
 
 #include <ir/all_nodes.h>
+#include <segmentation/segmented_fusion.h>
 
 #include <algorithm>
 #include <unordered_set>
@@ -75,8 +76,16 @@ std::vector<Expr*> returnedInputViews(const std::vector<Expr*>& tensor_exprs) {
 
 bool onlyViews(
     const std::vector<Expr*>& exprs, const std::vector<Val*>& outputs) {
-  return !exprs.empty() && std::all_of(exprs.begin(), exprs.end(), isViewOp) &&
-         std::none_of(outputs.begin(), outputs.end(), hasOwnLayout);
+  bool any = false;
+  for (const Expr* expr : exprs) {
+    if (writesTensor(expr)) {
+      if (!isViewOp(expr)) {
+        return false;
+      }
+      any = true;
+    }
+  }
+  return any && std::none_of(outputs.begin(), outputs.end(), hasOwnLayout);
 }
 
 } // namespace fuser

@@ -25,7 +25,8 @@ bool isViewOp(const Expr* expr);
 std::vector<Expr*> returnedInputViews(const std::vector<Expr*>& tensor_exprs);
 
 // Whether a segment of `exprs` that returns `outputs` only views its
-// inputs: every expr a view op and no output with a layout of its own.
+// inputs: every expr that writes a tensor a view op (the scalar exprs of
+// sizes aside), and no output with a layout of its own.
 bool onlyViews(
     const std::vector<Expr*>& exprs, const std::vector<Val*>& outputs);
 

@@ -446,9 +446,14 @@ class FusionDefinition(
         takes them, on any device (CPU or meta tensors do). Returns, per
         segment, (scheduler name, kernel CUDA C++, what failed or "")."""
         self._ensure_defined("_compile_off_device()")
+        return _C._compile_off_device(self._fusion, self._off_device_values(inputs))
+
+    def _off_device_values(self, inputs):
+        """`inputs` as the C++ fusion takes them, for the calls that run no
+        kernel: vector entries spread, 0-dim CPU scalars read, the random
+        ops' seed and offsets added."""
         values = self._with_vector_entries(self._with_cpu_scalar_values(list(inputs)))
-        values = self._with_generator_values(values)
-        return _C._compile_off_device(self._fusion, values)
+        return self._with_generator_values(values)
 
     def _evaluate_with_aten(self, inputs):
         """The outputs for `inputs`, computed op by op with ATen on the
@@ -457,9 +462,7 @@ class FusionDefinition(
         definition's math without a GPU. `inputs` as execute() takes them;
         random ops draw what the kernels draw."""
         self._ensure_defined("_evaluate_with_aten()")
-        values = self._with_vector_entries(self._with_cpu_scalar_values(list(inputs)))
-        values = self._with_generator_values(values)
-        return _C._evaluate_with_aten(self._fusion, values)
+        return _C._evaluate_with_aten(self._fusion, self._off_device_values(inputs))
 
     # --- inspection --------------------------------------------------------------------
     def fusion_ir(self):

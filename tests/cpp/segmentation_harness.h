@@ -145,8 +145,4 @@ inline std::vector<SchedulerType> runOnGpu(
   return types;
 }
 
-inline at::Tensor cudaRandn(const std::vector<int64_t>& shape) {
-  return at::randn(shape, at::TensorOptions().device(at::kCUDA));
-}
-
 } // namespace fuser

@@ -54,10 +54,6 @@ std::unique_ptr<Fusion> rowSumFusion() {
   return fusion;
 }
 
-at::Tensor cudaRandn(std::vector<int64_t> shape) {
-  return at::randn(shape, at::TensorOptions().device(at::kCUDA));
-}
-
 } // namespace
 
 // FUSER_ENABLE=validate_runs's check (runtime/run_validation.h): outputs

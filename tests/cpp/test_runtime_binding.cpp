@@ -595,10 +595,6 @@ class HostileInputGpuTest : public FuserTest {};
 
 namespace {
 
-at::Tensor cudaRandn(std::vector<int64_t> shape) {
-  return at::randn(shape, at::TensorOptions().device(at::kCUDA));
-}
-
 // Inputs a and b of rank 2; outputs a itself and a * b.
 std::unique_ptr<Fusion> inputReturnedBesideAProduct() {
   auto fusion = std::make_unique<Fusion>();

@@ -157,6 +157,10 @@ bool deviceAvailable() {
   return at::globalContext().hasCUDA();
 }
 
+at::Tensor cudaRandn(const std::vector<int64_t>& shape) {
+  return at::randn(shape, at::TensorOptions().device(at::kCUDA));
+}
+
 int64_t deviceMemoryBytes() {
   if (!deviceAvailable()) {
     return 0;

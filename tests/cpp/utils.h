@@ -56,6 +56,9 @@ KernelInspection inspectForSm90a(const std::string& source);
 // The memory of the current GPU in bytes (0 without one).
 int64_t deviceMemoryBytes();
 
+// Standard normal values of `shape` on the current CUDA device.
+at::Tensor cudaRandn(const std::vector<int64_t>& shape);
+
 // Skips a test whose tensors (inputs, outputs and the ATen reference's
 // intermediates) need a GPU of at least `gib` GiB.
 #define FUSER_SKIP_UNLESS_DEVICE_MEMORY_GIB(gib)                         \
