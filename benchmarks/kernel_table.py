@@ -58,7 +58,7 @@ def kernel_class(name):
 
 def profile_step(step):
     """Kernels of one step from the CUDA profiler: their count, the GPU time
-    per class (fusion, matmul, attention, other; µs) and the ten kernels
+    per class (fusion, matmul, attention, other; µs) and the twenty kernels
     with the most time (name, calls, µs), for the analysis of a slow case."""
     import torch
     from torch.profiler import ProfilerActivity, profile
@@ -78,7 +78,7 @@ def profile_step(step):
         per_class[cls] = per_class.get(cls, 0.0) + e.device_time
         calls, total = per_kernel.get(e.name, (0, 0.0))
         per_kernel[e.name] = (calls + 1, total + e.device_time)
-    top = sorted(per_kernel.items(), key=lambda kv: -kv[1][1])[:10]
+    top = sorted(per_kernel.items(), key=lambda kv: -kv[1][1])[:20]
     return count, {
         "us_per_class": {k: round(v, 1) for k, v in sorted(per_class.items())},
         "top_kernels": [[name[:90], calls, round(us, 1)] for name, (calls, us) in top],

@@ -46,7 +46,7 @@ for spec in ${FUSER_PROFILE_CASES:-}; do
     dirty=(--cache-control all)
     [ "${FUSER_PROFILE_DIRTY:-0}" = 1 ] && dirty=(--cache-control none)
     LD_PRELOAD="$preload" timeout 120 ncu --clock-control none "${dirty[@]}" \
-      --profile-from-start off -k 'regex:fuser_kernel|nvfuser|nvjet|triton|reduce_kernel' \
+      --profile-from-start off -k 'regex:fuser_|nvjet|triton|reduce_kernel' \
       --launch-count "${FUSER_PROFILE_LAUNCHES:-1}" \
       --section SpeedOfLight --section MemoryWorkloadAnalysis \
       --section Occupancy --section LaunchStats "${more[@]}" \

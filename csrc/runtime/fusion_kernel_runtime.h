@@ -45,7 +45,7 @@ struct FusionSegment {
 
 // The name of the kernel of a segment that `type` scheduled:
 // "fuser_pointwise", "fuser_innerpersistent", ... (profiles list kernels
-// by name).
+// by name; KernelExecutor appends a digest of the code).
 std::string kernelNameFor(SchedulerType type);
 
 // How many segments, in this process, ran with ATen because their kernel

@@ -18,7 +18,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstring>
+#include <iomanip>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -30,6 +32,18 @@ namespace {
 // Compiles and launches left to fail (the test hooks).
 std::atomic<int> injected_compile_failures{0};
 std::atomic<int> injected_launch_failures{0};
+
+// Eight hex digits of a 32-bit FNV-1a hash of `code`: the same in every
+// process and build (std::hash is not specified to be).
+std::string codeDigest(const std::string& code) {
+  uint32_t hash = 2166136261u;
+  for (unsigned char c : code) {
+    hash = (hash ^ c) * 16777619u;
+  }
+  std::ostringstream digits;
+  digits << std::hex << std::setw(8) << std::setfill('0') << hash;
+  return digits.str();
+}
 
 // Whether this one fails (counting it).
 bool takeInjected(std::atomic<int>& left) {
@@ -98,6 +112,12 @@ void KernelExecutor::compile(
   }
   timer.stage("lower");
   source_ = codegen::generateCudaKernel(*kernel_);
+  if (!kernel_name_.empty()) {
+    // The suffix is a digest of the code: a profile tells the kernels of one
+    // kind apart, while identical kernels keep one name (and one cubin).
+    kernel_->kernel_name = kernel_name_ + "_" + codeDigest(source_);
+    source_ = codegen::generateCudaKernel(*kernel_);
+  }
   timer.stage("codegen");
   ensureCurrentContext(device_);
   // A kernel NVRTC rejects (test hook: failNextCompilesForTesting).

@@ -52,8 +52,9 @@ class KernelExecutor : public Executor {
     return module_ != nullptr;
   }
   // The __global__ function's name in the kernels compile() makes from now
-  // on (default: lowering's "fuser_kernel"). The runtime names each after
-  // its scheduler, so that profiles tell the kernels apart.
+  // on (default: lowering's "fuser_kernel"), followed by a digest of the
+  // code. The runtime names each after its scheduler, so that profiles
+  // tell the kernels apart.
   void setKernelName(std::string name) {
     kernel_name_ = std::move(name);
   }

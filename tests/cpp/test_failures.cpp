@@ -159,7 +159,7 @@ TEST_F(FailureGpuTest, RejectedKernelIsAnInternalErrorAndNothingIsCached) {
   EXPECT_THAT(
       [&] { fec.runFusionWithInputs({x}); },
       ThrowsMessage<InternalError>(AllOf(
-          HasSubstr("NVRTC failed to compile kernel 'fuser_pointwise'"),
+          HasSubstr("NVRTC failed to compile kernel 'fuser_pointwise_"),
           HasSubstr("injected compile failure"),
           HasSubstr("FUSER_DUMP=cuda_kernel"))));
   EXPECT_EQ(fec.numRuntimes(), 0u);
