@@ -22,9 +22,9 @@ std::vector<at::Tensor> evaluateFusionWithATen(
     Fusion* fusion, const std::vector<c10::IValue>& inputs);
 
 // What a permute or an expand gives: a copy laid out as a kernel writes
-// it (the reference of the tests, and an ATen segment whose outputs later
-// kernels read), or ATen's view of its input (the segment of the views a
-// fusion returns, segmentation/input_views.h).
+// it (the reference of the tests), or ATen's view of its input (the ExprEval
+// executor, which lays out at its end what it hands on, and returns the
+// views a fusion returns of its inputs as views, segmentation/input_views.h).
 enum class AtenViews { Materialize, Alias };
 
 // Same, binding into `ee`, which afterwards can evaluate any extent or

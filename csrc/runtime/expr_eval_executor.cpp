@@ -61,13 +61,15 @@ std::vector<at::Tensor> ExprEvalExecutor::run(
     const std::vector<c10::IValue>& inputs) {
   FUSER_INTERNAL_ASSERT(fusion_ != nullptr, "run before compile");
   ExpressionEvaluator ee;
+  // Permutes and expands inside the segment stay ATen's views (a permuted
+  // operand of a product is read transposed, not copied first).
+  std::vector<at::Tensor> outputs =
+      evaluateFusionWithATen(fusion_.get(), inputs, ee, AtenViews::Alias);
   if (returns_views_) {
     // ATen's views of the inputs, as PyTorch returns them
     // (segmentation/input_views.h).
-    return evaluateFusionWithATen(fusion_.get(), inputs, ee, AtenViews::Alias);
+    return outputs;
   }
-  std::vector<at::Tensor> outputs =
-      evaluateFusionWithATen(fusion_.get(), inputs, ee);
   // ATen picks its own strides. A tensor that claims a dense layout (every
   // one a later segment reads: SegmentedFusion makes them dense) comes back
   // with the strides and the alignment of the fresh tensor that the

@@ -1,7 +1,7 @@
 #include <segmentation/segmenter.h>
 
 #include <ir/all_nodes.h>
-#include <scheduler/resize_in_place.h>
+#include <segmentation/input_views.h>
 
 #include <algorithm>
 #include <map>
@@ -12,6 +12,15 @@
 namespace fuser {
 
 namespace {
+
+// Whether `exprs` only slice or permute: ATen runs them as views (no
+// kernel, no copy), or a kernel beside them reads their input in place
+// (doc/segmentation.md §2).
+bool onlySlicesAndPermutes(const std::vector<Expr*>& exprs) {
+  return std::all_of(exprs.begin(), exprs.end(), [](const Expr* e) {
+    return isViewOp(e) && (e->isA<ResizeOp>() || e->isA<LoadStoreOp>());
+  });
+}
 
 // One edge of the group graph: the producer's values the consumer reads.
 struct Edge {
@@ -45,8 +54,8 @@ class Segmenter {
            return isWelfordType(value->dtype());
          })) {
       const bool compiled = accepts(exprs) && !roundsAnAtenProduct(exprs);
-      const bool slices_only = scheduler_utils::onlySlices(exprs);
-      addNode(std::move(exprs), compiled, slices_only);
+      const bool views_only = onlySlicesAndPermutes(exprs);
+      addNode(std::move(exprs), compiled, views_only);
     }
     while (mergeOnce()) {
     }
@@ -64,14 +73,15 @@ class Segmenter {
     std::vector<Expr*> exprs; // topologically
     // Some scheduler other than ExprEval takes it.
     bool compiled = false;
-    // It only slices: alone it runs as ATen views (no kernel), next to a
-    // kernel the kernel reads its input in place (doc/ops.md, "Slicing,
-    // padding and concatenation").
-    bool slices_only = false;
+    // It only slices or permutes: merged with a kernel, the kernel reads
+    // its input in place (doc/ops.md, "Slicing, padding and
+    // concatenation"); merged with ATen's groups, ATen's views (a permuted
+    // operand of a product is no copy: cuBLAS reads it transposed).
+    bool views_only = false;
     bool alive = true;
 
     bool fusable() const {
-      return compiled || slices_only;
+      return compiled || views_only;
     }
   };
 
@@ -93,12 +103,12 @@ class Segmenter {
     return scheduling_.compiledScheduler(group).has_value();
   }
 
-  size_t addNode(std::vector<Expr*> exprs, bool compiled, bool slices_only) {
+  size_t addNode(std::vector<Expr*> exprs, bool compiled, bool views_only) {
     const size_t id = nodes_.size();
     for (Expr* expr : exprs) {
       node_of_[expr] = id;
     }
-    nodes_.push_back(Node{std::move(exprs), compiled, slices_only, true});
+    nodes_.push_back(Node{std::move(exprs), compiled, views_only, true});
     return id;
   }
 
@@ -167,10 +177,11 @@ class Segmenter {
   }
 
   // Whether a merge of the `compiled` pass may take the group: a compiled
-  // one may take slices (which a kernel then reads in place); an ATen one
-  // takes the groups not compiled, slices among them.
+  // one may take slices and permutes (which a kernel then reads in place);
+  // an ATen one takes the groups not compiled, and slices and permutes.
   bool joins(size_t id, bool compiled) const {
-    return compiled ? nodes_[id].fusable() : !nodes_[id].compiled;
+    return compiled ? nodes_[id].fusable()
+                    : !nodes_[id].compiled || nodes_[id].views_only;
   }
 
   // Whether the groups can become one: all joining the `compiled` pass's
@@ -310,15 +321,16 @@ class Segmenter {
     std::sort(exprs.begin(), exprs.end(), [&](Expr* a, Expr* b) {
       return position_.at(a) < position_.at(b);
     });
-    if (compiled && !accepts(exprs)) {
+    // Views alone make no kernel: a copy where ATen's view costs nothing.
+    const bool views_only = onlySlicesAndPermutes(exprs);
+    if (compiled && (views_only || !accepts(exprs))) {
       failed_.insert(ids);
       return false;
     }
     for (size_t id : ids) {
       nodes_[id].alive = false;
     }
-    const bool slices_only = !compiled && scheduler_utils::onlySlices(exprs);
-    addNode(std::move(exprs), compiled, slices_only);
+    addNode(std::move(exprs), compiled, views_only);
     return true;
   }
 

@@ -5,7 +5,9 @@
 #include <ops/rebuild.h>
 
 #include <algorithm>
+#include <map>
 #include <numeric>
+#include <optional>
 #include <unordered_map>
 
 namespace fuser {
@@ -20,6 +22,84 @@ bool isConstOne(Val* v) {
   return v->isConstInt() && v->constIntValue() == 1;
 }
 
+// The permutation (new2old, as permute() takes it) of a copy whose logical
+// domain reorders its root, or nothing for any other expr.
+std::optional<std::vector<int64_t>> permutationOf(const Expr* expr) {
+  auto* copy = dynamic_cast<const LoadStoreOp*>(expr);
+  auto* out =
+      copy == nullptr ? nullptr : dynamic_cast<TensorView*>(copy->out());
+  if (out == nullptr || copy->opType() != LoadStoreOpType::Set ||
+      !out->hasRoot()) {
+    return std::nullopt;
+  }
+  const std::vector<IterDomain*> root =
+      TensorDomain::noReductions(out->getRootDomain());
+  const std::vector<IterDomain*> logical = axesOf(out);
+  if (root.size() != logical.size()) {
+    return std::nullopt;
+  }
+  std::vector<int64_t> new2old;
+  for (IterDomain* id : logical) {
+    auto it = std::find(root.begin(), root.end(), id);
+    if (it == root.end()) {
+      return std::nullopt;
+    }
+    new2old.push_back(it - root.begin());
+  }
+  return new2old;
+}
+
+// Whether the permute `new2old` of `in` reads it in memory order: its
+// output's axes are `in`'s allocation order (the heads of an attention
+// gradient laid out [B, S, H, D] and read as such). A kernel that reads a
+// transposed input through shifted reads fails to lower (the transposed
+// tile and the shifted reads' loops conflict), so the other permutes stay.
+bool readsInMemoryOrder(TensorView* in, const std::vector<int64_t>& new2old) {
+  const std::vector<IterDomain*> logical = axesOf(in);
+  const std::vector<IterDomain*> allocation =
+      TensorDomain::noReductions(in->getMaybeAllocationDomain());
+  if (allocation.size() != new2old.size()) {
+    return false;
+  }
+  for (size_t p = 0; p < new2old.size(); ++p) {
+    if (allocation[p] != logical.at(static_cast<size_t>(new2old[p]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Whether `tv` is a product no kernel beside its readers computes (ATen's
+// or the matmul kernel's), the cast that rounds it (onlyNarrowingCast), or
+// a reshape, slice or permute of one: a segment reads it from global
+// memory, so shifted reads of it are pads of a segment input, read in
+// place (the rotary embedding of a QKV projection's heads).
+bool isProductOrItsView(TensorView* tv) {
+  Expr* def = tv->definition();
+  if (def == nullptr) {
+    return false;
+  }
+  if (def->isA<MmaOp>()) {
+    return true;
+  }
+  if (auto* cast = dynamic_cast<UnaryOp*>(def);
+      cast != nullptr && cast->opType() == UnaryOpType::Cast) {
+    auto* mma = dynamic_cast<MmaOp*>(cast->in()->definition());
+    return mma != nullptr && onlyNarrowingCast(mma) == cast;
+  }
+  auto* slice = dynamic_cast<ResizeOp*>(def);
+  const bool view =
+      def->isA<ViewOp>() || permutationOf(def).has_value() ||
+      (slice != nullptr && slice->opType() == ResizeOpType::Slice);
+  return view && isProductOrItsView(def->input(0)->as<TensorView>());
+}
+
+// A tensor that shifted reads take from memory: a fusion input, or a
+// product (isProductOrItsView).
+bool isSource(TensorView* tv) {
+  return tv->isFusionInput() || isProductOrItsView(tv);
+}
+
 // Per logical axis of a resized tensor: how far its positions are shifted
 // from the source's (nullptr: not shifted), and its extents.
 struct Shift {
@@ -28,7 +108,7 @@ struct Shift {
 };
 
 // The tensors of one resize read at shifted positions, rebuilt over shifted
-// reads of fusion inputs; nullptr where a tensor cannot be.
+// reads of sources; nullptr where a tensor cannot be.
 class ShiftedReader {
  public:
   explicit ShiftedReader(Shift shift) : shift_(std::move(shift)) {}
@@ -38,45 +118,64 @@ class ShiftedReader {
   TensorView* read(TensorView* tv) {
     std::vector<size_t> axes(axesOf(tv).size());
     std::iota(axes.begin(), axes.end(), size_t{0});
-    return read(tv, axes);
+    return read(tv, axes, shift_.offsets);
   }
 
  private:
-  // `axes` maps tv's axes to the shift's (tv has fewer under a broadcast).
-  TensorView* read(TensorView* tv, const std::vector<size_t>& axes) {
-    if (auto it = memo_.find(tv); it != memo_.end()) {
+  // `axes` maps tv's axes to the shift's (tv has fewer under a broadcast);
+  // `offsets` are the shifts of tv's own axes (nullptr: none).
+  TensorView* read(
+      TensorView* tv, const std::vector<size_t>& axes,
+      const std::vector<Val*>& offsets) {
+    auto key = std::make_pair(tv, offsets);
+    if (auto it = memo_.find(key); it != memo_.end()) {
       return it->second;
     }
-    TensorView* result = compute(tv, axes);
-    memo_[tv] = result;
+    TensorView* result = compute(tv, axes, offsets);
+    memo_[key] = result;
     return result;
   }
 
-  TensorView* compute(TensorView* tv, const std::vector<size_t>& axes) {
-    const std::vector<IterDomain*> own = axesOf(tv);
-    std::vector<Val*> offsets(own.size(), nullptr);
-    for (size_t a = 0; a < own.size(); ++a) {
-      offsets[a] = shift_.offsets.at(axes[a]);
-    }
-    if (tv->isFusionInput()) {
+  TensorView* compute(
+      TensorView* tv, const std::vector<size_t>& axes,
+      const std::vector<Val*>& offsets) {
+    if (isSource(tv)) {
       return padded(tv, offsets, axes);
     }
     Expr* def = tv->definition();
     auto* resize = dynamic_cast<ResizeOp*>(def);
-    if (resize != nullptr && resize->opType() == ResizeOpType::Slice &&
-        resize->tensors()[0]->isFusionInput()) {
-      return shiftedSlice(resize, offsets, axes);
+    if (resize != nullptr && resize->opType() == ResizeOpType::Slice) {
+      return throughSlice(resize, offsets, axes);
+    }
+    if (std::optional<std::vector<int64_t>> new2old = permutationOf(def)) {
+      auto* in = def->input(0)->as<TensorView>();
+      if (!readsInMemoryOrder(in, *new2old)) {
+        return nullptr;
+      }
+      // Axis p of tv is axis new2old[p] of the permute's input.
+      std::vector<size_t> in_axes(axes.size());
+      std::vector<Val*> in_offsets(axes.size());
+      for (size_t p = 0; p < axes.size(); ++p) {
+        const auto q = static_cast<size_t>((*new2old)[p]);
+        in_axes[q] = axes[p];
+        in_offsets[q] = offsets[p];
+      }
+      TensorView* shifted = read(in, in_axes, in_offsets);
+      return shifted == nullptr ? nullptr : permute(shifted, *new2old);
     }
     if (def == nullptr || !canRebuildPointwise(def)) {
       return nullptr;
     }
     std::vector<size_t> in_axes = axes;
+    std::vector<Val*> in_offsets = offsets;
     if (auto* bcast = dynamic_cast<BroadcastOp*>(def)) {
       in_axes.clear();
+      in_offsets.clear();
       const auto& flags = bcast->getBroadcastDimFlags();
       for (size_t a = 0; a < flags.size(); ++a) {
         if (!flags[a]) {
           in_axes.push_back(axes[a]);
+          in_offsets.push_back(offsets[a]);
         }
       }
     }
@@ -87,7 +186,7 @@ class ShiftedReader {
         inputs.push_back(in);
         continue;
       }
-      TensorView* shifted = read(in_tv, in_axes);
+      TensorView* shifted = read(in_tv, in_axes, in_offsets);
       if (shifted == nullptr) {
         return nullptr;
       }
@@ -96,12 +195,12 @@ class ShiftedReader {
     return rebuildPointwise(def, inputs)->as<TensorView>();
   }
 
-  // `input` read shifted: a pad (negative widths trim) to the resized
+  // `source` read shifted: a pad (negative widths trim) to the resized
   // extents, broadcast axes left alone.
   TensorView* padded(
-      TensorView* input, const std::vector<Val*>& offsets,
+      TensorView* source, const std::vector<Val*>& offsets,
       const std::vector<size_t>& axes) {
-    const std::vector<IterDomain*> own = axesOf(input);
+    const std::vector<IterDomain*> own = axesOf(source);
     std::vector<Val*> widths;
     bool any = false;
     for (size_t k = own.size(); k-- > 0;) {
@@ -117,12 +216,12 @@ class ShiftedReader {
       widths.push_back(left);
       widths.push_back(right);
     }
-    return any ? pad(input, widths) : input;
+    return any ? pad(source, widths) : source;
   }
 
-  // A slice (steps of 1 along its resized axes) of an input, read shifted:
-  // the input shifted by the offsets less the slice's starts.
-  TensorView* shiftedSlice(
+  // A slice (steps of 1 along its resized axes) read shifted: its input
+  // shifted by the offsets less the slice's starts.
+  TensorView* throughSlice(
       ResizeOp* slice_op, std::vector<Val*> offsets,
       const std::vector<size_t>& axes) {
     auto* input = slice_op->tensors()[0]->as<TensorView>();
@@ -139,11 +238,11 @@ class ShiftedReader {
       Val* base = offsets[a] == nullptr ? IrBuilder::indexConst(0) : offsets[a];
       offsets[a] = IrBuilder::subExpr(base, start);
     }
-    return padded(input, offsets, axes);
+    return read(input, axes, offsets);
   }
 
   Shift shift_;
-  std::unordered_map<TensorView*, TensorView*> memo_;
+  std::map<std::pair<TensorView*, std::vector<Val*>>, TensorView*> memo_;
 };
 
 // Positions along axis `axis` of a tensor of `extents`: iota broadcast
@@ -229,10 +328,11 @@ TensorView* rewrittenCat(ResizeOp* op, const Shift& shift) {
 TensorView* rewritten(ResizeOp* op) {
   auto* out = op->out()->as<TensorView>();
   const std::vector<Val*> tensors = op->tensors();
-  const bool all_inputs = std::all_of(
+  // Resizes of sources stay: a kernel reads them in place, ATen as views.
+  const bool all_sources = std::all_of(
       tensors.begin(), tensors.end(),
-      [](Val* v) { return v->isFusionInput(); });
-  if (all_inputs || out->hasAllocation()) {
+      [](Val* v) { return isSource(v->as<TensorView>()); });
+  if (all_sources || out->hasAllocation()) {
     return nullptr;
   }
   Shift shift;
@@ -256,9 +356,16 @@ TensorView* rewritten(ResizeOp* op) {
 int64_t resizesToInputs(Fusion* fusion) {
   FusionGuard fg(fusion);
   int64_t count = 0;
-  for (Expr* expr : fusion->exprs()) {
-    auto* op = dynamic_cast<ResizeOp*>(expr);
+  // Readers first: a cat of slices is rewritten whole (its parts read
+  // through the slices), and the slices it read are then left unused.
+  const std::vector<Expr*> exprs = fusion->exprs();
+  for (auto e = exprs.rbegin(); e != exprs.rend(); ++e) {
+    auto* op = dynamic_cast<ResizeOp*>(*e);
     if (op == nullptr) {
+      continue;
+    }
+    const std::vector<Expr*> live = fusion->exprs();
+    if (std::find(live.begin(), live.end(), op) == live.end()) {
       continue;
     }
     TensorView* replacement = rewritten(op);

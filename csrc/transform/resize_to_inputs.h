@@ -15,9 +15,12 @@
 
 namespace fuser {
 
-// Rewrites every slice, pad and cat whose tensors are computed from fusion
-// inputs (or slices of them, with steps of 1) by ops that
-// canRebuildPointwise; the others stay. Returns the number rewritten.
+// Rewrites every slice, pad and cat whose tensors are computed from sources
+// (fusion inputs, and matrix products with the reshapes, slices and
+// permutes of them, which a segment reads from memory; slices of sources
+// with steps of 1) by ops that canRebuildPointwise and by permutes; the
+// others stay, and so do resizes of sources themselves. Returns the number
+// rewritten.
 int64_t resizesToInputs(Fusion* fusion);
 
 } // namespace fuser
