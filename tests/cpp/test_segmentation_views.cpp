@@ -50,6 +50,13 @@ std::vector<std::vector<std::string>> groupOps(const SegmentedFusion& s) {
   return ops;
 }
 
+// tv [.., .., .., D] sliced to [start, stop) along its last axis.
+TensorView* lastAxisPart(TensorView* tv, int64_t start, int64_t stop) {
+  std::vector<SliceRange> ranges(3, SliceRange{nullptr, nullptr, nullptr});
+  ranges.push_back({idx(start), idx(stop)});
+  return slice(tv, ranges);
+}
+
 // grad^T . x over all tokens of bf16 grad [B, S, N] and x [B, S, K] (a
 // linear layer's weight gradient, [N, K], as the decoder block's backward
 // writes it): the transposed gradient is only the product's operand.
@@ -117,17 +124,8 @@ std::unique_ptr<Fusion> rotaryQkvFusion() {
     y = reshape(y, std::vector<int64_t>{2, 8, 4, 16});
     if (part < 2) {
       TensorView* f = castOp(DataType::Float, y);
-      TensorView* first = slice(
-          f, {{nullptr, nullptr, nullptr},
-              {nullptr, nullptr, nullptr},
-              {nullptr, nullptr, nullptr},
-              {idx(0), idx(8)}});
-      TensorView* second = slice(
-          f, {{nullptr, nullptr, nullptr},
-              {nullptr, nullptr, nullptr},
-              {nullptr, nullptr, nullptr},
-              {idx(8), idx(16)}});
-      TensorView* rotated = cat({neg(second), first}, 3);
+      TensorView* rotated =
+          cat({neg(lastAxisPart(f, 8, 16)), lastAxisPart(f, 0, 8)}, 3);
       y = castOp(
           DataType::BFloat16,
           add(mul(f, table(cos)), mul(rotated, table(sin))));
@@ -227,16 +225,8 @@ namespace {
 void addRotationOfPermuted(Fusion& fusion, TensorView* x) {
   TensorView* g = castOp(DataType::Float, permute(x, {0, 2, 1, 3}));
   TensorView* twice = mul(g, IrBuilder::create<Val>(2.0));
-  TensorView* first = slice(
-      twice, {{nullptr, nullptr, nullptr},
-              {nullptr, nullptr, nullptr},
-              {nullptr, nullptr, nullptr},
-              {idx(0), idx(64)}});
-  TensorView* second = slice(
-      twice, {{nullptr, nullptr, nullptr},
-              {nullptr, nullptr, nullptr},
-              {nullptr, nullptr, nullptr},
-              {idx(64), idx(128)}});
+  TensorView* first = lastAxisPart(twice, 0, 64);
+  TensorView* second = lastAxisPart(twice, 64, 128);
   fusion.addOutput(
       castOp(DataType::BFloat16, add(g, cat({second, neg(first)}, 3))));
 }
