@@ -216,6 +216,30 @@ TensorView* permute(TensorView* tv, const std::vector<int64_t>& new2old) {
   return out;
 }
 
+std::optional<std::vector<int64_t>> permutationOf(const Expr* expr) {
+  auto* copy = dynamic_cast<const LoadStoreOp*>(expr);
+  auto* out =
+      copy == nullptr ? nullptr : dynamic_cast<TensorView*>(copy->out());
+  if (out == nullptr || copy->opType() != LoadStoreOpType::Set ||
+      !out->hasRoot()) {
+    return std::nullopt;
+  }
+  const auto root = TensorDomain::noReductions(out->getRootDomain());
+  const auto logical = TensorDomain::noReductions(out->getLogicalDomain());
+  if (root.size() != logical.size()) {
+    return std::nullopt;
+  }
+  std::vector<int64_t> new2old;
+  for (IterDomain* id : logical) {
+    auto it = std::find(root.begin(), root.end(), id);
+    if (it == root.end()) {
+      return std::nullopt;
+    }
+    new2old.push_back(it - root.begin());
+  }
+  return new2old;
+}
+
 TensorView* transpose(TensorView* tv, int64_t dim0, int64_t dim1) {
   checkTensor(tv, "transpose");
   const auto rank = static_cast<int64_t>(

@@ -5,6 +5,7 @@
 #include <ir/interface_nodes.h>
 
 #include <initializer_list>
+#include <optional>
 #include <vector>
 
 namespace fuser {
@@ -33,6 +34,9 @@ TensorView* squeeze(TensorView* tv, const std::vector<int64_t>& dims);
 // Output axis i is input axis new2old[i]. The output's root domain keeps the
 // input's order and its logical domain is the permutation of it.
 TensorView* permute(TensorView* tv, const std::vector<int64_t>& new2old);
+// The new2old of a permute (a Set whose output's logical domain reorders
+// its root, as permute() makes it), or nothing for any other expr.
+std::optional<std::vector<int64_t>> permutationOf(const Expr* expr);
 // Swaps two axes.
 TensorView* transpose(TensorView* tv, int64_t dim0, int64_t dim1);
 

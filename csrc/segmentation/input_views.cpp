@@ -1,6 +1,7 @@
 #include <segmentation/input_views.h>
 
 #include <ir/all_nodes.h>
+#include <ops/alias.h>
 #include <segmentation/segmented_fusion.h>
 
 #include <algorithm>
@@ -12,14 +13,9 @@ bool isViewOp(const Expr* expr) {
   if (auto* resize = dynamic_cast<const ResizeOp*>(expr)) {
     return resize->opType() == ResizeOpType::Slice;
   }
-  if (auto* copy = dynamic_cast<const LoadStoreOp*>(expr)) {
-    // A plain set is a copy the user asked for; a permute is a view.
-    auto* out = dynamic_cast<const TensorView*>(copy->out());
-    return copy->opType() == LoadStoreOpType::Set && out != nullptr &&
-           out->hasRoot();
-  }
-  return expr->isA<ViewOp>() || expr->isA<BroadcastOp>() ||
-         expr->isA<ExpandOp>();
+  // A plain set is a copy the user asked for; a permute is a view.
+  return permutationOf(expr).has_value() || expr->isA<ViewOp>() ||
+         expr->isA<BroadcastOp>() || expr->isA<ExpandOp>();
 }
 
 namespace {

@@ -1,7 +1,7 @@
 #include <segmentation/segmenter.h>
 
 #include <ir/all_nodes.h>
-#include <segmentation/input_views.h>
+#include <ops/alias.h>
 
 #include <algorithm>
 #include <map>
@@ -18,7 +18,9 @@ namespace {
 // (doc/segmentation.md §2).
 bool onlySlicesAndPermutes(const std::vector<Expr*>& exprs) {
   return std::all_of(exprs.begin(), exprs.end(), [](const Expr* e) {
-    return isViewOp(e) && (e->isA<ResizeOp>() || e->isA<LoadStoreOp>());
+    auto* resize = dynamic_cast<const ResizeOp*>(e);
+    return (resize != nullptr && resize->opType() == ResizeOpType::Slice) ||
+           permutationOf(e).has_value();
   });
 }
 

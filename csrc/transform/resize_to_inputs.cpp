@@ -8,7 +8,7 @@
 #include <map>
 #include <numeric>
 #include <optional>
-#include <unordered_map>
+#include <unordered_set>
 
 namespace fuser {
 
@@ -20,33 +20,6 @@ std::vector<IterDomain*> axesOf(TensorView* tv) {
 
 bool isConstOne(Val* v) {
   return v->isConstInt() && v->constIntValue() == 1;
-}
-
-// The permutation (new2old, as permute() takes it) of a copy whose logical
-// domain reorders its root, or nothing for any other expr.
-std::optional<std::vector<int64_t>> permutationOf(const Expr* expr) {
-  auto* copy = dynamic_cast<const LoadStoreOp*>(expr);
-  auto* out =
-      copy == nullptr ? nullptr : dynamic_cast<TensorView*>(copy->out());
-  if (out == nullptr || copy->opType() != LoadStoreOpType::Set ||
-      !out->hasRoot()) {
-    return std::nullopt;
-  }
-  const std::vector<IterDomain*> root =
-      TensorDomain::noReductions(out->getRootDomain());
-  const std::vector<IterDomain*> logical = axesOf(out);
-  if (root.size() != logical.size()) {
-    return std::nullopt;
-  }
-  std::vector<int64_t> new2old;
-  for (IterDomain* id : logical) {
-    auto it = std::find(root.begin(), root.end(), id);
-    if (it == root.end()) {
-      return std::nullopt;
-    }
-    new2old.push_back(it - root.begin());
-  }
-  return new2old;
 }
 
 // Whether the permute `new2old` of `in` reads it in memory order: its
@@ -359,13 +332,10 @@ int64_t resizesToInputs(Fusion* fusion) {
   // Readers first: a cat of slices is rewritten whole (its parts read
   // through the slices), and the slices it read are then left unused.
   const std::vector<Expr*> exprs = fusion->exprs();
+  std::unordered_set<Expr*> live(exprs.begin(), exprs.end());
   for (auto e = exprs.rbegin(); e != exprs.rend(); ++e) {
     auto* op = dynamic_cast<ResizeOp*>(*e);
-    if (op == nullptr) {
-      continue;
-    }
-    const std::vector<Expr*> live = fusion->exprs();
-    if (std::find(live.begin(), live.end(), op) == live.end()) {
+    if (op == nullptr || !live.count(op)) {
       continue;
     }
     TensorView* replacement = rewritten(op);
@@ -381,6 +351,8 @@ int64_t resizesToInputs(Fusion* fusion) {
       fusion->replaceOutput(out, replacement);
     }
     ++count;
+    const std::vector<Expr*> now = fusion->exprs();
+    live = std::unordered_set<Expr*>(now.begin(), now.end());
   }
   return count;
 }
