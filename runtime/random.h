@@ -111,6 +111,36 @@ FUSER_RANDOM_FN double fuserUniformDouble(
       high - low, fuserUnitDouble(fuserWord(r, pair), fuserWord(r, pair + 1)),
       low);
 }
+// The same draws in an unrolled loop over `lane` (a constant once
+// unrolled, from 0 in steps of one) at index `base + lane`, `base` a
+// multiple of 4 (2 for double) and the loop's trip count too: each lane
+// that starts a block draws it, the others read it, and no run-time check
+// is left for the compiler to fold (it does not fold fuserCachedBlock's).
+// The cache's counter is kept true for the checked draws of the same op.
+FUSER_RANDOM_FN float fuserUniformFloatOfLane(
+    FuserPhiloxCache& cache, unsigned long long seed, unsigned long long offset,
+    unsigned long long base, unsigned long long lane, float low, float high) {
+  if ((lane & 3) == 0) {
+    cache.counter = (base + lane) >> 2;
+    cache.block = fuserRandomBlock(seed, offset, cache.counter);
+  }
+  return fmaf(
+      high - low, fuserUnitFloat(fuserWord(cache.block, lane & 3)), low);
+}
+FUSER_RANDOM_FN double fuserUniformDoubleOfLane(
+    FuserPhiloxCache& cache, unsigned long long seed, unsigned long long offset,
+    unsigned long long base, unsigned long long lane, double low, double high) {
+  if ((lane & 1) == 0) {
+    cache.counter = (base + lane) >> 1;
+    cache.block = fuserRandomBlock(seed, offset, cache.counter);
+  }
+  const unsigned long long pair = 2 * (lane & 1);
+  return fma(
+      high - low,
+      fuserUnitDouble(
+          fuserWord(cache.block, pair), fuserWord(cache.block, pair + 1)),
+      low);
+}
 FUSER_RANDOM_FN float fuserUniformFloat(
     unsigned long long seed, unsigned long long offset,
     unsigned long long index, float low, float high) {

@@ -2,6 +2,8 @@
 // statements of unary, binary and ternary ops.
 #include <codegen/kernel_printer.h>
 
+#include <expr/bound_prover.h>
+#include <expr/divisibility.h>
 #include <ir/all_nodes.h>
 
 #include <cmath>
@@ -270,6 +272,28 @@ void KernelPrinter::handle(TernaryOp* top) {
       ";");
 }
 
+std::optional<std::pair<Val*, Val*>> KernelPrinter::laneOfIndex(
+    Val* index, DataType compute) const {
+  // runtime/random.h: a block holds 4 floats or 2 doubles.
+  const int64_t per_block = compute == DataType::Double ? 2 : 4;
+  if (lane_loop_ == nullptr ||
+      lane_loop_->stop()->constIntValue() % per_block != 0) {
+    return std::nullopt;
+  }
+  auto* add = simplify::integralDef(index, BinaryOpType::Add);
+  if (add == nullptr) {
+    return std::nullopt;
+  }
+  Val* lane = lane_loop_->index();
+  for (auto [base, other] :
+       {std::pair{add->lhs(), add->rhs()}, std::pair{add->rhs(), add->lhs()}}) {
+    if (other == lane && provenMultipleOf(base, per_block)) {
+      return std::pair{base, lane};
+    }
+  }
+  return std::nullopt;
+}
+
 void KernelPrinter::handle(RNGOp* rng) {
   // runtime/random.h: float and double draw in their own type, the 16-bit
   // types as float; normals are computed in double.
@@ -278,7 +302,7 @@ void KernelPrinter::handle(RNGOp* rng) {
       out == DataType::Double ? DataType::Double : DataType::Float;
   const DataType param =
       rng->opType() == RNGOpType::Normal ? DataType::Double : compute;
-  const std::string function =
+  std::string function =
       rng->opType() == RNGOpType::Normal
           ? "fuserNormalDouble"
           : (compute == DataType::Double ? "fuserUniformDouble"
@@ -286,14 +310,19 @@ void KernelPrinter::handle(RNGOp* rng) {
   // Uniform draws share a block among neighbouring elements through
   // their op's cache; a normal takes a whole block per element.
   std::string cache;
+  std::string index = gen(rng->extra().at(0));
   if (rng->opType() != RNGOpType::Normal) {
     auto [it, fresh] = rng_caches_.emplace(rng, rng_caches_.size());
     cache = "fuser_rng" + std::to_string(it->second) + ", ";
+    if (auto lane = laneOfIndex(rng->extra().at(0), compute)) {
+      function += "OfLane";
+      index = gen(lane->first) + ", " + gen(lane->second);
+    }
   }
   const std::string call =
       function + "(" + cache + operand(rng->seed(), DataType::Int) + ", " +
-      operand(rng->offset(), DataType::Int) + ", " + gen(rng->extra().at(0)) +
-      ", " + operand(rng->a(), param) + ", " + operand(rng->b(), param) + ")";
+      operand(rng->offset(), DataType::Int) + ", " + index + ", " +
+      operand(rng->a(), param) + ", " + operand(rng->b(), param) + ")";
   line(gen(rng->out()) + " = castTo<" + cudaTypeName(out) + ">(" + call + ");");
 }
 

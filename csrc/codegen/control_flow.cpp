@@ -28,19 +28,29 @@ void KernelPrinter::handle(kir::ForLoop* loop) {
       loop->start()->isConstInt() && loop->stop()->isConstInt() &&
       loop->stop()->constIntValue() - loop->start()->constIntValue() <=
           kMaxUnrolledTrips;
-  if (pt == ParallelType::Unroll || pt == ParallelType::Vectorize ||
-      short_constant) {
+  const bool unrolled = pt == ParallelType::Unroll ||
+                        pt == ParallelType::Vectorize || short_constant;
+  if (unrolled) {
     line("#pragma unroll");
   }
   const std::string i = gen(loop->index());
   line(
       "for (nvfuser_index_t " + i + " = " + gen(loop->start()) + "; " + i +
       " < " + gen(loop->stop()) + "; ++" + i + ") {");
+  const kir::ForLoop* outer = lane_loop_;
+  lane_loop_ =
+      unrolled && loop->start()->isZeroInt() && loop->stop()->isConstInt()
+          ? loop
+          : nullptr;
   block(loop->body().exprs());
+  lane_loop_ = outer;
   line("}");
 }
 
 void KernelPrinter::handle(kir::IfThenElse* branch) {
+  // A lane skipped by the branch could be the one that draws a block.
+  const kir::ForLoop* outer = lane_loop_;
+  lane_loop_ = nullptr;
   line("if (" + gen(branch->predicate()) + ") {");
   block(branch->thenBody().exprs());
   if (!branch->elseBody().empty()) {
@@ -48,6 +58,7 @@ void KernelPrinter::handle(kir::IfThenElse* branch) {
     block(branch->elseBody().exprs());
   }
   line("}");
+  lane_loop_ = outer;
 }
 
 void KernelPrinter::handle(kir::BlockSync*) {

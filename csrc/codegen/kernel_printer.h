@@ -9,9 +9,11 @@
 #include <device_lower/lower.h>
 #include <ir/dispatch.h>
 
+#include <optional>
 #include <sstream>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace fuser::codegen {
@@ -53,6 +55,11 @@ class KernelPrinter : public OptOutDispatch {
   std::string gen(Val* v);
   // `v` as an operand of arithmetic in `dtype` (cast when needed).
   std::string operand(Val* v, DataType dtype);
+  // A random op's `index` as (base, lane): the index of lane_loop_ plus a
+  // base proven a multiple of the lanes one Philox block serves, in a loop
+  // whose trip count is one too; nullopt otherwise (arith.cpp).
+  std::optional<std::pair<Val*, Val*>> laneOfIndex(
+      Val* index, DataType compute) const;
   // The C++ expression of a scalar expr (arith.cpp).
   std::string inlineExpr(Expr* def);
   // The copy inside a vectorized loop, as one vector access (memory.cpp).
@@ -74,6 +81,10 @@ class KernelPrinter : public OptOutDispatch {
   // The caches of the random ops' Philox blocks (runtime/random.h), one
   // per op, named fuser_rng<k> in the order the ops are printed.
   std::unordered_map<const Expr*, size_t> rng_caches_;
+  // The unrolled loop (constant bounds, from 0) whose body is printed now,
+  // with no branch or other loop in between; nullptr elsewhere. A random
+  // op directly in it may draw per lane (arith.cpp, handle(RNGOp*)).
+  const kir::ForLoop* lane_loop_ = nullptr;
 };
 
 // The C++ literal of a constant scalar (arith.cpp).

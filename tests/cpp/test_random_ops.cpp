@@ -7,6 +7,7 @@
 #include <ir/all_nodes.h>
 #include <ops/all_ops.h>
 #include <runtime/aten_evaluator.h>
+#include <runtime/aten_types.h>
 #include <runtime/fusion_executor_cache.h>
 #include <tests/cpp/utils.h>
 
@@ -182,6 +183,36 @@ TEST_F(RandomOpTest, CachedDrawsEqualFreshOnes) {
   }
 }
 
+// Draws of an unrolled loop by lane (base a multiple of the block's
+// lanes) give the values of fresh blocks, and leave the op's cache true
+// for a checked draw that follows them in the same kernel.
+TEST_F(RandomOpTest, DrawsByLaneEqualFreshOnes) {
+  for (unsigned long long base : {0ull, 8ull, 1ull << 33}) {
+    FuserPhiloxCache floats;
+    FuserPhiloxCache doubles;
+    for (unsigned long long lane = 0; lane < 8; ++lane) {
+      EXPECT_EQ(
+          fuserUniformFloatOfLane(floats, 9, 4, base, lane, -1.0f, 3.0f),
+          fuserUniformFloat(9, 4, base + lane, -1.0f, 3.0f))
+          << base << " + " << lane;
+      EXPECT_EQ(
+          fuserUniformDoubleOfLane(doubles, 9, 4, base, lane, 0.0, 1.0),
+          fuserUniformDouble(9, 4, base + lane, 0.0, 1.0))
+          << base << " + " << lane;
+    }
+    for (unsigned long long i : {base + 5, base + 7, base + 1}) {
+      EXPECT_EQ(
+          fuserUniformFloat(floats, 9, 4, i, -1.0f, 3.0f),
+          fuserUniformFloat(9, 4, i, -1.0f, 3.0f))
+          << i;
+      EXPECT_EQ(
+          fuserUniformDouble(doubles, 9, 4, i, 0.0, 1.0),
+          fuserUniformDouble(9, 4, i, 0.0, 1.0))
+          << i;
+    }
+  }
+}
+
 // Each uniform op of a kernel keeps its own block cache (two dropouts of
 // one fusion draw from two offsets); a normal takes a block per element
 // and keeps none. The dropout kernel stays in registers (the cache's words
@@ -249,9 +280,45 @@ TEST_F(RandomOpTest, AConstantShapeFoldsTheElementIndex) {
   const CompiledSchedule s =
       scheduleAndCompile(*fusion, {at::randn({256, 1024}).to(at::kBFloat16)});
   ASSERT_EQ(s.type, SchedulerType::PointWise);
-  EXPECT_THAT(s.code, HasSubstr("fuserUniformFloat(fuser_rng0, "));
   const std::string kernel = s.code.substr(s.code.find("// ---- kernel"));
   EXPECT_THAT(kernel, ::testing::Not(HasSubstr("logical_size"))) << kernel;
+  // The vectorized loop's index is the lane of a base of whole blocks, so
+  // the kernel draws one block per four lanes with no check at run time.
+  EXPECT_THAT(
+      kernel,
+      ::testing::ContainsRegex(
+          "fuserUniformFloatOfLane\\(fuser_rng0, .*\\* 8\\), i[0-9]+, "))
+      << kernel;
+  EXPECT_THAT(kernel, ::testing::Not(HasSubstr("fuserUniformFloat(")));
+}
+
+// A double block serves two lanes, so a vectorized double loop draws by
+// lane too; a loop of odd trip count (an odd extent, not vectorized)
+// keeps the checked cache: its lanes need not start a block.
+TEST_F(RandomOpTest, DrawsByLaneNeedWholeBlocksOfLanes) {
+  for (const auto& [dtype, extent, by_lane] :
+       {std::tuple{DataType::Double, int64_t{2048}, true},
+        std::tuple{DataType::Float, int64_t{1023}, false}}) {
+    auto fusion = std::make_unique<Fusion>();
+    FusionGuard fg(fusion.get());
+    TensorView* x = makeContigTensor(1, dtype);
+    fusion->addInput(x);
+    TensorView* u = uniform(
+        {IrBuilder::indexConst(extent)}, IrBuilder::create<Val>(0.0),
+        IrBuilder::create<Val>(1.0), IrBuilder::create<Val>(int64_t{3}),
+        IrBuilder::create<Val>(int64_t{0}), dtype);
+    fusion->addOutput(add(u, x));
+    const CompiledSchedule s = scheduleAndCompile(
+        *fusion,
+        {at::randn({extent}, at::TensorOptions().dtype(toAtenType(dtype)))});
+    ASSERT_EQ(s.type, SchedulerType::PointWise);
+    const std::string kernel = s.code.substr(s.code.find("// ---- kernel"));
+    const std::string name =
+        dtype == DataType::Double ? "fuserUniformDouble" : "fuserUniformFloat";
+    EXPECT_THAT(
+        kernel, HasSubstr(name + (by_lane ? "OfLane(" : "(") + "fuser_rng0, "))
+        << kernel;
+  }
 }
 
 TEST_F(RandomOpTest, BadArgumentsAreUserErrors) {
