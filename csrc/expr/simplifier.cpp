@@ -328,6 +328,24 @@ Val* Simplifier::rewriteQuotientBelow(Val* a, Val* c) {
       DataType::Bool);
 }
 
+// Whether `inner` is x with `divisor` = f, or x / c with `divisor` = c * f
+// for constants c, f > 0: then (x / divisor) * f + inner % f = inner.
+bool splitsOf(Val* inner, Val* x, Val* divisor, Val* f) {
+  if (sameValue(inner, x) && sameValue(divisor, f)) {
+    return true;
+  }
+  auto* div = integralDef(inner, BinaryOpType::Div);
+  auto c = div == nullptr ? std::nullopt : intConstant(div->rhs());
+  auto whole = intConstant(divisor);
+  auto factor = intConstant(f);
+  if (!c || !whole || !factor || *c <= 0 || *factor <= 0 ||
+      !sameValue(div->lhs(), x)) {
+    return false;
+  }
+  auto product = arith(BinaryOpType::Mul, *c, *factor);
+  return product.has_value() && *product == *whole;
+}
+
 Val* Simplifier::rewriteAdd(Val* a, Val* b, DataType dtype) {
   if (isIntConstant(a, 0)) {
     return b;
@@ -341,7 +359,9 @@ Val* Simplifier::rewriteAdd(Val* a, Val* b, DataType dtype) {
 
   // (x / f) * f + x % f -> x: a split forward then backward, anywhere in
   // the sum and in either order (C division and remainder satisfy this for
-  // every x and f != 0).
+  // every x and f != 0). Also its nested form, (x / (c * f)) * f +
+  // (x / c) % f -> x / c for constants c, f > 0 (then x / (c * f) is
+  // (x / c) / f): the index of a merge of three axes comes back to x.
   for (size_t i = 0; i < terms.size(); ++i) {
     auto* mul = integralDef(terms[i], BinaryOpType::Mul);
     if (mul == nullptr) {
@@ -351,16 +371,16 @@ Val* Simplifier::rewriteAdd(Val* a, Val* b, DataType dtype) {
          {std::pair(mul->lhs(), mul->rhs()),
           std::pair(mul->rhs(), mul->lhs())}) {
       auto* div = integralDef(quot, BinaryOpType::Div);
-      if (div == nullptr || !sameValue(div->rhs(), factor)) {
+      if (div == nullptr) {
         continue;
       }
       for (size_t j = 0; j < terms.size(); ++j) {
         auto* mod = integralDef(terms[j], BinaryOpType::Mod);
-        if (j == i || mod == nullptr || !sameValue(mod->lhs(), div->lhs()) ||
-            !sameValue(mod->rhs(), factor)) {
+        if (j == i || mod == nullptr || !sameValue(mod->rhs(), factor) ||
+            !splitsOf(mod->lhs(), div->lhs(), div->rhs(), factor)) {
           continue;
         }
-        terms[i] = div->lhs();
+        terms[i] = mod->lhs();
         terms.erase(terms.begin() + static_cast<std::ptrdiff_t>(j));
         return sum(terms, dtype);
       }

@@ -300,6 +300,21 @@ TEST_F(ExprSimplifierTest, IdentitiesHoldForNegativeValues) {
   expectSameValues(nested_mod, result, grid);
 }
 
+// The linear index of a merge of three axes, taken apart and put back:
+// ((g / (A * B)) * B + (g / A) % B) * A + g % A is g, whatever g's sign
+// (the inner sum is (g / A) / B * B + (g / A) % B = g / A).
+TEST_F(ExprSimplifierTest, ThreeAxesSplitBackwardAreTheIndex) {
+  Val* g = symbol(DataType::Int);
+  Val* outer = add(mul(div(g, c(12)), c(4)), mod(div(g, c(3)), c(4)));
+  Val* index = add(mul(outer, c(3)), mod(g, c(3)));
+  EXPECT_EQ(simplify(index), g);
+  expectSameValues(index, g, {{g, -40, 40}});
+  // A divisor that is not the product stays: (g / 8) * 4 + (g / 3) % 4.
+  Val* other = add(mul(div(g, c(8)), c(4)), mod(div(g, c(3)), c(4)));
+  expectSameValues(other, simplify(other), {{g, -40, 40}});
+  EXPECT_NE(simplify(other)->toInlineString(), "( i0 / 3 )");
+}
+
 // ------------------------------------------------ split backward, then / %
 
 TEST_F(ExprSimplifierTest, DivModOfSplitBackwardSymbolicFactor) {
