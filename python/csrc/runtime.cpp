@@ -16,6 +16,7 @@
 #include <runtime/kernel_executor.h>
 #include <runtime/multidevice_executor.h>
 #include <runtime/off_device_compile.h>
+#include <segmentation/preseg_passes.h>
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/ivalue.h>
@@ -267,14 +268,22 @@ void bindRuntime(py::module_& m) {
   // The fusion evaluated op by op with ATen on the inputs' device, CPU
   // included (runtime/aten_evaluator.h): the tests' reference, and a way
   // to check a definition without a GPU.
+  // With `rewritten`, the copy first goes through the rewrites before
+  // segmentation (segmentation/preseg_passes.h), so that their math can be
+  // checked against the fusion's without a GPU.
   m.def(
       "_evaluate_with_aten",
-      [](Fusion& fusion, const py::sequence& inputs) {
+      [](Fusion& fusion, const py::sequence& inputs, bool rewritten) {
         const std::vector<c10::IValue> values = toIValues(inputs);
         std::vector<at::Tensor> outputs;
         {
           py::gil_scoped_release release;
           Fusion copy(fusion);
+          if (rewritten) {
+            runPreSegmentationPasses(&copy, PreSegmentationStage::BeforeCut);
+            runPreSegmentationPasses(
+                &copy, PreSegmentationStage::SeveralKernels);
+          }
           outputs = evaluateFusionWithATen(&copy, values);
         }
         py::list result;
@@ -283,7 +292,7 @@ void bindRuntime(py::module_& m) {
         }
         return result;
       },
-      py::arg("fusion"), py::arg("inputs"));
+      py::arg("fusion"), py::arg("inputs"), py::arg("rewritten") = false);
   // For the tests of that fallback: the next `count` kernel compilations
   // fail as NVRTC failures would (runtime/kernel_executor.h).
   m.def("_fail_next_compiles_for_testing", &failNextCompilesForTesting);

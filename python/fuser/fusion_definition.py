@@ -455,14 +455,18 @@ class FusionDefinition(
         values = self._with_vector_entries(self._with_cpu_scalar_values(list(inputs)))
         return self._with_generator_values(values)
 
-    def _evaluate_with_aten(self, inputs):
+    def _evaluate_with_aten(self, inputs, rewritten=False):
         """The outputs for `inputs`, computed op by op with ATen on the
         inputs' device (CPU tensors do; csrc/runtime/aten_evaluator.h): the
         reference the tests compare kernels with, and a check of a
         definition's math without a GPU. `inputs` as execute() takes them;
-        random ops draw what the kernels draw."""
+        random ops draw what the kernels draw. With `rewritten`, of the
+        fusion as the rewrites before segmentation leave it
+        (csrc/segmentation/preseg_passes.h)."""
         self._ensure_defined("_evaluate_with_aten()")
-        return _C._evaluate_with_aten(self._fusion, self._off_device_values(inputs))
+        return _C._evaluate_with_aten(
+            self._fusion, self._off_device_values(inputs), rewritten
+        )
 
     # --- inspection --------------------------------------------------------------------
     def fusion_ir(self):
