@@ -3,6 +3,7 @@
 #include <base/options.h>
 #include <codegen/codegen.h>
 #include <ir/all_nodes.h>
+#include <runtime/aten_evaluator.h>
 #include <runtime/aten_types.h>
 #include <runtime/input_binding.h>
 #include <runtime/kernel_executor.h>
@@ -16,6 +17,7 @@
 
 #include <iostream>
 #include <memory>
+#include <unordered_map>
 
 namespace fuser {
 
@@ -73,6 +75,45 @@ std::vector<OffDeviceSegment> compileOffDevice(
     std::cout << "[segmented_fusion]\n" << segmented.toString() << std::flush;
   }
   return result;
+}
+
+std::vector<at::Tensor> evaluateSegmentsWithATen(
+    const Fusion* fusion, const std::vector<c10::IValue>& inputs) {
+  SegmentedFusion segmented(fusion);
+  Fusion* complete = segmented.completeFusion();
+  RuntimeInfo info = makeRuntimeInfo(complete, inputs, /*require_cuda=*/false);
+  ExpressionEvaluator& ee = info.expressionEvaluator();
+  checkJoinedInputExtents(complete, ee);
+  std::unique_ptr<InputSegmentScheduling> scheduling =
+      segmentForInputs(segmented, inputs, info);
+  std::unordered_map<const Val*, c10::IValue> values;
+  for (size_t i = 0; i < complete->inputs().size(); ++i) {
+    values.emplace(complete->inputs()[i], inputs.at(i));
+  }
+  for (SegmentedGroup* group : segmented.groups()) {
+    std::vector<c10::IValue> group_inputs;
+    for (Val* in : group->inputs()) {
+      if (!values.count(in)) {
+        auto value = groupInputValue(complete, inputs, in, ee);
+        FUSER_INTERNAL_ASSERT(
+            value.has_value(), "segment input ", in->toString(),
+            " is computed by no earlier segment");
+        values.emplace(in, *value);
+      }
+      group_inputs.push_back(values.at(in));
+    }
+    std::unique_ptr<Fusion> part = group->makeFusion();
+    std::vector<at::Tensor> outputs =
+        evaluateFusionWithATen(part.get(), group_inputs);
+    for (size_t o = 0; o < outputs.size(); ++o) {
+      values.insert_or_assign(group->outputs().at(o), outputs[o]);
+    }
+  }
+  std::vector<at::Tensor> outputs;
+  for (Val* out : complete->outputs()) {
+    outputs.push_back(values.at(out).toTensor());
+  }
+  return outputs;
 }
 
 } // namespace fuser

@@ -10,6 +10,8 @@
 
 #include <ATen/core/ivalue.h>
 
+#include <ATen/core/Tensor.h>
+
 #include <string>
 #include <vector>
 
@@ -30,6 +32,14 @@ struct OffDeviceSegment {
 // order. Input errors (rank, dtype, layout) throw as on the GPU; the sm_90
 // target is assumed.
 std::vector<OffDeviceSegment> compileOffDevice(
+    const Fusion* fusion, const std::vector<c10::IValue>& inputs);
+
+// The outputs of `fusion` for `inputs` (CPU tensors do), its segments for
+// those inputs evaluated one after another with ATen, each from the
+// values the earlier ones handed on, as the runtime runs them: a check of
+// segmentation (which values cross, how each segment's fusion is cut)
+// apart from the kernels.
+std::vector<at::Tensor> evaluateSegmentsWithATen(
     const Fusion* fusion, const std::vector<c10::IValue>& inputs);
 
 } // namespace fuser

@@ -293,6 +293,24 @@ void bindRuntime(py::module_& m) {
         return result;
       },
       py::arg("fusion"), py::arg("inputs"), py::arg("rewritten") = false);
+  // The outputs computed segment by segment with ATen (CPU tensors do;
+  // runtime/off_device_compile.h): segmentation checked without a GPU.
+  m.def(
+      "_evaluate_segments_with_aten",
+      [](const Fusion& fusion, const py::sequence& inputs) {
+        const std::vector<c10::IValue> values = toIValues(inputs);
+        std::vector<at::Tensor> outputs;
+        {
+          py::gil_scoped_release release;
+          outputs = evaluateSegmentsWithATen(&fusion, values);
+        }
+        py::list result;
+        for (const at::Tensor& t : outputs) {
+          result.append(py::reinterpret_steal<py::object>(THPVariable_Wrap(t)));
+        }
+        return result;
+      },
+      py::arg("fusion"), py::arg("inputs"));
   // For the tests of that fallback: the next `count` kernel compilations
   // fail as NVRTC failures would (runtime/kernel_executor.h).
   m.def("_fail_next_compiles_for_testing", &failNextCompilesForTesting);

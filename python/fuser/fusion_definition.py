@@ -468,6 +468,14 @@ class FusionDefinition(
             self._fusion, self._off_device_values(inputs), rewritten
         )
 
+    def _evaluate_segments_with_aten(self, inputs):
+        """The outputs for `inputs`, the definition's segments for them
+        evaluated one after another with ATen on the inputs' device (CPU
+        tensors do; csrc/runtime/off_device_compile.h): checks
+        segmentation, apart from the kernels, without a GPU."""
+        self._ensure_defined("_evaluate_segments_with_aten()")
+        return _C._evaluate_segments_with_aten(self._fusion, self._off_device_values(inputs))
+
     # --- inspection --------------------------------------------------------------------
     def fusion_ir(self):
         """The fusion as defined: inputs, outputs, math and every domain."""
