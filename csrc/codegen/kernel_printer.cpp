@@ -1,5 +1,7 @@
 #include <codegen/kernel_printer.h>
 
+#include <limits>
+
 #include <base/register_file.h>
 #include <ir/all_nodes.h>
 
@@ -121,6 +123,15 @@ std::string KernelPrinter::gen(Val* v) {
                : named->scalarName();
   }
   if (v->isConst()) {
+    // In a kernel of 32-bit indices, nvfuser_index_t math (fuserMin<
+    // nvfuser_index_t>, ...) would truncate a wider index constant.
+    FUSER_INTERNAL_ASSERT(
+        kernel_.index_type != DataType::Int32 ||
+            v->dtype() != DataType::Index ||
+            (v->value().asInt() >= std::numeric_limits<int32_t>::min() &&
+             v->value().asInt() <= std::numeric_limits<int32_t>::max()),
+        "the index constant ", v->value().asInt(),
+        " does not fit the kernel's 32-bit indices");
     return literal(v);
   }
   if (Expr* def = v->definition(); def != nullptr && v->isScalar()) {

@@ -5,6 +5,9 @@
 #include <ops/type_promotion.h>
 #include <ops/utils.h>
 
+#include <algorithm>
+#include <limits>
+
 namespace fuser {
 
 namespace {
@@ -48,6 +51,22 @@ Contiguity sliceContiguity(
 } // namespace
 
 Val* sliceBound(Val* bound, Val* n) {
+  if (bound->isConstInt()) {
+    // A constant needs no wrap-around test, and PyTorch's "to the end"
+    // (INT64_MAX, e.g. x[..., 16:] traced) is the extent itself: left as
+    // min(INT64_MAX, n), it would be an index constant beyond 32-bit
+    // kernels (codegen/kernel_printer.cpp).
+    const int64_t b = bound->constIntValue();
+    if (b == std::numeric_limits<int64_t>::max()) {
+      return n;
+    }
+    if (n->isConstInt()) {
+      const int64_t extent = n->constIntValue();
+      return index(std::clamp<int64_t>(b < 0 ? b + extent : b, 0, extent));
+    }
+    return b >= 0 ? minOf(bound, n)
+                  : maxOf(index(0), IrBuilder::addExpr(bound, n));
+  }
   Val* from_end = IrBuilder::create<Val>(DataType::Index);
   IrBuilder::create<TernaryOp>(
       TernaryOpType::Where, from_end,

@@ -27,6 +27,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -242,6 +243,40 @@ TEST_F(ResizeInPlaceTest, SliceIsReadAtItsOffsetAndStep) {
           fusion, {in},
           [&](size_t, const Coord& p) {
             return times(input(x, {1 + 2 * p[0], 3 + p[1]}), 3.0);
+          }),
+      "");
+}
+
+// The rotation of rotary embeddings as traced from x[..., 16:]: PyTorch's
+// stop "to the end" is INT64_MAX. The slice's extent is the input's less
+// 16, with no such constant left for a kernel of 32-bit indices to
+// truncate (it did: min(INT64_MAX, 32) became -1 there and dropped the
+// first half of the rotation).
+TEST_F(ResizeInPlaceTest, SliceToTheEndOfTracedCodeIsTheExtent) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = makeSymbolicTensor(3);
+  fusion.addInput(x);
+  constexpr int64_t kToTheEnd = std::numeric_limits<int64_t>::max();
+  TensorView* second = slice(
+      x, {{nullptr, nullptr, nullptr},
+          {nullptr, nullptr, nullptr},
+          {idx(16), idx(kToTheEnd), nullptr}});
+  TensorView* first = slice(
+      x, {{nullptr, nullptr, nullptr},
+          {nullptr, nullptr, nullptr},
+          {idx(0), idx(16), nullptr}});
+  EXPECT_THAT(
+      second->axis(2)->extent()->toInlineString(),
+      ::testing::Not(HasSubstr(std::to_string(kToTheEnd))));
+  fusion.addOutput(cat({mul(second, number(-1.0)), first}, 2));
+  const at::Tensor in = at::randn({4, 6, 32});
+  EXPECT_EQ(
+      interpretPointwise(
+          fusion, {in},
+          [&](size_t, const Coord& p) {
+            return p[2] < 16 ? times(input(x, {p[0], p[1], p[2] + 16}), -1.0)
+                             : input(x, {p[0], p[1], p[2] - 16});
           }),
       "");
 }
