@@ -566,7 +566,8 @@ def eager_step(model, tensors, train, block=None):
     and, training, the gradients by the fusions' names."""
     import torch
 
-    block = block or model
+    # Not `block or model`: truth-testing a compiled module asks its len().
+    block = model if block is None else block
     params = dict(model.named_parameters())
     x = tensors["x"].detach().requires_grad_(train)
 
