@@ -4,10 +4,18 @@
 
 #include <functional>
 
+#include <algorithm>
+
 namespace fuser {
 
-std::vector<FoldedAllocationAxis> foldedAllocationAxes(const TensorView* tv) {
+std::vector<FoldedAllocationAxis> foldedAllocationAxes(
+    const TensorView* tv, bool within_logical) {
   const auto& allocation = tv->getMaybeAllocationDomain();
+  const auto& logical = tv->getLogicalDomain();
+  auto isLogical = [&](IterDomain* id) {
+    return within_logical &&
+           std::find(logical.begin(), logical.end(), id) != logical.end();
+  };
   const auto& contiguity = tv->getContiguity();
   std::vector<FoldedAllocationAxis> axes;
   size_t position = 0;
@@ -16,7 +24,7 @@ std::vector<FoldedAllocationAxis> foldedAllocationAxes(const TensorView* tv) {
   std::function<void(IterDomain*, std::optional<bool>, size_t)> unfold =
       [&](IterDomain* id, std::optional<bool> contiguous, size_t stride) {
         auto* merge = dynamic_cast<Merge*>(id->definition());
-        if (merge == nullptr || id->isDeviceDim() ||
+        if (merge == nullptr || isLogical(id) || id->isDeviceDim() ||
             merge->outer()->isDeviceDim() || merge->inner()->isDeviceDim()) {
           axes.push_back({id, contiguous, stride});
           return;
@@ -34,7 +42,8 @@ std::vector<FoldedAllocationAxis> foldedAllocationAxes(const TensorView* tv) {
     changed = false;
     for (size_t k = 0; k + 1 < axes.size(); ++k) {
       auto* split = dynamic_cast<Split*>(axes[k].id->definition());
-      if (split == nullptr || split->outer() != axes[k].id ||
+      if (split == nullptr || isLogical(axes[k].id) ||
+          isLogical(axes[k + 1].id) || split->outer() != axes[k].id ||
           split->inner() != axes[k + 1].id || axes[k].contiguous != true ||
           axes[k].id->isDeviceDim() || axes[k + 1].id->isDeviceDim()) {
         continue;

@@ -26,6 +26,11 @@ struct FoldedAllocationAxis {
 // `tv`'s allocation axes without reductions, merges unfolded into their
 // inputs (the outer one contiguous) and contiguous split pairs folded.
 // Device-parallel axes are never folded: a shard holds only its part.
-std::vector<FoldedAllocationAxis> foldedAllocationAxes(const TensorView* tv);
+// With `within_logical`, folding stops at the logical domain: a segment's
+// input cut from a reshape keeps the reshape's root, and its memory axes,
+// matched against loops over the logical domain, must not be the root's
+// (the index math may fold through it; vectorization may not).
+std::vector<FoldedAllocationAxis> foldedAllocationAxes(
+    const TensorView* tv, bool within_logical = false);
 
 } // namespace fuser

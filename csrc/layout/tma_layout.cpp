@@ -98,7 +98,7 @@ std::string tensorMapViolation(
 std::optional<TmaOperandLayout> describeTmaOperand(
     const TensorView* operand, const std::vector<MmaRole>& roles,
     int64_t tile_mn, int64_t tile_k, std::string* reason, int64_t slices) {
-  const MemoryAxes memory = memoryAxes(operand);
+  const MemoryAxes memory = memoryAxes(operand, /*within_logical=*/false);
   const std::string name = operand->toString();
   if (memory.axes.empty() || memory.axes.back().contiguous != true) {
     *reason = name + " has no contiguous innermost axis in memory";

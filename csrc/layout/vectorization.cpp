@@ -20,9 +20,10 @@ std::vector<size_t> MemoryAxes::stridesOutsideRun(size_t run_axes) const {
   return positions;
 }
 
-MemoryAxes memoryAxes(const TensorView* tv) {
+MemoryAxes memoryAxes(const TensorView* tv, bool within_logical) {
   MemoryAxes result;
-  for (const FoldedAllocationAxis& axis : foldedAllocationAxes(tv)) {
+  for (const FoldedAllocationAxis& axis :
+       foldedAllocationAxes(tv, within_logical)) {
     if (!axis.id->isBroadcast() && !axis.id->isDeviceDim()) {
       result.axes.push_back(axis);
     }

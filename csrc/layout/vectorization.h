@@ -26,7 +26,12 @@ struct MemoryAxes {
   // axis's stride follows from the axes right of it.)
   std::vector<size_t> stridesOutsideRun(size_t run_axes) const;
 };
-MemoryAxes memoryAxes(const TensorView* tv);
+// `within_logical` (foldedAllocationAxes): axes of the logical domain or
+// below, as loops over it meet them. Off, a segment input cut from a
+// reshape is seen through the reshape's root, which no loop walks: the
+// TMA operand check keeps that view, so that products of such inputs stay
+// with ATen's matmul rather than move to fuser's without a measurement.
+MemoryAxes memoryAxes(const TensorView* tv, bool within_logical = true);
 
 // The largest power of two, at most 16, that divides `address`.
 int64_t pointerAlignment(const void* address);

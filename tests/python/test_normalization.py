@@ -192,3 +192,35 @@ def test_batch_norm_backward_matches_torch(channels_last):
     torch.testing.assert_close(dx, nhwc(want[0]), rtol=1e-4, atol=1e-4)
     torch.testing.assert_close(dw, want[1], rtol=1e-4, atol=1e-3)
     torch.testing.assert_close(db, want[2], rtol=1e-4, atol=1e-3)
+
+
+def test_a_softmax_of_a_product_reads_its_rows_in_vectors():
+    # The logits of a language model head, [B * T, V] from [B, T, C]
+    # @ [C, V], then a log-softmax over V: the persistent segment's input
+    # is cut from a reshape and keeps the reshape's root. Its memory axes
+    # are still those of its rows (layout/allocation_folding.h,
+    # within_logical), so the rows are read in vectors of 8 bf16; the
+    # product itself stays with ATen.
+    with FusionDefinition() as fd:
+        a = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True] * 3, dtype=DataType.BFloat16)
+        w = fd.define_tensor(
+            shape=[-1, -1], contiguity=[True, True], dtype=DataType.BFloat16, stride_order=[0, 1]
+        )
+        logits = fd.ops.reshape(
+            fd.ops.reshape(fd.ops.matmul(fd.ops.reshape(a, new_shape=[256, 64]), w), [2, 128, 1000]),
+            [256, 1000],
+        )
+        x = fd.ops.cast(logits, DataType.Float)
+        shifted = fd.ops.sub(x, fd.ops.max(x, [1], keepdim=True))
+        log_sum = fd.ops.log(fd.ops.sum(fd.ops.exp(shifted), [1], keepdim=True))
+        fd.add_output(fd.ops.cast(fd.ops.sub(shifted, log_sum), DataType.BFloat16))
+    inputs = [
+        torch.empty(2, 128, 64, dtype=torch.bfloat16, device="meta"),
+        torch.empty_strided((64, 1000), (1, 64), dtype=torch.bfloat16, device="meta"),
+    ]
+    segments = fd._compile_off_device(inputs)
+    assert [s for s, _, _ in segments] == ["ExprEval", "InnerPersistent"], segments
+    _, code, error = segments[1]
+    assert not error, error
+    kernel = code[code.index("// ---- kernel") :]
+    assert "Load<__nv_bfloat16, 8>" in kernel, kernel
