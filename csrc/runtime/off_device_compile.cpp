@@ -49,17 +49,30 @@ void compileSegment(
   }
 }
 
+// What a cache miss does before it compiles a segment: the segments of
+// `fusion` for `inputs`, their schedulers chosen as the runtime chooses.
+struct OffDeviceSegmentation {
+  OffDeviceSegmentation(
+      const Fusion* fusion, const std::vector<c10::IValue>& inputs)
+      : segmented(fusion),
+        info(makeRuntimeInfo(
+            segmented.completeFusion(), inputs, /*require_cuda=*/false)) {
+    checkJoinedInputExtents(
+        segmented.completeFusion(), info.expressionEvaluator());
+    scheduling = segmentForInputs(segmented, inputs, info);
+  }
+  SegmentedFusion segmented;
+  RuntimeInfo info;
+  std::unique_ptr<InputSegmentScheduling> scheduling;
+};
+
 } // namespace
 
 std::vector<OffDeviceSegment> compileOffDevice(
     const Fusion* fusion, const std::vector<c10::IValue>& inputs) {
-  SegmentedFusion segmented(fusion);
-  Fusion* complete = segmented.completeFusion();
-  RuntimeInfo info = makeRuntimeInfo(complete, inputs, /*require_cuda=*/false);
-  ExpressionEvaluator& ee = info.expressionEvaluator();
-  checkJoinedInputExtents(complete, ee);
-  std::unique_ptr<InputSegmentScheduling> scheduling =
-      segmentForInputs(segmented, inputs, info);
+  OffDeviceSegmentation cut(fusion, inputs);
+  SegmentedFusion& segmented = cut.segmented;
+  InputSegmentScheduling* scheduling = cut.scheduling.get();
 
   std::vector<OffDeviceSegment> result;
   for (SegmentedGroup* group : segmented.groups()) {
@@ -79,18 +92,14 @@ std::vector<OffDeviceSegment> compileOffDevice(
 
 std::vector<at::Tensor> evaluateSegmentsWithATen(
     const Fusion* fusion, const std::vector<c10::IValue>& inputs) {
-  SegmentedFusion segmented(fusion);
-  Fusion* complete = segmented.completeFusion();
-  RuntimeInfo info = makeRuntimeInfo(complete, inputs, /*require_cuda=*/false);
-  ExpressionEvaluator& ee = info.expressionEvaluator();
-  checkJoinedInputExtents(complete, ee);
-  std::unique_ptr<InputSegmentScheduling> scheduling =
-      segmentForInputs(segmented, inputs, info);
+  OffDeviceSegmentation cut(fusion, inputs);
+  Fusion* complete = cut.segmented.completeFusion();
+  ExpressionEvaluator& ee = cut.info.expressionEvaluator();
   std::unordered_map<const Val*, c10::IValue> values;
   for (size_t i = 0; i < complete->inputs().size(); ++i) {
     values.emplace(complete->inputs()[i], inputs.at(i));
   }
-  for (SegmentedGroup* group : segmented.groups()) {
+  for (SegmentedGroup* group : cut.segmented.groups()) {
     std::vector<c10::IValue> group_inputs;
     for (Val* in : group->inputs()) {
       if (!values.count(in)) {

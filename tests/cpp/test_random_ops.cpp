@@ -154,6 +154,24 @@ TEST_F(RandomOpTest, RandomOpsAreFusedIntoOnePointwiseKernel) {
   }
 }
 
+namespace {
+
+// Draw `i` through the caches (float in [-1, 3), double in [0, 1)) gives
+// the values of a fresh block.
+void expectCachedDrawsFresh(
+    FuserPhiloxCache& floats, FuserPhiloxCache& doubles, unsigned long long i) {
+  EXPECT_EQ(
+      fuserUniformFloat(floats, 9, 4, i, -1.0f, 3.0f),
+      fuserUniformFloat(9, 4, i, -1.0f, 3.0f))
+      << i;
+  EXPECT_EQ(
+      fuserUniformDouble(doubles, 9, 4, i, 0.0, 1.0),
+      fuserUniformDouble(9, 4, i, 0.0, 1.0))
+      << i;
+}
+
+} // namespace
+
 // The per-op cache of the kernels gives the values of a fresh block per
 // draw, whatever order the draws come in: in runs of one block, reversed,
 // strided and repeated.
@@ -172,14 +190,7 @@ TEST_F(RandomOpTest, CachedDrawsEqualFreshOnes) {
   FuserPhiloxCache floats;
   FuserPhiloxCache doubles;
   for (unsigned long long i : order) {
-    EXPECT_EQ(
-        fuserUniformFloat(floats, 9, 4, i, -1.0f, 3.0f),
-        fuserUniformFloat(9, 4, i, -1.0f, 3.0f))
-        << i;
-    EXPECT_EQ(
-        fuserUniformDouble(doubles, 9, 4, i, 0.0, 1.0),
-        fuserUniformDouble(9, 4, i, 0.0, 1.0))
-        << i;
+    expectCachedDrawsFresh(floats, doubles, i);
   }
 }
 
@@ -201,14 +212,7 @@ TEST_F(RandomOpTest, DrawsByLaneEqualFreshOnes) {
           << base << " + " << lane;
     }
     for (unsigned long long i : {base + 5, base + 7, base + 1}) {
-      EXPECT_EQ(
-          fuserUniformFloat(floats, 9, 4, i, -1.0f, 3.0f),
-          fuserUniformFloat(9, 4, i, -1.0f, 3.0f))
-          << i;
-      EXPECT_EQ(
-          fuserUniformDouble(doubles, 9, 4, i, 0.0, 1.0),
-          fuserUniformDouble(9, 4, i, 0.0, 1.0))
-          << i;
+      expectCachedDrawsFresh(floats, doubles, i);
     }
   }
 }
