@@ -93,53 +93,63 @@ FUSER_RANDOM_FN const FuserPhiloxBlock& fuserCachedBlock(
   return cache.block;
 }
 
+// The block of `lane` in an unrolled loop over it (a constant once
+// unrolled, from 0 in steps of one) at index `base + lane`, `base` and the
+// trip count multiples of `per_block` (4 floats or 2 doubles): the lane
+// that starts a block draws it, the others read it, and no run-time check
+// is left for the compiler to fold (it does not fold fuserCachedBlock's).
+// The cache's counter is kept true for the checked draws of the same op.
+FUSER_RANDOM_FN const FuserPhiloxBlock& fuserLaneBlock(
+    FuserPhiloxCache& cache, unsigned long long seed, unsigned long long offset,
+    unsigned long long base, unsigned long long lane,
+    unsigned long long per_block) {
+  if (lane % per_block == 0) {
+    cache.counter = (base + lane) / per_block;
+    cache.block = fuserRandomBlock(seed, offset, cache.counter);
+  }
+  return cache.block;
+}
+
 // Uniform in [low, high) (float: computed in float; double: in double),
-// one fused multiply-add on host and device alike. The kernels pass their
-// op's cache; the host evaluation draws each block afresh (same bits).
+// one fused multiply-add on host and device alike: element k of block r,
+// a float from word k, a double from words 2k and 2k + 1.
+FUSER_RANDOM_FN float fuserUniformFloatIn(
+    const FuserPhiloxBlock& r, unsigned long long k, float low, float high) {
+  return fmaf(high - low, fuserUnitFloat(fuserWord(r, k)), low);
+}
+FUSER_RANDOM_FN double fuserUniformDoubleIn(
+    const FuserPhiloxBlock& r, unsigned long long k, double low, double high) {
+  return fma(
+      high - low, fuserUnitDouble(fuserWord(r, 2 * k), fuserWord(r, 2 * k + 1)),
+      low);
+}
+
+// Element `index` of the random tensor. The kernels pass their op's cache
+// (or draw by lane, above); the host evaluation draws each block afresh
+// (same bits).
 FUSER_RANDOM_FN float fuserUniformFloat(
     FuserPhiloxCache& cache, unsigned long long seed, unsigned long long offset,
     unsigned long long index, float low, float high) {
-  const FuserPhiloxBlock& r = fuserCachedBlock(cache, seed, offset, index >> 2);
-  return fmaf(high - low, fuserUnitFloat(fuserWord(r, index & 3)), low);
+  return fuserUniformFloatIn(
+      fuserCachedBlock(cache, seed, offset, index >> 2), index & 3, low, high);
 }
 FUSER_RANDOM_FN double fuserUniformDouble(
     FuserPhiloxCache& cache, unsigned long long seed, unsigned long long offset,
     unsigned long long index, double low, double high) {
-  const FuserPhiloxBlock& r = fuserCachedBlock(cache, seed, offset, index >> 1);
-  const unsigned long long pair = 2 * (index & 1);
-  return fma(
-      high - low, fuserUnitDouble(fuserWord(r, pair), fuserWord(r, pair + 1)),
-      low);
+  return fuserUniformDoubleIn(
+      fuserCachedBlock(cache, seed, offset, index >> 1), index & 1, low, high);
 }
-// The same draws in an unrolled loop over `lane` (a constant once
-// unrolled, from 0 in steps of one) at index `base + lane`, `base` a
-// multiple of 4 (2 for double) and the loop's trip count too: each lane
-// that starts a block draws it, the others read it, and no run-time check
-// is left for the compiler to fold (it does not fold fuserCachedBlock's).
-// The cache's counter is kept true for the checked draws of the same op.
 FUSER_RANDOM_FN float fuserUniformFloatOfLane(
     FuserPhiloxCache& cache, unsigned long long seed, unsigned long long offset,
     unsigned long long base, unsigned long long lane, float low, float high) {
-  if ((lane & 3) == 0) {
-    cache.counter = (base + lane) >> 2;
-    cache.block = fuserRandomBlock(seed, offset, cache.counter);
-  }
-  return fmaf(
-      high - low, fuserUnitFloat(fuserWord(cache.block, lane & 3)), low);
+  return fuserUniformFloatIn(
+      fuserLaneBlock(cache, seed, offset, base, lane, 4), lane & 3, low, high);
 }
 FUSER_RANDOM_FN double fuserUniformDoubleOfLane(
     FuserPhiloxCache& cache, unsigned long long seed, unsigned long long offset,
     unsigned long long base, unsigned long long lane, double low, double high) {
-  if ((lane & 1) == 0) {
-    cache.counter = (base + lane) >> 1;
-    cache.block = fuserRandomBlock(seed, offset, cache.counter);
-  }
-  const unsigned long long pair = 2 * (lane & 1);
-  return fma(
-      high - low,
-      fuserUnitDouble(
-          fuserWord(cache.block, pair), fuserWord(cache.block, pair + 1)),
-      low);
+  return fuserUniformDoubleIn(
+      fuserLaneBlock(cache, seed, offset, base, lane, 2), lane & 1, low, high);
 }
 FUSER_RANDOM_FN float fuserUniformFloat(
     unsigned long long seed, unsigned long long offset,

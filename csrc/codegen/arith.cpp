@@ -310,15 +310,18 @@ void KernelPrinter::handle(RNGOp* rng) {
   // Uniform draws share a block among neighbouring elements through
   // their op's cache; a normal takes a whole block per element.
   std::string cache;
-  std::string index = gen(rng->extra().at(0));
+  std::optional<std::pair<Val*, Val*>> lane;
   if (rng->opType() != RNGOpType::Normal) {
     auto [it, fresh] = rng_caches_.emplace(rng, rng_caches_.size());
     cache = "fuser_rng" + std::to_string(it->second) + ", ";
-    if (auto lane = laneOfIndex(rng->extra().at(0), compute)) {
-      function += "OfLane";
-      index = gen(lane->first) + ", " + gen(lane->second);
-    }
+    lane = laneOfIndex(rng->extra().at(0), compute);
   }
+  if (lane.has_value()) {
+    function += "OfLane";
+  }
+  const std::string index = lane.has_value()
+                                ? gen(lane->first) + ", " + gen(lane->second)
+                                : gen(rng->extra().at(0));
   const std::string call =
       function + "(" + cache + operand(rng->seed(), DataType::Int) + ", " +
       operand(rng->offset(), DataType::Int) + ", " + index + ", " +

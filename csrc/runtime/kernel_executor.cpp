@@ -115,8 +115,15 @@ void KernelExecutor::compile(
   if (!kernel_name_.empty()) {
     // The suffix is a digest of the code: a profile tells the kernels of one
     // kind apart, while identical kernels keep one name (and one cubin).
+    // The name is declared once, as `<name>(`; renamed in place rather
+    // than printed again.
+    const std::string declared = " " + kernel_name_ + "(";
+    const size_t at = source_.find(declared);
+    FUSER_INTERNAL_ASSERT(
+        at != std::string::npos && source_.rfind(declared) == at, "the kernel ",
+        kernel_name_, " is not declared once in its code");
     kernel_->kernel_name = kernel_name_ + "_" + codeDigest(source_);
-    source_ = codegen::generateCudaKernel(*kernel_);
+    source_.replace(at + 1, kernel_name_.size(), kernel_->kernel_name);
   }
   timer.stage("codegen");
   ensureCurrentContext(device_);

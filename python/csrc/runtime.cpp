@@ -39,6 +39,15 @@ std::string typeName(const py::handle& obj) {
   return py::str(py::type::handle_of(obj).attr("__name__")).cast<std::string>();
 }
 
+// at::Tensor -> torch.Tensor, in a list.
+py::list tensorList(const std::vector<at::Tensor>& tensors) {
+  py::list result;
+  for (const at::Tensor& t : tensors) {
+    result.append(py::reinterpret_steal<py::object>(THPVariable_Wrap(t)));
+  }
+  return result;
+}
+
 // torch.Tensor -> at::Tensor, bool/int/float -> the scalar IValue.
 std::vector<c10::IValue> toIValues(const py::sequence& inputs) {
   std::vector<c10::IValue> values;
@@ -81,11 +90,7 @@ class FusionExecutor {
       checkOffDevice(values);
       outputs = cache_.runFusionWithInputs(values);
     }
-    py::list result;
-    for (const at::Tensor& out : outputs) {
-      result.append(py::reinterpret_steal<py::object>(THPVariable_Wrap(out)));
-    }
-    return result;
+    return tensorList(outputs);
   }
 
   bool hasRun() const {
@@ -286,11 +291,7 @@ void bindRuntime(py::module_& m) {
           }
           outputs = evaluateFusionWithATen(&copy, values);
         }
-        py::list result;
-        for (const at::Tensor& t : outputs) {
-          result.append(py::reinterpret_steal<py::object>(THPVariable_Wrap(t)));
-        }
-        return result;
+        return tensorList(outputs);
       },
       py::arg("fusion"), py::arg("inputs"), py::arg("rewritten") = false);
   // The outputs computed segment by segment with ATen (CPU tensors do;
@@ -304,11 +305,7 @@ void bindRuntime(py::module_& m) {
           py::gil_scoped_release release;
           outputs = evaluateSegmentsWithATen(&fusion, values);
         }
-        py::list result;
-        for (const at::Tensor& t : outputs) {
-          result.append(py::reinterpret_steal<py::object>(THPVariable_Wrap(t)));
-        }
-        return result;
+        return tensorList(outputs);
       },
       py::arg("fusion"), py::arg("inputs"));
   // For the tests of that fallback: the next `count` kernel compilations

@@ -57,6 +57,15 @@ TensorView* lastAxisPart(TensorView* tv, int64_t start, int64_t stop) {
   return slice(tv, ranges);
 }
 
+// A bf16 [B, H, S, D] of heads laid out [B, S, H, D] (as a head split of a
+// projection leaves them, or attention's backward hands them on).
+TensorView* headsLaidOutBshd() {
+  TensorView* tv = makeContigTensor(4, DataType::BFloat16);
+  tv->setAllocationDomain(
+      {tv->axis(0), tv->axis(2), tv->axis(1), tv->axis(3)}, true);
+  return tv;
+}
+
 // grad^T . x over all tokens of bf16 grad [B, S, N] and x [B, S, K] (a
 // linear layer's weight gradient, [N, K], as the decoder block's backward
 // writes it): the transposed gradient is only the product's operand.
@@ -81,9 +90,7 @@ std::unique_ptr<Fusion> weightGradientFusion() {
 std::unique_ptr<Fusion> headMergeFusion() {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());
-  TensorView* attn = makeContigTensor(4, DataType::BFloat16);
-  attn->setAllocationDomain(
-      {attn->axis(0), attn->axis(2), attn->axis(1), attn->axis(3)}, true);
+  TensorView* attn = headsLaidOutBshd();
   TensorView* w = makeContigTensor(2, DataType::BFloat16);
   fusion->addInput(attn);
   fusion->addInput(w);
@@ -251,9 +258,7 @@ TEST_F(SegmentationViewsTest, RotationOfATransposedInputIsNotRewritten) {
 std::unique_ptr<Fusion> rotationOfPermutedHeadsFusion() {
   auto fusion = std::make_unique<Fusion>();
   FusionGuard fg(fusion.get());
-  TensorView* x = makeContigTensor(4, DataType::BFloat16);
-  x->setAllocationDomain(
-      {x->axis(0), x->axis(2), x->axis(1), x->axis(3)}, true);
+  TensorView* x = headsLaidOutBshd();
   fusion->addInput(x);
   addRotationOfPermuted(*fusion, x);
   return fusion;
