@@ -30,4 +30,11 @@ inline int64_t registersPerThreadAt(
   return std::min<int64_t>(255, registers_per_sm / (threads * blocks) / 8 * 8);
 }
 
+// The macro that names the blocks per SM of a kernel's launch bounds where
+// the compile may lower them: a kernel whose register cap makes ptxas
+// spill is compiled again with fewer blocks, i.e. more registers per
+// thread (codegen/kernel_printer.cpp defines it, runtime/nvrtc_compile.cpp
+// lowers it; doc/normalization.md §4).
+constexpr const char* kMinBlocksPerSmMacro = "FUSER_MIN_BLOCKS_PER_SM";
+
 } // namespace fuser

@@ -30,8 +30,13 @@ std::string parameter(Val* param) {
 // threads any register count fits, and a bound would only make the
 // compiler trade registers for occupancy (measured: spills at 32), unless
 // the scheduler asked for that trade (KernelFlags::max_registers_per_thread):
-// then the bound also names the blocks per SM that its budget allows.
-std::string launchBounds(const LoweredKernel& kernel) {
+// then the bound also names the blocks per SM that its budget allows. A
+// grid that must fit the device at once (a cooperative launch) keeps that
+// count; any other names it through kMinBlocksPerSmMacro, which the
+// compile lowers where the budget spills (runtime/nvrtc_compile.h):
+// `relaxable_blocks` is then its value.
+std::string launchBounds(const LoweredKernel& kernel, int64_t& relaxable_blocks) {
+  relaxable_blocks = 0;
   if (kernel.mma) {
     // Blocks of a cluster are launched together; the grid is a multiple.
     const std::string cluster = kernel.mma->cluster > 1
@@ -57,8 +62,11 @@ std::string launchBounds(const LoweredKernel& kernel) {
     const int64_t blocks = blocksWithinRegisters(
         kRegistersPerSm, threads, kernel.max_registers_per_thread);
     if (blocks >= 1) {
+      relaxable_blocks = kernel.cooperative_launch ? 0 : blocks;
       return "__launch_bounds__(" + std::to_string(threads) + ", " +
-             std::to_string(blocks) + ") ";
+             (kernel.cooperative_launch ? std::to_string(blocks)
+                                        : std::string(kMinBlocksPerSmMacro)) +
+             ") ";
     }
   }
   if (threads <= 256) {
@@ -70,8 +78,14 @@ std::string launchBounds(const LoweredKernel& kernel) {
 } // namespace
 
 std::string KernelPrinter::print() {
-  os_ << mmaDeclarations() << "extern \"C\" __global__ void "
-      << launchBounds(kernel_) << kernel_.kernel_name << "(";
+  int64_t relaxable_blocks = 0;
+  const std::string bounds = launchBounds(kernel_, relaxable_blocks);
+  if (relaxable_blocks > 0) {
+    os_ << "#ifndef " << kMinBlocksPerSmMacro << "\n#define "
+        << kMinBlocksPerSmMacro << " " << relaxable_blocks << "\n#endif\n";
+  }
+  os_ << mmaDeclarations() << "extern \"C\" __global__ void " << bounds
+      << kernel_.kernel_name << "(";
   for (size_t i = 0; i < kernel_.parameters.size(); ++i) {
     os_ << (i ? ", " : "") << parameter(kernel_.parameters[i]);
   }

@@ -2,6 +2,7 @@
 
 #include <base/exceptions.h>
 #include <base/options.h>
+#include <base/register_file.h>
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -11,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -310,6 +312,72 @@ CompiledModule runNvrtc(
   return module;
 }
 
+// The blocks per SM a kernel's launch bounds name through
+// kMinBlocksPerSmMacro (codegen/kernel_printer.cpp), or 0 when its bounds
+// are fixed.
+int64_t relaxableBlocksPerSm(const std::string& source) {
+  const std::string definition =
+      std::string("#define ") + kMinBlocksPerSmMacro + " ";
+  const size_t at = source.find(definition);
+  if (at == std::string::npos) {
+    return 0;
+  }
+  return std::strtoll(source.c_str() + at + definition.size(), nullptr, 10);
+}
+
+// Whether a verbose log holds ptxas's report of a function.
+bool hasPtxasReport(const std::string& log) {
+  return log.find("bytes stack frame") != std::string::npos;
+}
+
+// The bytes of spill stores ptxas reports in a verbose log (0 when none).
+int64_t spillStoreBytes(const std::string& ptxas_log) {
+  const std::string marker = " bytes spill stores";
+  int64_t total = 0;
+  for (size_t at = ptxas_log.find(marker); at != std::string::npos;
+       at = ptxas_log.find(marker, at + 1)) {
+    size_t start = at;
+    while (start > 0 && std::isdigit(static_cast<unsigned char>(
+                            ptxas_log[start - 1]))) {
+      --start;
+    }
+    total += std::strtoll(ptxas_log.c_str() + start, nullptr, 10);
+  }
+  return total;
+}
+
+// NVRTC's module for `source`; where its launch bounds are relaxable and
+// ptxas spills at their register cap, the module with the most blocks per
+// SM that does not spill (or one block per SM): a spilled persistent
+// buffer costs more than the occupancy the cap bought (measured on the
+// H200, doc/normalization.md §4). ptxas's report is then in the module's
+// log.
+CompiledModule compileRelaxingSpills(
+    const std::string& source, const std::string& kernel_name,
+    const std::string& arch, std::vector<std::string> options) {
+  int64_t blocks = relaxableBlocksPerSm(source);
+  if (blocks > 0) {
+    options.push_back("--ptxas-options=--verbose");
+  }
+  CompiledModule module = runNvrtc(source, kernel_name, arch, options);
+  // NVRTC has returned an empty ptxas report now and then on the GPU
+  // machine (cause unknown); the compile is repeated then.
+  for (int attempt = 0; blocks > 1 && attempt < 2 && !hasPtxasReport(module.log);
+       ++attempt) {
+    module = runNvrtc(source, kernel_name, arch, options);
+  }
+  while (blocks > 1 && spillStoreBytes(module.log) > 0) {
+    --blocks;
+    std::vector<std::string> relaxed = options;
+    relaxed.push_back(
+        std::string("-D") + kMinBlocksPerSmMacro + "=" +
+        std::to_string(blocks));
+    module = runNvrtc(source, kernel_name, arch, relaxed);
+    module.relaxed_blocks_per_sm = blocks;
+  }
+  return module;
+}
+
 struct KernelCache {
   std::mutex mutex;
   std::unordered_map<std::string, CompiledModule> modules;
@@ -388,7 +456,7 @@ CompiledModule compileToCubin(
   } else {
     // Compiled outside the lock: NVRTC takes long, and two threads compiling
     // the same kernel at once only waste time.
-    module = runNvrtc(source, kernel_name, arch, options);
+    module = compileRelaxingSpills(source, kernel_name, arch, options);
     if (!disk_dir.empty()) {
       writeDiskCache(disk_dir, key, module);
     }

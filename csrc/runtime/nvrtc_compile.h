@@ -19,6 +19,10 @@ struct CompiledModule {
   // The symbol of `kernel_name` in the cubin, for cuModuleGetFunction (the
   // name itself for extern "C" kernels, the mangled name otherwise).
   std::string lowered_name;
+  // The blocks per SM of the launch bounds where the compile lowered them
+  // (0 where it did not): the kernel's register cap spilled (compileToCubin).
+  // Not kept by the disk cache, which keeps the cubin compiled so.
+  int64_t relaxed_blocks_per_sm = 0;
 };
 
 // Compiles `source` for compute capability `compute_capability` (e.g. 90)
@@ -35,6 +39,13 @@ struct CompiledModule {
 // once and leaves the memory cache). A compile error is an
 // InternalError (generated code that does not compile is a fuser bug) whose
 // message holds the NVRTC log and the numbered source.
+//
+// A kernel whose launch bounds name their blocks per SM through
+// kMinBlocksPerSmMacro (base/register_file.h; the code generator does so
+// for a register cap a scheduler asked for, cooperative grids aside) is
+// compiled with ptxas's report; where ptxas spills at that cap, again with
+// one block fewer, until it does not spill or one block is left. The
+// cache keeps the last.
 //
 // FUSER_DUMP=nvrtc prints the options and log of each compilation;
 // FUSER_DUMP=kernel_cache prints cache hits and misses.

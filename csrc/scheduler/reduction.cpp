@@ -1,5 +1,6 @@
 #include <scheduler/reduction.h>
 
+#include <base/register_file.h>
 #include <base/strings_and_math.h>
 #include <id_model/id_model.h>
 #include <ir/all_nodes.h>
@@ -372,12 +373,23 @@ bool outputsTakeVectors(
   return true;
 }
 
-// Loads in flight per thread: up to 8 vectors and 32 elements (the
-// computation widens elements to at least 4 bytes: 8 vectors of 8 bf16
-// would take 64 registers), no more than a thread's serial steps
-// (doc/reduction.md §5).
+// Loads in flight per thread: up to 8 vectors and 32 elements of each
+// input (the computation widens elements to at least 4 bytes: 8 vectors of
+// 8 bf16 would take 64 registers), no more than a thread's serial steps,
+// and fewer where the loads of all inputs would take more than half of
+// the registers the block's size leaves a thread (two float inputs at
+// 1024 threads, 64 registers each: 64 elements spilled, doc/reduction.md
+// §5).
 int64_t chooseUnroll(
     const ReductionLayout& layout, const ReductionParams& params) {
+  const int64_t threads = params.threads_x * params.threads_y;
+  const int64_t registers =
+      std::min<int64_t>(255, kRegistersPerSm / std::max<int64_t>(1, threads));
+  int64_t elements = 32;
+  while (elements > 1 &&
+         elements * layout.registers_per_loaded_element > registers / 2) {
+    elements /= 2;
+  }
   const int64_t serial_per_thread =
       params.inner
           ? ceilDiv(
@@ -386,7 +398,7 @@ int64_t chooseUnroll(
           : ceilDiv(
                 layout.reduced_elements, params.threads_y * params.grid_split);
   const int64_t max_unroll =
-      std::max<int64_t>(1, std::min<int64_t>(8, 32 / params.vectorize));
+      std::max<int64_t>(1, std::min<int64_t>(8, elements / params.vectorize));
   int64_t unroll = 1;
   while (unroll * 2 <= std::min(serial_per_thread, max_unroll)) {
     unroll *= 2;

@@ -1,5 +1,6 @@
 #include <scheduler/reduction_layout.h>
 
+#include <base/strings_and_math.h>
 #include <id_model/id_model.h>
 #include <ir/all_nodes.h>
 #include <scheduler/utils.h>
@@ -63,11 +64,19 @@ ReductionLayout reductionLayout(
   const int64_t inner_elements =
       layout.inner ? layout.reduced_elements : layout.kept_elements;
   std::vector<TensorView*> accessed;
+  int64_t loaded_registers = 0;
   for (TensorView* tv : scheduler_utils::tensorInputs(fusion)) {
     if (!tv->uses().empty()) {
       accessed.push_back(tv);
+      if (static_cast<int64_t>(
+              TensorDomain::noReductions(tv->getLogicalDomain()).size()) ==
+          rank) {
+        loaded_registers +=
+            ceilDiv(std::max<int64_t>(4, dataTypeSize(tv->dtype())), 4);
+      }
     }
   }
+  layout.registers_per_loaded_element = std::max<int64_t>(1, loaded_registers);
   accessed.insert(
       accessed.end(), also_vectorized.begin(), also_vectorized.end());
   // The axes of a tensor of another rank in `also_vectorized` (a weight

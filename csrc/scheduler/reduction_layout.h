@@ -27,6 +27,10 @@ struct ReductionLayout {
   int64_t vectorize = 1;
   // The widest element, in bytes, of the tensors accessed in vectors.
   int64_t max_bytes = 1;
+  // The registers one element of every input of the reduction's rank
+  // takes once loaded and widened to at least 4 bytes: each step of the
+  // reduced loop reads all of them.
+  int64_t registers_per_loaded_element = 1;
 };
 
 // The layout of the reduction into `reduced` (a reduction's output). The

@@ -13,7 +13,7 @@ TEST_F(NormalizationTest, KernelsDeclareTheirRegisterBudget) {
     auto params = persistentKernel(bf16LayerNorm4096(), &code);
     ASSERT_NE(params, nullptr);
     // 128 x 2 threads at 64 registers: 4 blocks of the 65536 registers.
-    EXPECT_THAT(code, HasSubstr("__launch_bounds__(256, 4) fuser_kernel"));
+    EXPECT_EQ(launchBoundsOf(code), "__launch_bounds__(256, 4)");
   }
   {
     // A longer row, more threads per block: the blocks per SM follow
@@ -29,10 +29,10 @@ TEST_F(NormalizationTest, KernelsDeclareTheirRegisterBudget) {
     ASSERT_GT((p.persistent_registers + 32) * threads, 65536 / 2)
         << p.toString();
     const int64_t budget = std::max<int64_t>(64, p.persistent_registers);
-    EXPECT_THAT(
-        code, HasSubstr(
-                  "__launch_bounds__(" + std::to_string(threads) + ", " +
-                  std::to_string(65536 / (threads * budget)) + ")"))
+    EXPECT_EQ(
+        launchBoundsOf(code),
+        "__launch_bounds__(" + std::to_string(threads) + ", " +
+            std::to_string(65536 / (threads * budget)) + ")")
         << p.toString();
   }
   {
@@ -47,7 +47,7 @@ TEST_F(NormalizationTest, KernelsDeclareTheirRegisterBudget) {
     ASSERT_EQ(p.persistent_buffers.size(), 2u) << p.toString();
     ASSERT_EQ(p.persistent_registers, 32) << p.toString();
     ASSERT_TRUE(p.narrow_buffers) << p.toString();
-    EXPECT_THAT(code, HasSubstr("__launch_bounds__(128, 5) fuser_kernel"));
+    EXPECT_EQ(launchBoundsOf(code), "__launch_bounds__(128, 5)");
     // The printed parameters say what those bounds allow.
     EXPECT_THAT(
         p.toString(),
@@ -76,7 +76,7 @@ TEST_F(NormalizationTest, KernelsDeclareTheirRegisterBudget) {
     ASSERT_EQ(p.persistent_registers, 32) << p.toString();
     ASSERT_TRUE(p.narrow_buffers) << p.toString();
     ASSERT_EQ(p.batch * p.vectorize, 32) << p.toString();
-    EXPECT_THAT(code, HasSubstr("__launch_bounds__(128, 5) fuser_kernel"));
+    EXPECT_EQ(launchBoundsOf(code), "__launch_bounds__(128, 5)");
   }
   {
     // bf16 softmax holds exp(x - max) in float: no register per element on
@@ -91,7 +91,7 @@ TEST_F(NormalizationTest, KernelsDeclareTheirRegisterBudget) {
     const auto& p = persistentParams(*params);
     ASSERT_FALSE(p.narrow_buffers) << p.toString();
     ASSERT_EQ(p.persistent_registers, 48) << p.toString();
-    EXPECT_THAT(code, HasSubstr("__launch_bounds__(256, 3) fuser_kernel"));
+    EXPECT_EQ(launchBoundsOf(code), "__launch_bounds__(256, 3)");
     // The cap travels with the parameters (HeuristicParams::kernelFlags),
     // not with the fusion.
     EXPECT_EQ(params->kernelFlags().max_registers_per_thread, p.registers);
@@ -347,7 +347,7 @@ TEST_F(NormalizationTest, TightRegisterCapsLandOnAnOccupancyBoundary) {
     ASSERT_NE(params, nullptr);
     const auto& p = persistentParams(*params);
     EXPECT_EQ(p.registers, 80) << p.toString();
-    EXPECT_THAT(code, HasSubstr("__launch_bounds__(256, 3) fuser_kernel"));
+    EXPECT_EQ(launchBoundsOf(code), "__launch_bounds__(256, 3)");
   }
   {
     // A cap on a boundary stays: 64 at 256 threads is 4 blocks.
@@ -383,7 +383,7 @@ TEST_F(NormalizationTest, FewerRowsPerBlockKeepMoreThreadsResident) {
     EXPECT_EQ(p.threads_x, 128) << p.toString();
     EXPECT_EQ(p.threads_y, 1) << p.toString();
     EXPECT_EQ(p.registers, 96) << p.toString();
-    EXPECT_THAT(code, HasSubstr("__launch_bounds__(128, 5) fuser_kernel"));
+    EXPECT_EQ(launchBoundsOf(code), "__launch_bounds__(128, 5)");
     EXPECT_THAT(
         p.toString(),
         HasSubstr("capped at 96 registers per thread (its launch bounds, 5 "
@@ -398,7 +398,7 @@ TEST_F(NormalizationTest, FewerRowsPerBlockKeepMoreThreadsResident) {
     auto params = persistentKernel(bf16LayerNorm4096(), &code);
     ASSERT_NE(params, nullptr);
     EXPECT_EQ(persistentParams(*params).threads_y, 2);
-    EXPECT_THAT(code, HasSubstr("__launch_bounds__(256, 4) fuser_kernel"));
+    EXPECT_EQ(launchBoundsOf(code), "__launch_bounds__(256, 4)");
   }
   // Numerics on the kernel-IR interpreter, where a small register file
   // puts a short row in the same place: softmax over 1024 floats (cap 64,

@@ -46,6 +46,31 @@ extern "C" __global__ void fuser_add_one(
 )";
 }
 
+// Each thread keeps 64 floats live: more than a cap of 32 registers holds.
+// `bounds` is the kernel's __launch_bounds__ argument list.
+std::string registerHungryKernel(const std::string& bounds) {
+  const std::string macro =
+      bounds.find("FUSER_MIN_BLOCKS_PER_SM") == std::string::npos
+      ? ""
+      : "#ifndef FUSER_MIN_BLOCKS_PER_SM\n#define FUSER_MIN_BLOCKS_PER_SM "
+        "8\n#endif\n";
+  return macro + R"(extern "C" __global__ void __launch_bounds__()" + bounds +
+         R"() fuser_kernel(float* a, int n) {
+  float r[64];
+  #pragma unroll
+  for (int i = 0; i < 64; ++i) {
+    r[i] = a[threadIdx.x + i * n] * a[i];
+  }
+  float s = 0.0f;
+  #pragma unroll
+  for (int i = 0; i < 64; ++i) {
+    s += r[i] * r[(i * 7) % 64];
+  }
+  a[threadIdx.x] = s;
+}
+)";
+}
+
 bool isElf(const std::vector<char>& binary) {
   return binary.size() > 4 && binary[0] == 0x7f && binary[1] == 'E' &&
          binary[2] == 'L' && binary[3] == 'F';
@@ -99,6 +124,39 @@ TEST_F(NvrtcTest, CompilesRuntimeKernelForSm90a) {
   EXPECT_EQ(module.lowered_name, "fuser_add_one");
   EXPECT_TRUE(isElf(module.cubin));
   EXPECT_EQ(kernelCacheStats().misses, 1);
+}
+
+// Launch bounds that name their blocks per SM through the macro are
+// lowered where ptxas spills at their cap (8 blocks of 256: 32 registers);
+// the cache keeps the kernel compiled so.
+TEST_F(NvrtcTest, RegisterCapThatSpillsIsRelaxed) {
+  const std::string source =
+      registerHungryKernel("256, FUSER_MIN_BLOCKS_PER_SM");
+  const KernelInspection at_the_cap = inspectForSm90a(source);
+  FUSER_SKIP_WITHOUT_PTXAS_REPORT(at_the_cap);
+  ASSERT_FALSE(keepsEverythingInRegisters(at_the_cap))
+      << "the test kernel no longer spills at 32 registers";
+  CompiledModule module = compileToCubin(source, "fuser_kernel", 90, true);
+  ASSERT_TRUE(hasPtxasReport(KernelInspection{"", module.log})) << module.log;
+  EXPECT_GE(module.relaxed_blocks_per_sm, 1);
+  EXPECT_LT(module.relaxed_blocks_per_sm, 8);
+  EXPECT_THAT(module.log, HasSubstr(" 0 bytes spill stores")) << module.log;
+  const KernelInspection relaxed = inspectForSm90a(
+      "#define FUSER_MIN_BLOCKS_PER_SM " +
+      std::to_string(module.relaxed_blocks_per_sm) + "\n" + source);
+  EXPECT_TRUE(keepsEverythingInRegisters(relaxed));
+  CompiledModule again = compileToCubin(source, "fuser_kernel", 90, true);
+  EXPECT_EQ(again.cubin, module.cubin);
+  EXPECT_EQ(kernelCacheStats().memory_hits, 1);
+}
+
+// A cap written as a number (a cooperative grid's, whose blocks must all
+// fit the device at once) is kept, spills and all.
+TEST_F(NvrtcTest, FixedRegisterCapIsKept) {
+  CompiledModule module =
+      compileToCubin(registerHungryKernel("256, 8"), "fuser_kernel", 90, true);
+  EXPECT_EQ(module.relaxed_blocks_per_sm, 0);
+  EXPECT_THAT(module.log, ::testing::Not(HasSubstr("spill")));
 }
 
 TEST_F(NvrtcTest, MangledKernelNameIsLowered) {

@@ -73,6 +73,34 @@ TEST_F(ReductionTest, WideColumnSumIsOneWaveOfWholeColumns) {
   EXPECT_GT(reduction(scheduleCopy(narrow)).grid_split, 1);
 }
 
+// A column sum of the product of two float inputs (a norm's weight
+// gradient) at 1024 threads, 64 registers each: 8 vectors of 4 from each
+// input would hold 64 floats in flight and spilled; the loads of both
+// share the 32 registers one input had (4 vectors each).
+TEST_F(ReductionTest, TwoInputsShareTheLoadsInFlight) {
+  Fusion fusion;
+  FusionGuard fg(&fusion);
+  TensorView* x = makeContigTensor(2);
+  TensorView* y = makeContigTensor(2);
+  fusion.addInput(x);
+  fusion.addInput(y);
+  fusion.addOutput(sum(mul(x, y), {0}));
+  std::vector<c10::IValue> inputs{
+      at::empty({8192, 4096}, at::kFloat), at::empty({8192, 4096}, at::kFloat)};
+  CompiledSchedule s = scheduleAndCompile(fusion, inputs);
+  ASSERT_EQ(s.type, SchedulerType::Reduction);
+  Fusion copy(fusion);
+  RuntimeInfo info = makeRuntimeInfo(&copy, inputs, /*require_cuda=*/false);
+  auto params = chooseScheduler(&copy, info).scheduler->computeHeuristics(
+      &copy, info);
+  const auto& p = dynamic_cast<const ReductionParams&>(*params);
+  ASSERT_EQ(p.threads_x * p.threads_y, 1024) << p.toString();
+  EXPECT_EQ(p.unroll * p.vectorize, 16) << p.toString();
+  const KernelInspection inspection = inspectForSm90a(s.code);
+  FUSER_SKIP_WITHOUT_PTXAS_REPORT(inspection);
+  EXPECT_TRUE(keepsEverythingInRegisters(inspection)) << p.toString();
+}
+
 // The heuristics of a float sum over `axis` of a tensor of `sizes`, on
 // the runtime's defaults (132 multiprocessors); the input is never read,
 // so gigabyte shapes cost nothing.

@@ -1,5 +1,6 @@
 #include <tests/cpp/utils.h>
 
+#include <base/register_file.h>
 #include <codegen/embedded_runtime.h>
 #include <runtime/fusion_kernel_runtime.h>
 
@@ -57,6 +58,29 @@ KernelInspection inspectForSm90a(const std::string& source) {
     inspection = inspectKernel(source, "fuser_kernel", 90, true);
   }
   return inspection;
+}
+
+std::string launchBoundsOf(const std::string& code) {
+  const size_t kernel = code.find("__global__ void ");
+  const size_t at = code.find("__launch_bounds__(", kernel);
+  if (kernel == std::string::npos || at == std::string::npos ||
+      code.find('{', kernel) < at) {
+    return "";
+  }
+  std::string bounds = code.substr(at, code.find(')', at) + 1 - at);
+  const std::string macro = kMinBlocksPerSmMacro;
+  const size_t use = bounds.find(macro);
+  if (use != std::string::npos) {
+    const std::string definition = "#define " + macro + " ";
+    const size_t defined = code.find(definition);
+    const size_t value = defined + definition.size();
+    bounds.replace(
+        use, macro.size(),
+        defined == std::string::npos
+            ? "?"
+            : code.substr(value, code.find('\n', value) - value));
+  }
+  return bounds;
 }
 
 ::testing::AssertionResult keepsEverythingInRegisters(

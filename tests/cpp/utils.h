@@ -85,6 +85,11 @@ bool hasPtxasReport(const KernelInspection& inspection);
 ::testing::AssertionResult keepsEverythingInRegisters(
     const KernelInspection& inspection);
 
+// The __launch_bounds__(...) of a generated kernel's declaration (empty
+// when it has none), with the blocks per SM its kMinBlocksPerSmMacro
+// defaults to written out: "__launch_bounds__(256, 4)".
+std::string launchBoundsOf(const std::string& code);
+
 // Sets (or, with nullopt, unsets) an environment variable for its scope.
 // The test binary starts with FUSER_KERNEL_CACHE_DIR=off unless the caller
 // set it: tests count compilations and leave the user's cache alone.
