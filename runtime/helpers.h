@@ -243,12 +243,32 @@ __device__ __forceinline__ void vectorizedCopy(T* dst, const T* src) {
 // the code generator prints for a vectorized copy into global memory
 // (codegen/memory.cpp): NVVM split vectorizedCopy's struct copy into
 // scalar stores where both branches of an unswitched nest store the same
-// address (doc/design.md §5). Lowering admits vectors of a power of two up
-// to 16 bytes (device_lower/analysis/vectorization.cpp).
+// address (doc/design.md §5). Written in PTX: a plain (weak) store, as
+// vectorizedCopy's was; __stwb's st.global.wb became a strong store
+// (STG.E.128.STRONG.SM) in the SASS. Lowering admits vectors of a power of
+// two up to 16 bytes (device_lower/analysis/vectorization.cpp); one or two
+// bytes are one store anyway.
 template <typename T, int N>
 __device__ __forceinline__ void globalStore(T* dst, const T* src) {
-  using Bits = typename UnsignedOfSize<sizeof(T) * N>::type;
-  __stwb(reinterpret_cast<Bits*>(dst), *reinterpret_cast<const Bits*>(src));
+  constexpr int kBytes = sizeof(T) * N;
+  if constexpr (kBytes == 16) {
+    const uint4 v = *reinterpret_cast<const uint4*>(src);
+    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(dst),
+                 "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+                 : "memory");
+  } else if constexpr (kBytes == 8) {
+    const uint2 v = *reinterpret_cast<const uint2*>(src);
+    asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(dst), "r"(v.x),
+                 "r"(v.y)
+                 : "memory");
+  } else if constexpr (kBytes == 4) {
+    asm volatile("st.global.b32 [%0], %1;" ::"l"(dst),
+                 "r"(*reinterpret_cast<const unsigned*>(src))
+                 : "memory");
+  } else {
+    using Bits = typename UnsignedOfSize<kBytes>::type;
+    *reinterpret_cast<Bits*>(dst) = *reinterpret_cast<const Bits*>(src);
+  }
 }
 
 // Loads of N elements of T from global memory with a cache policy, as one

@@ -35,7 +35,8 @@ std::string parameter(Val* param) {
 // count; any other names it through kMinBlocksPerSmMacro, which the
 // compile lowers where the budget spills (runtime/nvrtc_compile.h):
 // `relaxable_blocks` is then its value.
-std::string launchBounds(const LoweredKernel& kernel, int64_t& relaxable_blocks) {
+std::string launchBounds(
+    const LoweredKernel& kernel, int64_t& relaxable_blocks) {
   relaxable_blocks = 0;
   if (kernel.mma) {
     // Blocks of a cluster are launched together; the grid is a multiple.

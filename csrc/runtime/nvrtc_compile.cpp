@@ -3,6 +3,7 @@
 #include <base/exceptions.h>
 #include <base/options.h>
 #include <base/register_file.h>
+#include <runtime/cubin_info.h>
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -12,7 +13,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -325,57 +325,52 @@ int64_t relaxableBlocksPerSm(const std::string& source) {
   return std::strtoll(source.c_str() + at + definition.size(), nullptr, 10);
 }
 
-// Whether a verbose log holds ptxas's report of a function.
-bool hasPtxasReport(const std::string& log) {
-  return log.find("bytes stack frame") != std::string::npos;
-}
-
-// The bytes of spill stores ptxas reports in a verbose log (0 when none).
-int64_t spillStoreBytes(const std::string& ptxas_log) {
-  const std::string marker = " bytes spill stores";
-  int64_t total = 0;
-  for (size_t at = ptxas_log.find(marker); at != std::string::npos;
-       at = ptxas_log.find(marker, at + 1)) {
-    size_t start = at;
-    while (start > 0 && std::isdigit(static_cast<unsigned char>(
-                            ptxas_log[start - 1]))) {
-      --start;
-    }
-    total += std::strtoll(ptxas_log.c_str() + start, nullptr, 10);
-  }
-  return total;
-}
-
 // NVRTC's module for `source`; where its launch bounds are relaxable and
-// ptxas spills at their register cap, the module with the most blocks per
-// SM that does not spill (or one block per SM): a spilled persistent
-// buffer costs more than the occupancy the cap bought (measured on the
-// H200, doc/normalization.md §4). ptxas's report is then in the module's
-// log.
+// the kernel has a stack frame at their register cap (spilled registers),
+// the module with the most blocks per SM that has none (a binary search:
+// fewer blocks leave each thread more registers). Where even one block
+// per SM keeps a frame, it holds local arrays, which registers do not
+// remove, and the cap stays. A spilled persistent buffer costs more than
+// the occupancy the cap bought (measured on the H200,
+// doc/normalization.md §4). The frame is read from the cubin
+// (runtime/cubin_info.h), not from ptxas's report, which NVRTC leaves out
+// where the driver's compute cache served the compile.
 CompiledModule compileRelaxingSpills(
     const std::string& source, const std::string& kernel_name,
-    const std::string& arch, std::vector<std::string> options) {
-  int64_t blocks = relaxableBlocksPerSm(source);
-  if (blocks > 0) {
-    options.push_back("--ptxas-options=--verbose");
-  }
+    const std::string& arch, const std::vector<std::string>& options) {
+  const int64_t blocks = relaxableBlocksPerSm(source);
   CompiledModule module = runNvrtc(source, kernel_name, arch, options);
-  // NVRTC has returned an empty ptxas report now and then on the GPU
-  // machine (cause unknown); the compile is repeated then.
-  for (int attempt = 0; blocks > 1 && attempt < 2 && !hasPtxasReport(module.log);
-       ++attempt) {
-    module = runNvrtc(source, kernel_name, arch, options);
+  if (blocks <= 1 || largestStackFrameBytes(module.cubin) <= 0) {
+    return module;
   }
-  while (blocks > 1 && spillStoreBytes(module.log) > 0) {
-    --blocks;
+  auto compileAt = [&](int64_t blocks_per_sm) {
     std::vector<std::string> relaxed = options;
     relaxed.push_back(
         std::string("-D") + kMinBlocksPerSmMacro + "=" +
-        std::to_string(blocks));
-    module = runNvrtc(source, kernel_name, arch, relaxed);
-    module.relaxed_blocks_per_sm = blocks;
+        std::to_string(blocks_per_sm));
+    CompiledModule relaxed_module =
+        runNvrtc(source, kernel_name, arch, relaxed);
+    relaxed_module.relaxed_blocks_per_sm = blocks_per_sm;
+    return relaxed_module;
+  };
+  CompiledModule best = compileAt(1);
+  if (largestStackFrameBytes(best.cubin) != 0) {
+    return module;
   }
-  return module;
+  // Without a frame at `fits` blocks, with one at `spills`.
+  int64_t fits = 1;
+  int64_t spills = blocks;
+  while (spills - fits > 1) {
+    const int64_t middle = (fits + spills) / 2;
+    CompiledModule candidate = compileAt(middle);
+    if (largestStackFrameBytes(candidate.cubin) == 0) {
+      fits = middle;
+      best = std::move(candidate);
+    } else {
+      spills = middle;
+    }
+  }
+  return best;
 }
 
 struct KernelCache {

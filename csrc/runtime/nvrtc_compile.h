@@ -20,7 +20,8 @@ struct CompiledModule {
   // name itself for extern "C" kernels, the mangled name otherwise).
   std::string lowered_name;
   // The blocks per SM of the launch bounds where the compile lowered them
-  // (0 where it did not): the kernel's register cap spilled (compileToCubin).
+  // (0 where it did not): the kernel spilled at its register cap
+  // (compileToCubin).
   // Not kept by the disk cache, which keeps the cubin compiled so.
   int64_t relaxed_blocks_per_sm = 0;
 };
@@ -42,10 +43,10 @@ struct CompiledModule {
 //
 // A kernel whose launch bounds name their blocks per SM through
 // kMinBlocksPerSmMacro (base/register_file.h; the code generator does so
-// for a register cap a scheduler asked for, cooperative grids aside) is
-// compiled with ptxas's report; where ptxas spills at that cap, again with
-// one block fewer, until it does not spill or one block is left. The
-// cache keeps the last.
+// for a register cap a scheduler asked for, cooperative grids aside) and
+// that has a stack frame at that cap (spills, read from the cubin:
+// runtime/cubin_info.h) is compiled again with the most blocks per SM that
+// leave it none, if one block does. The cache keeps that module.
 //
 // FUSER_DUMP=nvrtc prints the options and log of each compilation;
 // FUSER_DUMP=kernel_cache prints cache hits and misses.

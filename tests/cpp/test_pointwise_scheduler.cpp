@@ -316,7 +316,7 @@ std::vector<std::string> globalAccesses(const std::string& ptx) {
 // What the H200 runs, checked on the CPU: the pointwise kernels use
 // no local memory (ptxas reports no stack frame and no spills) and move
 // every global element in 16-byte vectors (each global load and store of
-// the PTX is a .v4 access).
+// the PTX is a .v4 access), stored without a cache operator.
 TEST_F(PointwiseSchedulerTest, KernelsUseNoLocalMemoryAnd128BitAccesses) {
   using Build = std::function<InputSizes(Fusion*)>;
   const std::vector<std::pair<std::string, Build>> programs = {
@@ -340,6 +340,12 @@ TEST_F(PointwiseSchedulerTest, KernelsUseNoLocalMemoryAnd128BitAccesses) {
     EXPECT_FALSE(accesses.empty());
     for (const std::string& access : accesses) {
       EXPECT_THAT(access, HasSubstr(".v4.")) << s.params->toString();
+      // A cache operator on a store (st.global.wb) made ptxas write a
+      // strong store (STG.E.128.STRONG.SM) where a plain one does: the bf16
+      // layer norm over 12288 columns measured 3% slower with it.
+      if (access.find("st.global") != std::string::npos) {
+        EXPECT_THAT(access, Not(HasSubstr(".wb"))) << s.params->toString();
+      }
     }
   }
 }

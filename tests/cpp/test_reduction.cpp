@@ -91,8 +91,8 @@ TEST_F(ReductionTest, TwoInputsShareTheLoadsInFlight) {
   ASSERT_EQ(s.type, SchedulerType::Reduction);
   Fusion copy(fusion);
   RuntimeInfo info = makeRuntimeInfo(&copy, inputs, /*require_cuda=*/false);
-  auto params = chooseScheduler(&copy, info).scheduler->computeHeuristics(
-      &copy, info);
+  auto params =
+      chooseScheduler(&copy, info).scheduler->computeHeuristics(&copy, info);
   const auto& p = dynamic_cast<const ReductionParams&>(*params);
   ASSERT_EQ(p.threads_x * p.threads_y, 1024) << p.toString();
   EXPECT_EQ(p.unroll * p.vectorize, 16) << p.toString();
