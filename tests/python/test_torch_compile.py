@@ -199,7 +199,7 @@ def test_options_are_read():
         {
             "fuser.eager_ops": ["aten.mm"],
             "fuser.eager_partitions": ["graph0.forward.fused_1"],
-            "fuser.fuse_matmul": False,
+            "fuser.fuse_matmul": True,
             "fuser.dump": ["partitions", "cuda"],
             "fuser.disable_options": ["matmul_expr_eval"],
         }
@@ -207,7 +207,8 @@ def test_options_are_read():
     assert options.keeps_op_eager("aten.mm.default", "aten.mm")
     assert not options.keeps_op_eager("aten.bmm.default", "aten.bmm")
     assert options.eager_partition_names == ("graph0.forward.fused_1",)
-    assert options.fuse_matmul is False
+    assert options.fuse_matmul is True
+    assert parse_options(None).fuse_matmul is False
     assert options.dumps("cuda") and not options.dumps("definitions")
     assert options.disable_options == ("matmul_expr_eval",)
 
@@ -293,7 +294,7 @@ def test_cpu_tensors_and_unsupported_dtypes_stay_eager():
     assert support.reason_unsupported(relu) == "input 0 is on cpu"
 
 
-def test_matmul_fuses_with_its_epilogue_unless_turned_off():
+def test_matmul_fuses_with_its_epilogue_when_asked():
     mode = FakeTensorMode()
     x = fake_cuda(mode, 32, 64, dtype=torch.bfloat16)
     w = fake_cuda(mode, 64, 16, dtype=torch.bfloat16)
@@ -301,14 +302,19 @@ def test_matmul_fuses_with_its_epilogue_unless_turned_off():
     def fn(x, w):
         return F.gelu(x @ w) * 2
 
-    compiled = compile_traced(fn, x, w)
+    compiled = compile_traced(fn, x, w, options={"fuser.fuse_matmul": True})
     assert partition_ops(compiled) == {
         "test.fused_0": {"aten.mm.default", "aten.gelu.default", "aten.mul.Tensor"}
     }
     assert "fd.ops.matmul(T0, T1)" in str(only_definition(compiled))
-    compiled = compile_traced(fn, x, w, options={"fuser.fuse_matmul": False})
-    assert partition_ops(compiled) == {"test.fused_0": {"aten.gelu.default", "aten.mul.Tensor"}}
-    assert eager_ops(compiled) == {"aten.mm.default"}
+    # By default cuBLAS runs the product (faster than fuser's kernel on
+    # every shape measured), the epilogue is the fusion.
+    for options in (None, {"fuser.fuse_matmul": False}):
+        compiled = compile_traced(fn, x, w, options=options)
+        assert partition_ops(compiled) == {
+            "test.fused_0": {"aten.gelu.default", "aten.mul.Tensor"}
+        }
+        assert eager_ops(compiled) == {"aten.mm.default"}
 
 
 def test_eager_ops_option_keeps_an_op_out():
@@ -527,12 +533,12 @@ def test_dropout_keeps_its_mask_for_the_backward():
     assert result_dtypes == [torch.float32, torch.bool]
 
 
-def aot_on_meta(fn, shapes, dtype=torch.float32):
+def aot_on_meta(fn, shapes, dtype=torch.float32, options=None):
     """AOTAutograd's forward and backward graphs of fn, traced on the meta
     device and compiled as on CUDA: {"forward": CompiledGraph, "backward": ...}."""
     from functorch.compile import aot_function, min_cut_rematerialization_partition
 
-    options = parse_options(None)
+    options = parse_options(options)
     support = FuserOperatorSupport(options, device_types=("meta",))
     compiled = {}
 
@@ -577,7 +583,9 @@ def test_forward_and_backward_graphs_partition_and_translate():
         y = torch.native_dropout(F.gelu(F.linear(y, weight, bias)), 0.1, True)[0]
         return torch.softmax(y.view(-1, 8, 4), -1).sum()
 
-    compiled = aot_on_meta(fn, [(4, 16), (16,), (16,), (32, 16), (32,)])
+    compiled = aot_on_meta(
+        fn, [(4, 16), (16,), (16,), (32, 16), (32,)], options={"fuser.fuse_matmul": True}
+    )
     forward_ops = set().union(*partition_ops(compiled["forward"]).values())
     assert {
         "aten.native_layer_norm.default",

@@ -262,7 +262,9 @@ def test_run_options_reach_execute():
     # float32 products run with ATen inside the fusion (the Matmul
     # scheduler takes half and bfloat16): forbidding that must fail.
     strict = torch.compile(
-        fn, backend="fuser", options={"fuser.disable_options": ["matmul_expr_eval"]}
+        fn,
+        backend="fuser",
+        options={"fuser.fuse_matmul": True, "fuser.disable_options": ["matmul_expr_eval"]},
     )
     with pytest.raises(Exception, match="scheduler"):
         strict(x, w)

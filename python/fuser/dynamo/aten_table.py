@@ -11,8 +11,8 @@ A row's `kind` tells the partitioner what the op is in eager ATen:
 
 * "view": a view (no kernel): a partition is not made of views alone, and
   views at a partition's edges stay outside it (the eager view is free);
-* "matmul": a matrix product, kept out of fusions by the option
-  ``"fuser.fuse_matmul": False``;
+* "matmul": a matrix product, kept out of fusions unless the option
+  ``"fuser.fuse_matmul": True`` puts it in;
 * "compute": everything else.
 """
 

@@ -24,8 +24,10 @@ KNOWN_OPTIONS = {
         '"fuser.dump" prints them, e.g. "graph0.forward.fused_1")',
     ),
     "fuser.fuse_matmul": (
-        "a bool (default True)",
-        "False keeps matrix products (mm, bmm, addmm) out of fusions: ATen runs them",
+        "a bool (default False)",
+        "True puts matrix products (mm, bmm, addmm) in fusions, where fuser's "
+        "matmul kernel takes bf16 and half products of fusion inputs; by default "
+        "ATen (cuBLAS) runs them, faster on every shape measured so far",
     ),
     "fuser.dump": (
         'a list of "partitions", "definitions", "cuda"',
@@ -56,7 +58,12 @@ class BackendOptions:
     eager_ops: Tuple[str, ...] = ()
     eager_partition_names: Tuple[str, ...] = ()
     eager_partition_predicate: Optional[Callable] = None
-    fuse_matmul: bool = True
+    # cuBLAS outran fuser's matmul kernel on every measured shape (0.92-0.97
+    # bare, 0.96 with a bias+GELU epilogue, benchmarks/results/matmul.md;
+    # the Llama block's weight gradients 626 against 750 TFLOP/s,
+    # benchmarks/results/torch_compile.md): products stay with ATen unless
+    # asked for.
+    fuse_matmul: bool = False
     dump: Tuple[str, ...] = ()
     dump_dir: Optional[str] = None
     enable_options: Tuple[str, ...] = ()
