@@ -259,20 +259,12 @@ std::vector<at::Tensor> MultiDeviceExecutor::run(
     values[complete_->inputs()[i]] = inputs[i];
   }
   for (MultiDeviceStage& stage : stages_) {
-    std::vector<c10::IValue> stage_inputs;
-    bool on_cuda = false;
-    for (Val* in : stage.group->inputs()) {
-      auto it = values.find(in);
-      if (it == values.end()) {
-        auto value = groupInputValue(complete_.get(), inputs, in, ee);
-        FUSER_INTERNAL_ASSERT(
-            value.has_value(), "stage input ", in->toString(),
-            " is computed by no earlier stage");
-        it = values.emplace(in, *value).first;
-      }
-      stage_inputs.push_back(it->second);
-      on_cuda |= it->second.isTensor() && it->second.toTensor().is_cuda();
-    }
+    const std::vector<c10::IValue> stage_inputs =
+        groupInputValues(complete_.get(), inputs, *stage.group, values, ee);
+    const bool on_cuda = std::any_of(
+        stage_inputs.begin(), stage_inputs.end(), [](const c10::IValue& v) {
+          return v.isTensor() && v.toTensor().is_cuda();
+        });
     std::vector<at::Tensor> outputs;
     if (stage.communication != nullptr) {
       outputs = stage.communication->run(stage_inputs);

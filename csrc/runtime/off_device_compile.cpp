@@ -96,21 +96,9 @@ std::vector<at::Tensor> evaluateSegmentsWithATen(
   Fusion* complete = cut.segmented.completeFusion();
   ExpressionEvaluator& ee = cut.info.expressionEvaluator();
   std::unordered_map<const Val*, c10::IValue> values;
-  for (size_t i = 0; i < complete->inputs().size(); ++i) {
-    values.emplace(complete->inputs()[i], inputs.at(i));
-  }
   for (SegmentedGroup* group : cut.segmented.groups()) {
-    std::vector<c10::IValue> group_inputs;
-    for (Val* in : group->inputs()) {
-      if (!values.count(in)) {
-        auto value = groupInputValue(complete, inputs, in, ee);
-        FUSER_INTERNAL_ASSERT(
-            value.has_value(), "segment input ", in->toString(),
-            " is computed by no earlier segment");
-        values.emplace(in, *value);
-      }
-      group_inputs.push_back(values.at(in));
-    }
+    const std::vector<c10::IValue> group_inputs =
+        groupInputValues(complete, inputs, *group, values, ee);
     std::unique_ptr<Fusion> part = group->makeFusion();
     std::vector<at::Tensor> outputs =
         evaluateFusionWithATen(part.get(), group_inputs);

@@ -72,6 +72,26 @@ std::optional<c10::IValue> groupInputValue(
   return c10::IValue(value.asInt());
 }
 
+std::vector<c10::IValue> groupInputValues(
+    Fusion* complete, const std::vector<c10::IValue>& inputs,
+    const SegmentedGroup& group,
+    std::unordered_map<const Val*, c10::IValue>& values,
+    ExpressionEvaluator& ee) {
+  std::vector<c10::IValue> result;
+  for (Val* in : group.inputs()) {
+    auto it = values.find(in);
+    if (it == values.end()) {
+      auto value = groupInputValue(complete, inputs, in, ee);
+      FUSER_INTERNAL_ASSERT(
+          value.has_value(), "segment input ", in->toString(),
+          " is computed by no earlier segment");
+      it = values.emplace(in, *value).first;
+    }
+    result.push_back(it->second);
+  }
+  return result;
+}
+
 namespace {
 
 std::vector<const Expr*> keyOf(const SegmentedGroup& group) {

@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace fuser {
@@ -29,6 +30,16 @@ namespace fuser {
 // Nullopt for an intermediate tensor.
 std::optional<c10::IValue> groupInputValue(
     Fusion* complete, const std::vector<c10::IValue>& inputs, Val* in,
+    ExpressionEvaluator& ee);
+
+// The values of `group`'s inputs in a run that runs the groups one after
+// another: those in `values` (what earlier groups computed), the others
+// from groupInputValue, which are added to `values`. Fails where an
+// intermediate tensor has no value yet.
+std::vector<c10::IValue> groupInputValues(
+    Fusion* complete, const std::vector<c10::IValue>& inputs,
+    const SegmentedGroup& group,
+    std::unordered_map<const Val*, c10::IValue>& values,
     ExpressionEvaluator& ee);
 
 // A group's inputs as a trial (or a compile without a GPU) gives them: the
