@@ -10,10 +10,20 @@
 #include <segmentation/input_views.h>
 
 #include <algorithm>
+#include <atomic>
 
 namespace fuser {
 
 namespace {
+
+std::atomic<int64_t> layout_copies{0};
+
+// A tensor laid out anew, `source` copied into it.
+at::Tensor copiedInto(at::Tensor laid_out, const at::Tensor& source) {
+  laid_out.copy_(source);
+  ++layout_copies;
+  return laid_out;
+}
 
 // A slice's or a reshape's output whose contiguity claims less than a
 // dense layout: no later segment reads it (those are dense), so it may
@@ -31,6 +41,10 @@ bool mayBeView(const TensorView* tv) {
 }
 
 } // namespace
+
+int64_t exprEvalLayoutCopyCount() {
+  return layout_copies.load();
+}
 
 const std::string& Executor::kernelCode() const {
   static const std::string no_kernel;
@@ -70,13 +84,14 @@ std::vector<at::Tensor> ExprEvalExecutor::run(
     // (segmentation/input_views.h).
     return outputs;
   }
-  // ATen picks its own strides. A tensor that claims a dense layout (every
-  // one a later segment reads: SegmentedFusion makes them dense) comes back
-  // with the strides and the alignment of the fresh tensor that the
-  // kernels after this segment were compiled for
-  // (runtime/fusion_kernel_runtime.cpp); a slice or a reshape the fusion
-  // returns stays ATen's view of its input where its tensor admits it
-  // (doc/ops.md "Slicing, padding and concatenation").
+  // ATen picks its own strides. A view handed on to later segments comes
+  // back as the view they were compiled for (runtime/handed_views.h); a
+  // tensor that claims a dense layout (SegmentedFusion makes every other
+  // one a later segment reads dense) comes back with the strides and the
+  // alignment of the fresh tensor that the kernels after this segment
+  // were compiled for (runtime/fusion_kernel_runtime.cpp); a slice or a
+  // reshape the fusion returns stays ATen's view of its input where its
+  // tensor admits it (doc/ops.md "Slicing, padding and concatenation").
   for (size_t i = 0; i < outputs.size(); ++i) {
     auto* tv = dynamic_cast<TensorView*>(fusion_->outputs()[i]);
     if (tv == nullptr || tv->isFusionInput()) {
@@ -87,6 +102,13 @@ std::vector<at::Tensor> ExprEvalExecutor::run(
       // CPU; a run's outputs live on the current CUDA device.
       outputs[i] = outputs[i].to(at::kCUDA);
     }
+    if (i < handed_.size() && handed_[i].has_value()) {
+      if (!matchesHandedView(outputs[i], *handed_[i])) {
+        outputs[i] = copiedInto(
+            allocateHandedView(*handed_[i], outputs[i].options()), outputs[i]);
+      }
+      continue;
+    }
     const TensorLayout layout = denseLayout(tv, ee);
     const bool keep = mayBeView(tv)
                           ? admitsLayout(tv, outputs[i], ee)
@@ -95,11 +117,17 @@ std::vector<at::Tensor> ExprEvalExecutor::run(
     if (keep) {
       continue;
     }
-    at::Tensor laid_out = allocateTensor(layout, outputs[i].options());
-    laid_out.copy_(outputs[i]);
-    outputs[i] = laid_out;
+    outputs[i] =
+        copiedInto(allocateTensor(layout, outputs[i].options()), outputs[i]);
   }
   return outputs;
+}
+
+void ExprEvalExecutor::handOn(size_t output, const HandedView& view) {
+  if (handed_.size() <= output) {
+    handed_.resize(output + 1);
+  }
+  handed_[output] = view;
 }
 
 void NoOpExecutor::compile(

@@ -4,6 +4,8 @@
 #include <base/options.h>
 #include <ir/all_nodes.h>
 #include <runtime/aten_types.h>
+#include <runtime/expr_eval_executor.h>
+#include <runtime/handed_views.h>
 #include <runtime/input_binding.h>
 #include <runtime/run_validation.h>
 #include <runtime/segment_scheduling.h>
@@ -155,12 +157,22 @@ FusionKernelRuntime::FusionKernelRuntime(
       slot.emplace(out, values.size());
       segment.output_slots.push_back(values.size());
       auto* tv = out->as<TensorView>();
+      const auto options =
+          at::TensorOptions().device(device).dtype(toAtenType(tv->dtype()));
+      // A view an ATen segment hands on (runtime/handed_views.h), where the
+      // segment did end up with ATen.
+      auto* aten = dynamic_cast<ExprEvalExecutor*>(segment.executor.get());
+      const HandedView* view = scheduling->handedView(out);
+      if (aten != nullptr && view != nullptr) {
+        aten->handOn(segment.output_slots.size() - 1, *view);
+        intermediate_layouts.emplace(values.size(), view->layout);
+        values.emplace_back(allocateHandedView(*view, options));
+        continue;
+      }
       const TensorLayout& layout =
           intermediate_layouts.emplace(values.size(), denseLayout(tv, ee))
               .first->second;
-      values.emplace_back(allocateTensor(
-          layout,
-          at::TensorOptions().device(device).dtype(toAtenType(tv->dtype()))));
+      values.emplace_back(allocateTensor(layout, options));
     }
     segments_.push_back(std::move(segment));
   }
@@ -189,7 +201,9 @@ FusionKernelRuntime::FusionKernelRuntime(
                     first.group->inputs() == complete->inputs() &&
                     first.group->outputs() == complete->outputs();
   if (isDebugDumpEnabled(DebugDumpOption::SegmentedFusion)) {
-    std::cout << "[segmented_fusion]\n" << segmented_->toString() << std::flush;
+    std::cout << "[segmented_fusion]\n"
+              << segmented_->toString()
+              << handedViewsToString(scheduling->handedViews()) << std::flush;
   }
 }
 

@@ -85,7 +85,9 @@ std::vector<OffDeviceSegment> compileOffDevice(
   }
   // As the runtime prints it once its segments are scheduled.
   if (isDebugDumpEnabled(DebugDumpOption::SegmentedFusion)) {
-    std::cout << "[segmented_fusion]\n" << segmented.toString() << std::flush;
+    std::cout << "[segmented_fusion]\n"
+              << segmented.toString()
+              << handedViewsToString(scheduling->handedViews()) << std::flush;
   }
   return result;
 }

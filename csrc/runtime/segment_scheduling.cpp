@@ -44,6 +44,7 @@ std::unique_ptr<InputSegmentScheduling> segmentForInputs(
   auto scheduling =
       std::make_unique<InputSegmentScheduling>(complete, inputs, info);
   segmented.segment(*scheduling);
+  scheduling->planViews(segmented);
   return scheduling;
 }
 
@@ -122,6 +123,42 @@ std::optional<SchedulerType> InputSegmentScheduling::chosenFor(
   return it == chosen_.end() ? std::nullopt : it->second;
 }
 
+bool InputSegmentScheduling::runByAten(const SegmentedGroup& group) const {
+  const std::optional<SchedulerType> chosen = chosenFor(group);
+  return !chosen.has_value() || *chosen == SchedulerType::ExprEval;
+}
+
+void InputSegmentScheduling::planViews(SegmentedFusion& segmented) {
+  handed_views_ = planHandedViews(
+      segmented, inputs_, info_.expressionEvaluator(),
+      [this](const SegmentedGroup& group) { return runByAten(group); });
+  // The segmenter asked the schedulers with dense intermediates; a kernel
+  // group whose scheduler declines (or changes) for the views it now reads
+  // reads them dense again.
+  for (SegmentedGroup* group : segmented.groups()) {
+    std::vector<TensorView*> views;
+    for (Val* in : group->inputs()) {
+      if (handed_views_.count(in)) {
+        views.push_back(in->as<TensorView>());
+      }
+    }
+    if (views.empty() || runByAten(*group) ||
+        choose(*group) == chosenFor(*group)) {
+      continue;
+    }
+    for (TensorView* tv : views) {
+      tv->setAllocationDomain(tv->getLogicalDomain(), true);
+      handed_views_.erase(tv);
+    }
+  }
+}
+
+const HandedView* InputSegmentScheduling::handedView(
+    const Val* intermediate) const {
+  auto it = handed_views_.find(intermediate);
+  return it == handed_views_.end() ? nullptr : &it->second;
+}
+
 GroupInputs InputSegmentScheduling::groupInputs(const SegmentedGroup& group) {
   ExpressionEvaluator& ee = info_.expressionEvaluator();
   GroupInputs result;
@@ -134,14 +171,19 @@ GroupInputs InputSegmentScheduling::groupInputs(const SegmentedGroup& group) {
       result.values.push_back(*value);
       continue;
     }
-    // An intermediate, dense, as the runtime allocates it.
+    // An intermediate, as the runtime allocates it.
     auto* tv = in->as<TensorView>();
+    const auto options =
+        at::TensorOptions().device(at::kMeta).dtype(toAtenType(tv->dtype()));
+    if (const HandedView* view = handedView(in)) {
+      result.layouts.back() = &view->layout;
+      result.values.emplace_back(allocateHandedView(*view, options));
+      continue;
+    }
     const TensorLayout& layout =
         result.intermediate_layouts.emplace_back(denseLayout(tv, ee));
     result.layouts.back() = &layout;
-    result.values.emplace_back(allocateTensor(
-        layout,
-        at::TensorOptions().device(at::kMeta).dtype(toAtenType(tv->dtype()))));
+    result.values.emplace_back(allocateTensor(layout, options));
   }
   return result;
 }

@@ -8,6 +8,7 @@
 
 #include <expr/evaluator.h>
 #include <fusion.h>
+#include <runtime/handed_views.h>
 #include <scheduler/registry.h>
 #include <scheduler/runtime_info.h>
 #include <segmentation/segmented_fusion.h>
@@ -43,9 +44,11 @@ std::vector<c10::IValue> groupInputValues(
     ExpressionEvaluator& ee);
 
 // A group's inputs as a trial (or a compile without a GPU) gives them: the
-// run's values for fusion inputs and sizes, dense meta tensors for
-// intermediates, and each tensor's layout, made once per cache miss (the
-// whole fusion's for a fusion input, the dense one for an intermediate).
+// run's values for fusion inputs and sizes, meta tensors for
+// intermediates (dense, or the view an ATen group hands on:
+// runtime/handed_views.h), and each tensor's layout, made once per cache
+// miss (the whole fusion's for a fusion input, the dense or the handed
+// view's one for an intermediate).
 struct GroupInputs {
   std::vector<c10::IValue> values;
   // Into the whole fusion's RuntimeInfo, or into intermediate_layouts.
@@ -75,6 +78,20 @@ class InputSegmentScheduling : public SegmentScheduling {
   // The inputs of `group` (GroupInputs), in group.inputs() order.
   GroupInputs groupInputs(const SegmentedGroup& group);
 
+  // Whether the runtime runs `group` with ATen (chosenFor finds no kernel).
+  bool runByAten(const SegmentedGroup& group) const;
+
+  // Plans the views the ATen groups hand on (planHandedViews), once the
+  // groups are final.
+  void planViews(SegmentedFusion& segmented);
+
+  // The view an ATen group hands on as `intermediate`, or null where it is
+  // laid out densely.
+  const HandedView* handedView(const Val* intermediate) const;
+  const HandedViews& handedViews() const {
+    return handed_views_;
+  }
+
   int64_t bytes(const TensorView* tv) override;
 
  private:
@@ -86,11 +103,13 @@ class InputSegmentScheduling : public SegmentScheduling {
   RuntimeInfo& info_;
   // Per group (its exprs, by address), what compiledScheduler found.
   std::map<std::vector<const Expr*>, std::optional<SchedulerType>> chosen_;
+  HandedViews handed_views_;
 };
 
 // A cache miss's cut of `segmented` for `inputs`: the rewrites before the
 // cut (which must leave the inputs' allocations, and so the layouts made
-// for them, as they were), then the segmentation. `info`: makeRuntimeInfo
+// for them, as they were), then the segmentation, then the plan of the
+// views ATen groups hand on. `info`: makeRuntimeInfo
 // of segmented.completeFusion() for `inputs`. The result, which the
 // segments are scheduled with, refers to `inputs` and `info`.
 std::unique_ptr<InputSegmentScheduling> segmentForInputs(

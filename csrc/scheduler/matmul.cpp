@@ -252,6 +252,23 @@ std::string MatmulParams::toString() const {
   return ss.str();
 }
 
+namespace {
+
+// Whether `tv`'s logical domain is made from its root by splits and
+// merges (a reshape's result), not only reordered (a permute's) or
+// resized (a slice's).
+bool isReshaped(const TensorView* tv) {
+  return tv->hasRoot() && std::any_of(
+                              tv->getLogicalDomain().begin(),
+                              tv->getLogicalDomain().end(), [](IterDomain* id) {
+                                Expr* def = id->definition();
+                                return def != nullptr &&
+                                       (def->isA<Split>() || def->isA<Merge>());
+                              });
+}
+
+} // namespace
+
 bool MatmulScheduler::canScheduleCompileTime(
     Fusion* fusion, std::string* reason) {
   MmaOp* mma = theMma(fusion);
@@ -275,6 +292,17 @@ bool MatmulScheduler::canScheduleCompileTime(
     if (operand->uses().size() != 1) {
       *reason = "operand " + operand->toString() +
                 " is read by other exprs than the product";
+      return false;
+    }
+    // A segment input cut from a reshape: once its layout is fixed its
+    // memory axes are the reshape's root, which the bulk copy engine's
+    // tiles do not follow (layout/tma_layout.h); declined here, before
+    // the layout is fixed, so that segmentation and the compile agree.
+    // ATen's product reads it as it is.
+    if (isReshaped(operand)) {
+      *reason = "operand " + operand->toString() +
+                " is a reshape's result, which the kernel's tiles do not "
+                "follow; ATen's product reads it";
       return false;
     }
   }
