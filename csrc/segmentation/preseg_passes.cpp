@@ -3,6 +3,7 @@
 #include <base/options.h>
 #include <multidevice/propagation.h>
 #include <multidevice/resharding.h>
+#include <transform/duplicate_exprs.h>
 #include <transform/input_forwarding.h>
 #include <transform/redundant_expands.h>
 #include <transform/resize_to_inputs.h>
@@ -32,6 +33,7 @@ const std::vector<PreSegmentationPass>& preSegmentationPasses() {
       {"resizesToInputs", Stage::BeforeCut, resizesToInputs},
       {"forwardPointwiseChainsFromInputs", Stage::SeveralKernels,
        forwardPointwiseChainsFromInputs},
+      {"mergeDuplicateExprs", Stage::EachSegment, mergeDuplicateExprs},
   };
   return passes;
 }

@@ -2,9 +2,10 @@
 // order they run (doc/segmentation.md §7). Each belongs to a stage of the
 // runtime's path: the sharding passes when a multi-device executor takes
 // the fusion, the expand and resize rewrites once the input extents are
-// checked, and the forwarding of pointwise chains when the fusion is cut
-// into several kernels. FUSER_DUMP=preseg_ir prints the fusion after each
-// pass (preseg_ir:<name> after the passes named).
+// checked, the forwarding of pointwise chains when the fusion is cut into
+// several kernels, and the merge of what those copies left twice in one
+// segment on each segment's own fusion. FUSER_DUMP=preseg_ir prints the
+// fusion after each pass (preseg_ir:<name> after the passes named).
 #pragma once
 
 #include <fusion.h>
@@ -18,6 +19,7 @@ enum class PreSegmentationStage {
   MultiDevice,    // MultiDeviceExecutor, before it cuts stages
   BeforeCut,      // FusionKernelRuntime, after checkJoinedInputExtents
   SeveralKernels, // SegmentedFusion::segment, when one kernel cannot run all
+  EachSegment,    // SegmentedGroup::makeFusion, on a segment's own fusion
 };
 
 struct PreSegmentationPass {

@@ -339,6 +339,7 @@ std::unique_ptr<Fusion> SegmentedGroup::makeFusion() const {
   for (Val* out : outputs_) {
     fusion->addOutput(cloner.clone(out));
   }
+  runPreSegmentationPasses(fusion.get(), PreSegmentationStage::EachSegment);
   return fusion;
 }
 

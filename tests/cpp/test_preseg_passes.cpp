@@ -30,10 +30,11 @@ TEST_F(PreSegmentationPassesTest, ListIsInRunOrder) {
     previous = stage;
   }
   EXPECT_EQ(
-      names, (std::vector<std::string>{
-                 "propagateShardings", "insertReshardings",
-                 "bypassRedundantExpands", "copySharedFactories",
-                 "resizesToInputs", "forwardPointwiseChainsFromInputs"}));
+      names,
+      (std::vector<std::string>{
+          "propagateShardings", "insertReshardings", "bypassRedundantExpands",
+          "copySharedFactories", "resizesToInputs",
+          "forwardPointwiseChainsFromInputs", "mergeDuplicateExprs"}));
 }
 
 // Before and after the BeforeCut stage: the add that joins the expanded
