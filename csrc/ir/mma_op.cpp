@@ -165,4 +165,21 @@ UnaryOp* onlyNarrowingCast(const MmaOp* mma) {
   return narrows ? cast : nullptr;
 }
 
+Expr* onlyResultExpr(const MmaOp* mma) {
+  if (UnaryOp* cast = onlyNarrowingCast(mma)) {
+    return cast;
+  }
+  const auto& uses = mma->out()->uses();
+  if (uses.size() != 1 || mma->out()->isFusionOutput()) {
+    return nullptr;
+  }
+  auto* copy = dynamic_cast<LoadStoreOp*>(uses.front());
+  auto* out =
+      copy == nullptr ? nullptr : dynamic_cast<TensorView*>(copy->out());
+  const bool plain_copy =
+      out != nullptr && copy->opType() == LoadStoreOpType::Set &&
+      !out->hasRoot() && out->dtype() == mma->out()->dtype();
+  return plain_copy ? copy : nullptr;
+}
+
 } // namespace fuser

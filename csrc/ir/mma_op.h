@@ -99,4 +99,11 @@ class UnaryOp;
 // type, which cuBLAS writes rounded (doc/matmul.md §1).
 UnaryOp* onlyNarrowingCast(const MmaOp* mma);
 
+// The expr through which a product reaches the fusion as the frontends
+// write it, when it is the product's only reader: the cast that rounds it
+// (onlyNarrowingCast), or the copy that the cast to the operands' own type
+// is for a float product (castOp of a tensor to its type is a set).
+// nullptr otherwise. Run by ATen, either is the product itself.
+Expr* onlyResultExpr(const MmaOp* mma);
+
 } // namespace fuser

@@ -144,6 +144,13 @@ class AtenEvaluator {
             TensorDomain::noReductions(out->getLogicalDomain()), at::Scalar(0));
         return views_ == AtenViews::Alias ? view : view.clone();
       }
+      if (auto* mma = dynamic_cast<MmaOp*>(op->in()->definition());
+          views_ == AtenViews::Alias && mma != nullptr &&
+          onlyResultExpr(mma) == op) {
+        // The copy a float product is handed on through: the product,
+        // which nothing else reads, is that tensor.
+        return in;
+      }
       return in.clone();
     }
     if (auto* op = dynamic_cast<UnaryOp*>(expr)) {

@@ -55,8 +55,12 @@ class Segmenter {
          connectedGroups(exprs_, [](const Val*value, const Expr*) {
            return isWelfordType(value->dtype());
          })) {
-      const bool compiled = accepts(exprs) && !roundsAnAtenProduct(exprs);
-      const bool views_only = onlySlicesAndPermutes(exprs);
+      // Views of what ATen computes stay ATen's views (no copy kernel).
+      const bool aten_view =
+          onlySlicesAndPermutes(exprs) && viewsAnAtenResult(exprs);
+      const bool compiled =
+          !aten_view && accepts(exprs) && !roundsAnAtenProduct(exprs);
+      const bool views_only = !aten_view && onlySlicesAndPermutes(exprs);
       addNode(std::move(exprs), compiled, views_only);
     }
     while (mergeOnce()) {
@@ -88,16 +92,48 @@ class Segmenter {
   };
 
   // Whether `exprs` is the cast that rounds a product no kernel computes
-  // to its operands' type: ATen then computes the product in that type
-  // (half the bytes written and no kernel for the cast), so the cast
-  // joins the product's segment.
+  // to its operands' type, or the copy a float product is handed on
+  // through (onlyResultExpr): ATen then computes the product in that type
+  // (half the bytes written and no kernel for the cast; no copy kernel),
+  // so it joins the product's segment.
   bool roundsAnAtenProduct(const std::vector<Expr*>& exprs) const {
     if (exprs.size() != 1) {
       return false;
     }
     auto* mma = dynamic_cast<MmaOp*>(exprs[0]->input(0)->definition());
-    return mma != nullptr && onlyNarrowingCast(mma) == exprs[0] &&
+    return mma != nullptr && onlyResultExpr(mma) == exprs[0] &&
            node_of_.count(mma) && !nodes_[node_of_.at(mma)].compiled;
+  }
+
+  // Whether `exprs` (slices and permutes) view only what ATen's groups
+  // compute: they stay on ATen's side, whose views later kernels read
+  // through their strides (runtime/handed_views.h), so that every reader
+  // of the view reads it in place. Joined to one kernel instead, a view
+  // that other groups also read would be written out by that kernel (a
+  // permute of a product's heads, whose halves the rotation reads).
+  bool viewsAnAtenResult(const std::vector<Expr*>& exprs) const {
+    bool any = false;
+    for (Expr* expr : exprs) {
+      for (Val* in : expr->inputs()) {
+        Expr* def = in->definition();
+        if (!in->isA<TensorView>() || def == nullptr || !live_.count(def)) {
+          if (in->isA<TensorView>()) {
+            return false; // a fusion input: a kernel reads it in place
+          }
+          continue;
+        }
+        auto it = node_of_.find(def);
+        if (it == node_of_.end()) {
+          continue; // within `exprs`
+        }
+        const Node& producer = nodes_[it->second];
+        if (producer.compiled || producer.views_only) {
+          return false;
+        }
+        any = true;
+      }
+    }
+    return any;
   }
 
   bool accepts(const std::vector<Expr*>& exprs) {

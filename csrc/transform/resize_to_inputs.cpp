@@ -42,29 +42,47 @@ bool readsInMemoryOrder(TensorView* in, const std::vector<int64_t>& new2old) {
   return true;
 }
 
+// Whether `def` is a reshape, a slice or a permute.
+bool isReshapeSliceOrPermute(const Expr* def) {
+  auto* slice = dynamic_cast<const ResizeOp*>(def);
+  return def->isA<ViewOp>() || permutationOf(def).has_value() ||
+         (slice != nullptr && slice->opType() == ResizeOpType::Slice);
+}
+
+// Whether `tv` is a fusion input or reshapes, slices and permutes of one.
+bool isInputOrItsView(TensorView* tv) {
+  Expr* def = tv->definition();
+  return def == nullptr ? tv->isFusionInput()
+                        : isReshapeSliceOrPermute(def) &&
+                              isInputOrItsView(def->input(0)->as<TensorView>());
+}
+
 // Whether `tv` is a product no kernel beside its readers computes (ATen's
-// or the matmul kernel's), the cast that rounds it (onlyNarrowingCast), or
-// a reshape, slice or permute of one: a segment reads it from global
-// memory, so shifted reads of it are pads of a segment input, read in
-// place (the rotary embedding of a QKV projection's heads).
+// or the matmul kernel's), a library op's result (ir/external_op.h: an
+// attention's gradients), the cast that rounds a product or the copy a
+// float product is handed on through (onlyResultExpr), a
+// reshape of a fusion input or of a view of one (no kernel reshapes:
+// ATen's view, segmentation/segmenter.cpp), or a reshape, slice or
+// permute of one of those: a segment reads it from global memory, so
+// shifted reads of it are pads of a segment input, read in place (the
+// rotary embedding of a QKV projection's heads, or of an input's heads).
 bool isProductOrItsView(TensorView* tv) {
   Expr* def = tv->definition();
   if (def == nullptr) {
     return false;
   }
-  if (def->isA<MmaOp>()) {
+  if (def->isA<MmaOp>() || def->isA<ExternalOp>()) {
     return true;
   }
-  if (auto* cast = dynamic_cast<UnaryOp*>(def);
-      cast != nullptr && cast->opType() == UnaryOpType::Cast) {
-    auto* mma = dynamic_cast<MmaOp*>(cast->in()->definition());
-    return mma != nullptr && onlyNarrowingCast(mma) == cast;
+  if (auto* mma = dynamic_cast<MmaOp*>(def->input(0)->definition());
+      mma != nullptr && onlyResultExpr(mma) == def) {
+    return true;
   }
-  auto* slice = dynamic_cast<ResizeOp*>(def);
-  const bool view =
-      def->isA<ViewOp>() || permutationOf(def).has_value() ||
-      (slice != nullptr && slice->opType() == ResizeOpType::Slice);
-  return view && isProductOrItsView(def->input(0)->as<TensorView>());
+  if (!isReshapeSliceOrPermute(def)) {
+    return false;
+  }
+  auto* in = def->input(0)->as<TensorView>();
+  return (def->isA<ViewOp>() && isInputOrItsView(in)) || isProductOrItsView(in);
 }
 
 // A tensor that shifted reads take from memory: a fusion input, or a

@@ -8,18 +8,24 @@
 #include <fusion.h>
 #include <ir/all_nodes.h>
 #include <ops/all_ops.h>
+#include <ops/external.h>
 #include <runtime/aten_evaluator.h>
+#include <runtime/expr_eval_executor.h>
+#include <runtime/fusion_executor_cache.h>
 #include <runtime/input_binding.h>
 #include <runtime/segment_scheduling.h>
 #include <runtime/tensor_layout.h>
 #include <scheduler/registry.h>
 #include <segmentation/segmented_fusion.h>
 #include <tests/cpp/kernel_ir_interpreter.h>
+#include <tests/cpp/segmentation_harness.h>
 #include <tests/cpp/utils.h>
+#include <transform/resize_to_inputs.h>
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -53,6 +59,42 @@ at::Tensor filledLike(const at::Tensor& t, int64_t name) {
   return storage.to(t.scalar_type()).as_strided(t.sizes(), t.strides());
 }
 
+// `t`'s layout as the kernel is given it for `tv`: the strides in the
+// order of tv's allocation axes where those permute its logical axes (the
+// runtime passes allocation strides: runtime/kernel_executor.cpp), else
+// in logical order.
+kir_test::BufferLayout inputLayoutFor(
+    const TensorView* tv, const at::Tensor& t) {
+  kir_test::BufferLayout layout = kir_test::stridedLayoutOf(t);
+  const std::vector<IterDomain*>& logical = tv->getLogicalDomain();
+  const std::vector<IterDomain*>& allocation = tv->getMaybeAllocationDomain();
+  std::vector<size_t> order;
+  for (IterDomain* id : allocation) {
+    auto it = std::find(logical.begin(), logical.end(), id);
+    if (it == logical.end()) {
+      return layout; // not a permutation: the test binds logical strides
+    }
+    order.push_back(static_cast<size_t>(it - logical.begin()));
+  }
+  if (order.size() != logical.size()) {
+    return layout;
+  }
+  layout.alloc_sizes.clear();
+  layout.alloc_strides.clear();
+  for (size_t d : order) {
+    layout.alloc_sizes.push_back(t.size(static_cast<int64_t>(d)));
+    layout.alloc_strides.push_back(t.stride(static_cast<int64_t>(d)));
+  }
+  layout.to_alloc = [order](const Coord& c) {
+    std::vector<int64_t> alloc;
+    for (size_t d : order) {
+      alloc.push_back(c[d]);
+    }
+    return std::optional(alloc);
+  };
+  return layout;
+}
+
 // Runs one kernel segment of `group` on the interpreter with the inputs
 // the runtime gives it and compares its outputs with ATen's evaluation of
 // the segment: "" or what differs.
@@ -70,7 +112,8 @@ std::string interpretSegment(
     }
     const int64_t name = unscheduled->inputs()[i]->name();
     values.emplace_back(filledLike(v.toTensor(), name));
-    layouts[name] = kir_test::stridedLayoutOf(values.back().toTensor());
+    layouts[name] = inputLayoutFor(
+        unscheduled->inputs()[i]->as<TensorView>(), values.back().toTensor());
   }
   Fusion scheduled(*unscheduled);
   RuntimeInfo info =
@@ -263,6 +306,151 @@ TEST_F(ModelSegmentsTest, RopeBackwardATenEvaluationIsTheRopeBackward) {
   const at::Tensor expected = ropeBackwardReference(inputs);
   EXPECT_TRUE(at::allclose(outputs.at(0), expected));
   EXPECT_TRUE(at::allclose(outputs.at(1), expected.reshape({256, 768})));
+}
+
+namespace {
+
+// The rotary embedding of q and k as torch.compile's graphs write it
+// (Llama): the heads of a fused QKV input x [2, 8, 3 * 64] sliced,
+// reshaped to [2, 8, 4, 16] and permuted to [2, 4, 8, 16], rotated from
+// slices of that view (neg of the second half, cat with the first) and
+// scaled by cos and sin [8, 16].
+std::unique_ptr<Fusion> ropeOfAnInputsHeadsFusion() {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard guard(fusion.get());
+  TensorView* x = makeContigConcreteTensor({2, 8, 192});
+  TensorView* cos = makeContigConcreteTensor({8, 16});
+  TensorView* sin = makeContigConcreteTensor({8, 16});
+  for (TensorView* tv : {x, cos, sin}) {
+    fusion->addInput(tv);
+  }
+  auto lastAxis = [](TensorView* t, int64_t lo, int64_t hi) {
+    std::vector<SliceRange> ranges(
+        t->getLogicalDomain().size() - 1, SliceRange{nullptr, nullptr});
+    ranges.push_back({idx(lo), idx(hi)});
+    return slice(t, ranges);
+  };
+  for (int64_t part = 0; part < 2; ++part) {
+    TensorView* heads = permute(
+        reshape(
+            lastAxis(x, 64 * part, 64 * (part + 1)),
+            std::vector<int64_t>{2, 8, 4, 16}),
+        {0, 2, 1, 3});
+    TensorView* rotated =
+        cat({neg(lastAxis(heads, 8, 16)), lastAxis(heads, 0, 8)}, 3);
+    fusion->addOutput(
+        add(mul(heads, broadcast(cos, {true, true, false, false})),
+            mul(rotated, broadcast(sin, {true, true, false, false}))));
+  }
+  return fusion;
+}
+
+} // namespace
+
+// Before: the permute of each head tensor was a kernel that wrote it out
+// (a view of what ATen computed, joined to a kernel), its halves were
+// sliced by ATen from that copy and laid out densely, and the rotation
+// took two more kernels: six kernels and five copies for q and k. Now the
+// views stay ATen's (segmentation/segmenter.cpp) and reach the kernels
+// through their strides (runtime/handed_views.h), and the cat of the
+// halves reads them in place (transform/resize_to_inputs.h: a reshape of
+// an input is read from memory): one kernel per head tensor, each read
+// through the handed views as ATen reads them.
+TEST_F(ModelSegmentsTest, RopeOfAnInputsHeadsIsOneKernelPerHeadTensor) {
+  std::unique_ptr<Fusion> fusion = ropeOfAnInputsHeadsFusion();
+  const std::vector<c10::IValue> inputs = {
+      at::randn({2, 8, 192}), at::randn({8, 16}), at::randn({8, 16})};
+  expectKernelSegmentsMatchATen(*fusion, inputs);
+
+  SegmentedFusion segmented(fusion.get());
+  RuntimeInfo info = makeRuntimeInfo(segmented.completeFusion(), inputs, false);
+  std::unique_ptr<InputSegmentScheduling> scheduling =
+      segmentForInputs(segmented, inputs, info);
+  int64_t kernels = 0;
+  for (SegmentedGroup* group : segmented.groups()) {
+    if (scheduling->runByAten(*group)) {
+      continue;
+    }
+    ++kernels;
+    for (Val* in : group->inputs()) {
+      if (segmented.isIntermediate(in)) {
+        EXPECT_NE(scheduling->handedView(in), nullptr)
+            << in->toString() << " is laid out densely for "
+            << group->toString();
+      }
+    }
+  }
+  EXPECT_EQ(kernels, 2) << segmented.toString();
+}
+
+// A library op's result (here an embedding's rows) is read from memory
+// like a product's: the slice and the cat of what is computed from it are
+// rewritten over shifted reads of it, and the kernels read it in place.
+TEST_F(ModelSegmentsTest, ResizesOfALibraryOpsResultReadItInPlace) {
+  auto fusion = std::make_unique<Fusion>();
+  {
+    FusionGuard guard(fusion.get());
+    TensorView* indices = makeContigConcreteTensor({2, 8}, DataType::Int);
+    TensorView* weight = makeContigConcreteTensor({32, 16});
+    fusion->addInput(indices);
+    fusion->addInput(weight);
+    TensorView* rows =
+        mul(embedding(indices, weight), IrBuilder::create<Val>(2.0));
+    std::vector<SliceRange> first_half(2, SliceRange{nullptr, nullptr});
+    first_half.push_back({idx(0), idx(8)});
+    fusion->addOutput(rows);
+    fusion->addOutput(neg(slice(rows, first_half)));
+  }
+  Fusion copy(*fusion);
+  EXPECT_EQ(resizesToInputs(&copy), 1);
+  const std::vector<c10::IValue> inputs = {
+      at::randint(0, 32, {2, 8}, at::kLong), at::randn({32, 16})};
+  expectKernelSegmentsMatchATen(*fusion, inputs);
+}
+
+// The q, k and v heads of a fused QKV product (ATen's), [2, 8, 4, 16]
+// views with the product's row of 192 between tokens, read by one kernel
+// each through those strides (runtime/handed_views.h).
+TEST_F(ModelSegmentsTest, HeadsOfAProductAreReadThroughTheirStrides) {
+  auto fusion = std::make_unique<Fusion>();
+  {
+    FusionGuard guard(fusion.get());
+    TensorView* x = makeContigConcreteTensor({2, 8, 64});
+    TensorView* w = makeContigConcreteTensor({192, 64});
+    fusion->addInput(x);
+    fusion->addInput(w);
+    TensorView* qkv = linear(x, w);
+    for (int64_t part = 0; part < 3; ++part) {
+      TensorView* heads = reshape(
+          slice(
+              qkv, {{nullptr, nullptr},
+                    {nullptr, nullptr},
+                    {idx(64 * part), idx(64 * (part + 1))}}),
+          std::vector<int64_t>{2, 8, 4, 16});
+      fusion->addOutput(mul(heads, IrBuilder::create<Val>(2.0)));
+    }
+  }
+  const size_t groups = expectKernelSegmentsMatchATen(
+      *fusion, {at::randn({2, 8, 64}), at::randn({192, 64})});
+  EXPECT_EQ(groups, 4u);
+}
+
+class ModelSegmentsGpuTest : public FuserTest {};
+
+// The rotary embedding of an input's heads on the GPU: ATen's views reach
+// the two kernels with no copy, and the outputs match ATen's.
+TEST_F(ModelSegmentsGpuTest, RopeOfAnInputsHeadsRunsWithoutCopies) {
+  FusionExecutorCache fec(ropeOfAnInputsHeadsFusion());
+  const auto options = at::TensorOptions().device(at::kCUDA);
+  const std::vector<c10::IValue> inputs = {
+      at::randn({2, 8, 192}, options), at::randn({8, 16}, options),
+      at::randn({8, 16}, options)};
+  fec.runFusionWithInputs(inputs); // compiles
+  const int64_t copies = exprEvalLayoutCopyCount();
+  const std::vector<SchedulerType> types = runOnGpu(fec, inputs, __LINE__);
+  EXPECT_EQ(
+      std::count(types.begin(), types.end(), SchedulerType::PointWise), 2);
+  EXPECT_EQ(exprEvalLayoutCopyCount(), copies);
 }
 
 } // namespace fuser

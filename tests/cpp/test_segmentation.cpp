@@ -837,8 +837,9 @@ TEST_F(SegmentationTest, CausalSoftmaxWithDropoutIsOneKernel) {
       << segmented->toString();
 }
 
-// Neighbouring groups only ATen runs are one segment: a slice and the
-// reshape of it (no copy between them), then the permute's kernel.
+// Neighbouring groups only ATen runs are one segment: a slice, the
+// reshape of it and the permute of that (views of what ATen computes stay
+// ATen's: segmentation/segmenter.cpp), then the relu's kernel.
 TEST_F(SegmentationTest, NeighboursRunThroughATenAreOneSegment) {
   Fusion fusion;
   FusionGuard fg(&fusion);
@@ -858,11 +859,17 @@ TEST_F(SegmentationTest, NeighboursRunThroughATenAreOneSegment) {
       (std::vector<SchedulerType>{
           SchedulerType::ExprEval, SchedulerType::PointWise}))
       << segmented->toString();
-  EXPECT_EQ(segmented->groups()[0]->exprs().size(), 2u);
-  // The view the permute's kernel reads is handed on as ATen's view of
-  // the input (runtime/handed_views.h): its allocation says that the
-  // tokens lie 192 apart; it was laid out densely before (a copy).
+  EXPECT_EQ(segmented->groups()[0]->exprs().size(), 3u);
+  // The view the relu's kernel reads is handed on as ATen's view of the
+  // input (runtime/handed_views.h): [2, 4, 8, 16] with strides [1536, 16,
+  // 192, 1], its allocation the axes by stride ([0, 2, 1, 3]), the tokens
+  // 192 apart; it was laid out densely before (a copy).
   auto* handed_on = segmented->groups()[0]->outputs().at(0)->as<TensorView>();
+  const auto& logical = handed_on->getLogicalDomain();
+  EXPECT_EQ(
+      handed_on->getMaybeAllocationDomain(),
+      (std::vector<IterDomain*>{
+          logical[0], logical[2], logical[1], logical[3]}));
   EXPECT_EQ(handed_on->getContiguity(), (Contiguity{true, false, true, true}));
 }
 
