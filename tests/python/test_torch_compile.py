@@ -684,6 +684,39 @@ def test_split_and_arange_translate():
     assert text.count("fd.ops.slice(") == 3 and "fd.ops.iota(" in text, text
 
 
+def test_slice_scatter_translates_as_a_placed_pad():
+    """The backward of a slice (AOTAutograd writes slice_scatter into
+    zeros) fuses as where(in range, pad(src), base); ATen's evaluation of
+    the definition on the CPU equals eager, for bounds given from the
+    start, from the end and past it."""
+    mode = FakeTensorMode()
+    x = fake_cuda(mode, 2, 4, 8, 16)
+
+    def fn(x):
+        grad = torch.relu(x) * 2
+        first = aten.slice_scatter(torch.zeros_like(x), grad[..., 8:], 3, 0, 8)
+        second = aten.slice_scatter(x, -grad[..., :8], 3, -8, 2**63 - 1)
+        return first + second
+
+    compiled = compile_traced(fn, x)
+    assert "aten.slice_scatter.default" in partition_ops(compiled)["test.fused_0"]
+    assert "aten.slice_scatter.default" not in eager_ops(compiled)
+    definition = only_definition(compiled)
+    assert "fd.ops.pad(" in str(definition) and "fd.ops.where(" in str(definition)
+    cpu = torch.randn(2, 4, 8, 16)
+    (got,) = definition._evaluate_with_aten([cpu])
+    assert torch.equal(got, fn(cpu))
+
+
+def test_slice_scatter_with_a_step_stays_eager():
+    mode = FakeTensorMode()
+    x = fake_cuda(mode, 4, 16)
+    compiled = compile_traced(
+        lambda x: aten.slice_scatter(torch.relu(x), x[:, ::2] * 2, 1, 0, 16, 2) + 1, x
+    )
+    assert "aten.slice_scatter.default" in eager_ops(compiled)
+
+
 def on_fake_cuda(mode, model, inputs):
     """Fake CUDA copies of a CPU model's parameters, buffers and inputs."""
 

@@ -89,6 +89,17 @@ def _matmul_operands(node):
     return None
 
 
+def _slice_scatter_of_steps_of_one(node):
+    """slice_scatter with step 1 along an axis of a known size."""
+    if _argument(node, 5, "step", 1) != 1:
+        return "a slice_scatter with a step other than 1"
+    value = node.args[0].meta.get("val") if isinstance(node.args[0], torch.fx.Node) else None
+    dim = _argument(node, 2, "dim", 0)
+    if value is None or not isinstance(value.shape[dim], int):
+        return "a slice_scatter along an axis of symbolic size"
+    return None
+
+
 def _dense_embedding(node):
     if _argument(node, 4, "sparse", False):
         return "a sparse embedding"
@@ -259,6 +270,11 @@ def _build_table():
     row(aten.split_with_sizes.default, shape.translate_split_with_sizes)
     row(aten.cat.default, shape.translate_cat)
     row(aten.constant_pad_nd.default, shape.translate_constant_pad_nd)
+    row(
+        aten.slice_scatter.default,
+        shape.translate_slice_scatter,
+        _slice_scatter_of_steps_of_one,
+    )
 
     # Matrix products and library ops.
     row([aten.mm.default, aten.bmm.default], library.translate_matmul, _matmul_operands, MATMUL)

@@ -1,6 +1,6 @@
 """Translators of the aten ops that move data without computing
 (view/reshape, permute and transposes, expand, squeeze/unsqueeze, slice,
-select, cat, pad) to fd.ops, for aten_table.py.
+select, cat, pad, slice_scatter) to fd.ops, for aten_table.py.
 
 Sizes may be ints or fuser Scalars: a symbolic size of Dynamo's graph
 reaches the partition as an Int scalar input, so one definition serves
@@ -128,6 +128,44 @@ def translate_cat(ctx, tensors, dim=0):
     rank = ctx.result_rank()
     tensors = ctx.as_dtype(list(tensors), ctx.result_dtype())
     return ctx.fd.ops.cat(tensors, ctx.normalized_dim(dim, rank))
+
+
+def _scattered_range(size, start, end):
+    """slice_scatter's [start, end) along an axis of `size`, clamped and
+    with negative bounds counted from the end, as torch's slice."""
+    start = 0 if start is None else start
+    end = size if end is None else end
+    start = start + size if start < 0 else start
+    end = end + size if end < 0 else end
+    start = min(max(start, 0), size)
+    end = min(max(end, start), size)
+    return start, end
+
+
+def translate_slice_scatter(ctx, x, src, dim=0, start=None, end=None, step=1):
+    """slice_scatter.default with step 1 (the backward of a slice, as
+    AOTAutograd writes it: src written into zeros): x with src along
+    `dim` at [start, end), as where(start <= i < end, pad(src), x) with i
+    the position along `dim`, so that one kernel writes the result (a
+    rotary embedding's backward scatters the gradients of the halves)."""
+    rank = x.ndim
+    dim = ctx.normalized_dim(dim, rank)
+    size = ctx.input_sizes(0)[dim]
+    start, end = _scattered_range(size, start, end)
+    widths = [0] * (2 * rank)
+    # torch's pad order: the last axis's pair first.
+    widths[2 * (rank - 1 - dim)] = start
+    widths[2 * (rank - 1 - dim) + 1] = size - end
+    dtype = ctx.result_dtype()
+    [x, src] = ctx.as_dtype([x, src], dtype)
+    placed = ctx.fd.ops.pad(src, widths, 0)
+    positions = ctx.fd.ops.broadcast_in_dim(
+        ctx.fd.ops.iota(size), [ctx.size(x, d) for d in range(rank)], [dim]
+    )
+    inside = ctx.fd.ops.logical_and(
+        ctx.fd.ops.ge(positions, start), ctx.fd.ops.lt(positions, end)
+    )
+    return ctx.fd.ops.where(inside, placed, x)
 
 
 def translate_constant_pad_nd(ctx, x, pad, value=0):
