@@ -11,7 +11,6 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
-#include <numeric>
 #include <optional>
 
 namespace fuser {
