@@ -18,6 +18,7 @@
 #include <scheduler/registry.h>
 #include <segmentation/segmented_fusion.h>
 #include <tests/cpp/kernel_ir_interpreter.h>
+#include <tests/cpp/property_harness.h>
 #include <tests/cpp/segmentation_harness.h>
 #include <tests/cpp/utils.h>
 #include <transform/resize_to_inputs.h>
@@ -27,6 +28,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -435,6 +437,102 @@ TEST_F(ModelSegmentsTest, HeadsOfAProductAreReadThroughTheirStrides) {
   EXPECT_EQ(groups, 4u);
 }
 
+namespace {
+
+// A random head split of a float product [B, S, N] = linear(x, w): parts
+// of H * D columns from `first` + part * H * D (an odd `first` or N
+// misaligns them), each reshaped to [B, S, H, D], sometimes permuted to
+// [B, H, S, D], and scaled in a kernel.
+struct HeadSplitCase {
+  int64_t b, s, k, h, d, parts, first, extra;
+  bool permuted;
+
+  explicit HeadSplitCase(std::mt19937_64& rng)
+      : b(1 + pick(rng, 3)),
+        s(std::vector<int64_t>{3, 4, 8}[pick(rng, 3)]),
+        k(std::vector<int64_t>{8, 16}[pick(rng, 2)]),
+        h(std::vector<int64_t>{1, 2, 4}[pick(rng, 3)]),
+        d(std::vector<int64_t>{4, 6, 8, 16}[pick(rng, 4)]),
+        parts(2 + pick(rng, 2)),
+        first(pick(rng, 2)),
+        extra(std::vector<int64_t>{0, 1, 3}[pick(rng, 3)]),
+        permuted(pick(rng, 2) == 1) {}
+
+  int64_t columns() const {
+    return first + parts * h * d + extra;
+  }
+
+  std::unique_ptr<Fusion> fusion() const {
+    auto fusion = std::make_unique<Fusion>();
+    FusionGuard guard(fusion.get());
+    TensorView* x = makeContigConcreteTensor({b, s, k});
+    TensorView* w = makeContigConcreteTensor({columns(), k});
+    fusion->addInput(x);
+    fusion->addInput(w);
+    TensorView* product = linear(x, w);
+    for (int64_t part = 0; part < parts; ++part) {
+      const int64_t start = first + part * h * d;
+      TensorView* heads = reshape(
+          slice(
+              product, {{nullptr, nullptr},
+                        {nullptr, nullptr},
+                        {idx(start), idx(start + h * d)}}),
+          std::vector<int64_t>{b, s, h, d});
+      if (permuted) {
+        heads = permute(heads, {0, 2, 1, 3});
+      }
+      fusion->addOutput(
+          add(mul(heads, IrBuilder::create<Val>(2.0)),
+              IrBuilder::create<Val>(1.0)));
+    }
+    return fusion;
+  }
+
+  std::vector<c10::IValue> inputs() const {
+    return {at::randn({b, s, k}), at::randn({columns(), k})};
+  }
+};
+
+// Runs `check` on `count_variable` (else `fallback`) random cases from
+// FUSER_PROPERTY_SEED, each traced with its seed and shape.
+void forEachHeadSplitCase(
+    const char* count_variable, int64_t fallback,
+    const std::function<void(const HeadSplitCase&)>& check) {
+  const int64_t n = envCount(count_variable, fallback);
+  const uint64_t first = firstSeed();
+  for (int64_t c = 0; c < n; ++c) {
+    const uint64_t seed = first + static_cast<uint64_t>(c);
+    std::mt19937_64 rng(seed);
+    const HeadSplitCase split(rng);
+    SCOPED_TRACE(
+        "seed " + std::to_string(seed) + ": [" + std::to_string(split.b) +
+        ", " + std::to_string(split.s) + ", " +
+        std::to_string(split.columns()) + "] in " +
+        std::to_string(split.parts) + " parts of " + std::to_string(split.h) +
+        " x " + std::to_string(split.d) + " from " +
+        std::to_string(split.first) + (split.permuted ? ", permuted" : ""));
+    check(split);
+  }
+}
+
+} // namespace
+
+// Property: random head splits of a product, every kernel (reading ATen's
+// views through their strides, whatever their offset and order) equal to
+// ATen on the kernel-IR interpreter
+// (FUSER_PROPERTY_HANDED_VIEW_CASES cases, default 12, from
+// FUSER_PROPERTY_SEED).
+TEST_F(ModelSegmentsTest, RandomHeadSplitsOfAProductMatchATen) {
+  forEachHeadSplitCase(
+      "FUSER_PROPERTY_HANDED_VIEW_CASES", 12, [](const HeadSplitCase& split) {
+        std::unique_ptr<Fusion> fusion = split.fusion();
+        // One ATen segment (the product and its views), a kernel per part.
+        EXPECT_EQ(
+            expectKernelSegmentsMatchATen(*fusion, split.inputs()),
+            static_cast<size_t>(1 + split.parts));
+      });
+}
+
 class ModelSegmentsGpuTest : public FuserTest {};
 
 // The rotary embedding of an input's heads on the GPU: ATen's views reach
@@ -451,6 +549,25 @@ TEST_F(ModelSegmentsGpuTest, RopeOfAnInputsHeadsRunsWithoutCopies) {
   EXPECT_EQ(
       std::count(types.begin(), types.end(), SchedulerType::PointWise), 2);
   EXPECT_EQ(exprEvalLayoutCopyCount(), copies);
+}
+
+// The random head splits on the GPU through the runtime: outputs equal
+// ATen's, no layout copy (FUSER_PROPERTY_HANDED_VIEW_GPU_CASES, default
+// 40).
+TEST_F(ModelSegmentsGpuTest, RandomHeadSplitsOfAProductRunWithoutCopies) {
+  forEachHeadSplitCase(
+      "FUSER_PROPERTY_HANDED_VIEW_GPU_CASES", 40,
+      [](const HeadSplitCase& split) {
+        FusionExecutorCache fec(split.fusion());
+        std::vector<c10::IValue> inputs;
+        for (const c10::IValue& v : split.inputs()) {
+          inputs.emplace_back(v.toTensor().cuda());
+        }
+        fec.runFusionWithInputs(inputs); // compiles
+        const int64_t copies = exprEvalLayoutCopyCount();
+        runOnGpu(fec, inputs, __LINE__);
+        EXPECT_EQ(exprEvalLayoutCopyCount(), copies);
+      });
 }
 
 } // namespace fuser
