@@ -46,7 +46,10 @@ int64_t runPreSegmentationPasses(Fusion* fusion, PreSegmentationStage stage) {
     }
     const int64_t made = pass.run(fusion);
     changes += made;
-    if (isDebugDumpEnabledFor(DebugDumpOption::PreSegIr, pass.name)) {
+    // A segment's fusion is made for every trial of the segmenter: its
+    // passes print only what they changed.
+    const bool quiet = stage == PreSegmentationStage::EachSegment && made == 0;
+    if (!quiet && isDebugDumpEnabledFor(DebugDumpOption::PreSegIr, pass.name)) {
       std::cout << "[preseg_ir] after " << pass.name << " (" << made
                 << " changes):\n";
       fusion->printMath(std::cout);

@@ -5,7 +5,8 @@
 // checked, the forwarding of pointwise chains when the fusion is cut into
 // several kernels, and the merge of what those copies left twice in one
 // segment on each segment's own fusion. FUSER_DUMP=preseg_ir prints the
-// fusion after each pass (preseg_ir:<name> after the passes named).
+// fusion after each pass (preseg_ir:<name> after the passes named; a
+// segment's passes only where they changed it).
 #pragma once
 
 #include <fusion.h>

@@ -143,6 +143,9 @@ def test_preseg_ir_prints_the_fusion_after_each_rewrite_before_segmentation():
     out = run_with_dump("preseg_ir", EXPANDED)
     assert "[preseg_ir] after bypassRedundantExpands (1 changes):" in out
     assert "[preseg_ir] after resizesToInputs (0 changes):" in out
+    # A segment's pass prints only what it changed (every trial of the
+    # segmenter makes a segment's fusion).
+    assert "after mergeDuplicateExprs (0 changes)" not in out
     only = run_with_dump("preseg_ir:resizesToInputs", EXPANDED)
     assert only.count("[preseg_ir] after ") == 1
 
@@ -163,3 +166,35 @@ def test_segmented_fusion_prints_the_groups_of_a_compile_off_device():
     assert "[segmented_fusion]" in out
     assert "Segmented fusion: 2 groups" in out
     assert "group 0 (Reduction)" in out and "group 1 (Reduction)" in out
+
+
+DUPLICATED_CHAINS = """
+import torch
+from fuser import DataType, FusionDefinition
+F = DataType.Float
+with FusionDefinition() as fd:
+    dy = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True] * 3, dtype=DataType.BFloat16)
+    w = fd.define_tensor(shape=[-1, -1], contiguity=[True] * 2, dtype=DataType.BFloat16)
+    gate = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True] * 3, dtype=DataType.BFloat16)
+    up = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True] * 3, dtype=DataType.BFloat16)
+    # A SwiGLU backward beside ATen's product: several segments, so input
+    # forwarding copies the chains of the gate for each reader, and the
+    # copies land in the one pointwise kernel.
+    d = fd.ops.cast(fd.ops.linear(dy, w), F)
+    g = fd.ops.cast(gate, F)
+    s = fd.ops.sigmoid(g)
+    fd.add_output(fd.ops.cast(fd.ops.mul(d, fd.ops.mul(g, s)), DataType.BFloat16))
+    slope = fd.ops.mul(s, fd.ops.add(fd.ops.mul(g, fd.ops.sub(1.0, s)), 1.0))
+    fd.add_output(fd.ops.cast(fd.ops.mul(fd.ops.mul(d, fd.ops.cast(up, F)), slope), DataType.BFloat16))
+bf16 = dict(dtype=torch.bfloat16)
+fd._compile_off_device([torch.randn(2, 128, 64, **bf16), torch.randn(512, 64, **bf16),
+                        torch.randn(2, 128, 512, **bf16), torch.randn(2, 128, 512, **bf16)])
+"""
+
+
+def test_a_segments_rewrite_prints_only_what_it_changed():
+    # Off device too: a segment's fusion is made for every trial of the
+    # segmenter, and only those the merge of duplicates changed print.
+    out = run_with_dump("preseg_ir:mergeDuplicateExprs", DUPLICATED_CHAINS)
+    assert "[preseg_ir] after mergeDuplicateExprs (" in out, out
+    assert "after mergeDuplicateExprs (0 changes)" not in out
