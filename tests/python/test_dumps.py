@@ -198,3 +198,31 @@ def test_a_segments_rewrite_prints_only_what_it_changed():
     out = run_with_dump("preseg_ir:mergeDuplicateExprs", DUPLICATED_CHAINS)
     assert "[preseg_ir] after mergeDuplicateExprs (" in out, out
     assert "after mergeDuplicateExprs (0 changes)" not in out
+
+
+HANDED_VIEWS = """
+import torch
+from fuser import DataType, FusionDefinition
+with FusionDefinition() as fd:
+    x = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True] * 3, dtype=DataType.BFloat16)
+    w = fd.define_tensor(shape=[-1, -1], contiguity=[True] * 2, dtype=DataType.BFloat16)
+    qkv = fd.ops.linear(x, w)
+    for part in range(3):
+        heads = fd.ops.reshape(
+            fd.ops.slice(qkv, [0, 0, 64 * part], [2, 8, 64 * (part + 1)], [1, 1, 1]), [2, 8, 4, 16])
+        fd.add_output(fd.ops.mul(heads, 2.0))
+bf16 = dict(dtype=torch.bfloat16)
+fd._compile_off_device([torch.randn(2, 8, 64, **bf16), torch.randn(192, 64, **bf16)])
+"""
+
+
+def test_segmented_fusion_lists_the_views_aten_segments_hand_on():
+    # The q, k, v heads of a product reach their kernels as ATen's views
+    # (runtime/handed_views.h): sizes, strides (the product's row of 192
+    # between tokens) and alignment.
+    out = run_with_dump("segmented_fusion", HANDED_VIEWS)
+    lines = [line for line in out.splitlines() if "handed on as a view" in line]
+    assert len(lines) == 3, out
+    for line in lines:
+        assert "sizes [2, 8, 4, 16] strides [1536, 192, 16, 1]" in line, line
+        assert "pointer aligned to 16 bytes" in line, line
