@@ -36,13 +36,16 @@ MemoryAxes memoryAxes(const TensorView* tv, bool within_logical) {
   return result;
 }
 
-int64_t pointerAlignment(const void* address) {
-  const auto value = reinterpret_cast<uintptr_t>(address);
-  int64_t alignment = 16;
-  while (alignment > 1 && value % static_cast<uintptr_t>(alignment) != 0) {
+int64_t alignmentOf(uint64_t bytes) {
+  int64_t alignment = kMaxVectorBytes;
+  while (alignment > 1 && bytes % static_cast<uint64_t>(alignment) != 0) {
     alignment /= 2;
   }
   return alignment;
+}
+
+int64_t pointerAlignment(const void* address) {
+  return alignmentOf(reinterpret_cast<uintptr_t>(address));
 }
 
 std::string vectorAccessViolation(

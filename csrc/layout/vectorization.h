@@ -33,7 +33,14 @@ struct MemoryAxes {
 // with ATen's matmul rather than move to fuser's without a measurement.
 MemoryAxes memoryAxes(const TensorView* tv, bool within_logical = true);
 
-// The largest power of two, at most 16, that divides `address`.
+// The widest vector access, in bytes (a 128-bit load or store).
+constexpr int64_t kMaxVectorBytes = 16;
+
+// The largest power of two, at most kMaxVectorBytes, that divides `bytes`
+// (kMaxVectorBytes for 0): the alignment class of an address or offset.
+int64_t alignmentOf(uint64_t bytes);
+
+// alignmentOf the address.
 int64_t pointerAlignment(const void* address);
 
 // The axes a vector access steps over from one contiguous run to the next:

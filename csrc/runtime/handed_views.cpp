@@ -17,17 +17,6 @@ namespace fuser {
 
 namespace {
 
-constexpr int64_t kMaxAlignment = 16;
-
-// The largest power of two up to 16 dividing `bytes` (16 for 0).
-int64_t alignmentOfOffset(int64_t bytes) {
-  int64_t alignment = kMaxAlignment;
-  while (alignment > 1 && bytes % alignment != 0) {
-    alignment /= 2;
-  }
-  return alignment;
-}
-
 // Meta tensors standing for the values of one run, with the alignment
 // class of the memory each storage begins at in that run.
 class MetaRun {
@@ -51,7 +40,7 @@ class MetaRun {
       return *given;
     }
     at::Tensor meta;
-    int64_t base_alignment = kMaxAlignment;
+    int64_t base_alignment = kMaxVectorBytes;
     if (given.has_value()) {
       const at::Tensor& tensor = given->toTensor();
       meta = at::empty_strided(
@@ -78,9 +67,10 @@ class MetaRun {
   int64_t alignment(const at::Tensor& meta) const {
     auto it = base_alignment_.find(meta.storage().unsafeGetStorageImpl());
     const int64_t base =
-        it == base_alignment_.end() ? kMaxAlignment : it->second;
+        it == base_alignment_.end() ? kMaxVectorBytes : it->second;
     return std::min(
-        base, alignmentOfOffset(meta.storage_offset() * meta.element_size()));
+        base, alignmentOf(static_cast<uint64_t>(
+                  meta.storage_offset() * meta.element_size())));
   }
 
  private:
@@ -157,7 +147,7 @@ bool planOne(
     TensorView* tv, const at::Tensor& view, int64_t alignment,
     ExpressionEvaluator& ee, HandedViews& planned) {
   const TensorLayout dense = denseLayout(tv, ee);
-  if (alignment == kMaxAlignment && view.sizes().vec() == dense.sizes &&
+  if (alignment == kMaxVectorBytes && view.sizes().vec() == dense.sizes &&
       view.strides().vec() == dense.strides) {
     return false; // dense already: nothing to hand on differently
   }
@@ -240,7 +230,7 @@ at::Tensor allocateHandedView(
       c10::elementSize(c10::typeMetaToScalarType(options.dtype())));
   // Elements before the first, so that the pointer has the alignment class.
   const int64_t offset =
-      view.alignment < kMaxAlignment ? view.alignment / item : 0;
+      view.alignment < kMaxVectorBytes ? view.alignment / item : 0;
   int64_t span = 1;
   for (size_t d = 0; d < layout.sizes.size(); ++d) {
     if (layout.sizes[d] == 0) {

@@ -14,6 +14,7 @@
 
 #include <expr/evaluator.h>
 #include <layout/tensor_layout.h>
+#include <layout/vectorization.h>
 #include <segmentation/segmented_fusion.h>
 
 #include <ATen/core/Tensor.h>
@@ -30,8 +31,9 @@ namespace fuser {
 struct HandedView {
   // Its layout, bound to its tensor (sizes and strides as ATen makes them).
   TensorLayout layout;
-  // The alignment class of its data pointer in bytes (at most 16).
-  int64_t alignment = 16;
+  // The alignment class of its data pointer (layout/vectorization.h:
+  // alignmentOf).
+  int64_t alignment = kMaxVectorBytes;
 };
 
 using HandedViews = std::unordered_map<const Val*, HandedView>;

@@ -1,5 +1,6 @@
 #include <runtime/tensor_layout.h>
 
+#include <layout/vectorization.h>
 #include <runtime/input_binding.h>
 
 #include <ATen/ATen.h>
@@ -43,14 +44,13 @@ bool admitsLayout(
 }
 
 bool readableAsDense(const at::Tensor& tensor) {
-  constexpr int64_t kVectorBytes = 16;
-  if (reinterpret_cast<uintptr_t>(tensor.data_ptr()) % kVectorBytes != 0) {
+  if (pointerAlignment(tensor.data_ptr()) != kMaxVectorBytes) {
     return false;
   }
   const int64_t item = tensor.element_size();
   for (int64_t d = 0; d < tensor.dim(); ++d) {
     if (tensor.size(d) != 1 && tensor.stride(d) != 1 &&
-        (tensor.stride(d) * item) % kVectorBytes != 0) {
+        (tensor.stride(d) * item) % kMaxVectorBytes != 0) {
       return false;
     }
   }

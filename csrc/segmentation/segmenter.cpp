@@ -115,12 +115,12 @@ class Segmenter {
     bool any = false;
     for (Expr* expr : exprs) {
       for (Val* in : expr->inputs()) {
-        Expr* def = in->definition();
-        if (!in->isA<TensorView>() || def == nullptr || !live_.count(def)) {
-          if (in->isA<TensorView>()) {
-            return false; // a fusion input: a kernel reads it in place
-          }
+        if (!in->isA<TensorView>()) {
           continue;
+        }
+        Expr* def = in->definition();
+        if (def == nullptr || !live_.count(def)) {
+          return false; // a fusion input: a kernel reads it in place
         }
         auto it = node_of_.find(def);
         if (it == node_of_.end()) {
